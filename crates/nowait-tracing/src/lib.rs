@@ -1,0 +1,1 @@
+//! nowait-tracing
