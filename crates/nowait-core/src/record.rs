@@ -1,0 +1,461 @@
+//! Records as the writer thread sees them, and the [`Format`] that turns them
+//! into bytes.
+
+use std::fmt;
+use std::time::SystemTime;
+
+use crate::Level;
+
+/// Record kinds understood by nowait's own formats.
+///
+/// The kind is one byte in every record header. Front ends that encode their
+/// records in another form pick a kind and install a [`Format`] that
+/// understands it.
+pub mod kind {
+    /// The payload is one line of text (UTF-8 expected, not required), without
+    /// the trailing newline. Control characters in it are escaped on output.
+    pub const TEXT: u8 = 0;
+    /// The payload is a structured event in nowait's binary encoding (written
+    /// by the `tracing`, `log` and macro front ends).
+    pub const EVENT: u8 = 1;
+}
+
+/// One record taken from the ring by the writer thread.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::{kind, Level, Record};
+///
+/// let rec = Record::new(Level::Info, kind::TEXT, b"hello");
+/// assert_eq!(rec.level(), Level::Info);
+/// assert_eq!(rec.payload(), b"hello");
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Record<'a> {
+    level: Level,
+    kind: u8,
+    payload: &'a [u8],
+}
+
+impl<'a> Record<'a> {
+    /// A record, as a format test or a custom sink would build one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rec = nowait_core::Record::new(nowait_core::Level::Warn, 0, b"x");
+    /// assert_eq!(rec.kind(), 0);
+    /// ```
+    pub const fn new(level: Level, kind: u8, payload: &'a [u8]) -> Self {
+        Record {
+            level,
+            kind,
+            payload,
+        }
+    }
+
+    /// The record's level.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rec = nowait_core::Record::new(nowait_core::Level::Warn, 0, b"x");
+    /// assert_eq!(rec.level(), nowait_core::Level::Warn);
+    /// ```
+    pub const fn level(&self) -> Level {
+        self.level
+    }
+
+    /// The record's kind (see [`kind`](crate::kind)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rec = nowait_core::Record::new(nowait_core::Level::Warn, 7, b"x");
+    /// assert_eq!(rec.kind(), 7);
+    /// ```
+    pub const fn kind(&self) -> u8 {
+        self.kind
+    }
+
+    /// The bytes the front end pushed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let rec = nowait_core::Record::new(nowait_core::Level::Warn, 0, b"x");
+    /// assert_eq!(rec.payload(), b"x");
+    /// ```
+    pub const fn payload(&self) -> &'a [u8] {
+        self.payload
+    }
+}
+
+/// A line that nowait itself writes into the output: drop counts, sink errors,
+/// records abandoned at shutdown.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::{Level, Notice};
+///
+/// let n = Notice::new(Level::Warn, std::time::SystemTime::UNIX_EPOCH, "3 records dropped");
+/// assert_eq!(n.message(), "3 records dropped");
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Notice<'a> {
+    level: Level,
+    time: SystemTime,
+    message: &'a str,
+}
+
+impl<'a> Notice<'a> {
+    /// A notice with the given level, time and message.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let n = nowait_core::Notice::new(
+    ///     nowait_core::Level::Error,
+    ///     std::time::SystemTime::now(),
+    ///     "sink failed",
+    /// );
+    /// assert_eq!(n.level(), nowait_core::Level::Error);
+    /// ```
+    pub const fn new(level: Level, time: SystemTime, message: &'a str) -> Self {
+        Notice {
+            level,
+            time,
+            message,
+        }
+    }
+
+    /// The notice's level (WARN for losses, ERROR for sink failures).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let n = nowait_core::Notice::new(nowait_core::Level::Warn, std::time::SystemTime::UNIX_EPOCH, "m");
+    /// assert_eq!(n.level(), nowait_core::Level::Warn);
+    /// ```
+    pub const fn level(&self) -> Level {
+        self.level
+    }
+
+    /// When the writer thread produced the notice.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use std::time::SystemTime;
+    /// # let n = nowait_core::Notice::new(nowait_core::Level::Warn, SystemTime::UNIX_EPOCH, "m");
+    /// assert_eq!(n.time(), SystemTime::UNIX_EPOCH);
+    /// ```
+    pub const fn time(&self) -> SystemTime {
+        self.time
+    }
+
+    /// The human-readable message, without prefix or newline. It names the
+    /// component (`nowait`) itself, e.g. `"1234 records dropped (ring full)
+    /// between ... and ..."`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let n = nowait_core::Notice::new(nowait_core::Level::Warn, std::time::SystemTime::UNIX_EPOCH, "m");
+    /// assert_eq!(n.message(), "m");
+    /// ```
+    pub const fn message(&self) -> &'a str {
+        self.message
+    }
+}
+
+/// What a sink is, as far as a [`Format`] needs to know (for example, to
+/// decide on ANSI colours).
+///
+/// # Examples
+///
+/// ```
+/// let info = nowait_core::SinkInfo::new("stdout", true);
+/// assert!(info.is_terminal());
+/// ```
+#[derive(Clone, Debug)]
+pub struct SinkInfo {
+    name: String,
+    terminal: bool,
+}
+
+impl SinkInfo {
+    /// Describes a sink.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let info = nowait_core::SinkInfo::new("file:/var/log/app.log", false);
+    /// assert_eq!(info.name(), "file:/var/log/app.log");
+    /// ```
+    pub fn new(name: impl Into<String>, terminal: bool) -> Self {
+        SinkInfo {
+            name: name.into(),
+            terminal,
+        }
+    }
+
+    /// The sink's name as shown in notices and [`Stats`](crate::Stats).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(nowait_core::SinkInfo::new("stderr", false).name(), "stderr");
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Whether the sink is a terminal (a tty), where colours may be used.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(!nowait_core::SinkInfo::new("file:x", false).is_terminal());
+    /// ```
+    pub fn is_terminal(&self) -> bool {
+        self.terminal
+    }
+}
+
+/// Turns records into bytes on the writer thread.
+///
+/// Each sink owns one `Format` (made by a [`MakeFormat`]), so a terminal can
+/// get colours while a file gets plain text or JSON. Implementations must
+/// append exactly one line per record and per notice, ending in `\n`, and
+/// escape control characters so that no payload can forge a second line or a
+/// terminal escape.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::{Format, Notice, Record};
+///
+/// struct Upper;
+/// impl Format for Upper {
+///     fn format(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
+///         nowait_core::escape_into(record.payload(), out);
+///         out.make_ascii_uppercase();
+///         out.push(b'\n');
+///     }
+///     fn notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>) {
+///         out.extend_from_slice(b"nowait: ");
+///         out.extend_from_slice(notice.message().as_bytes());
+///         out.push(b'\n');
+///     }
+/// }
+///
+/// let mut out = Vec::new();
+/// Upper.format(&Record::new(nowait_core::Level::Info, 0, b"hi"), &mut out);
+/// assert_eq!(out, b"HI\n");
+/// ```
+pub trait Format: Send + 'static {
+    /// Appends the rendering of `record` to `out`: one line ending in `\n`.
+    fn format(&mut self, record: &Record<'_>, out: &mut Vec<u8>);
+
+    /// Appends the rendering of a notice from nowait itself: one line ending
+    /// in `\n`.
+    fn notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>);
+}
+
+impl fmt::Debug for dyn Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("dyn Format")
+    }
+}
+
+/// Makes the [`Format`] of each sink, once, when the logger is built.
+///
+/// Implemented for closures `Fn(&SinkInfo) -> Box<dyn Format>`.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::{Format, MakeFormat, Plain, SinkInfo};
+///
+/// let make = |_: &SinkInfo| -> Box<dyn Format> { Box::new(Plain) };
+/// let _format = make.make_format(&SinkInfo::new("stdout", false));
+/// ```
+pub trait MakeFormat: Send + Sync + 'static {
+    /// Makes the format for one sink.
+    fn make_format(&self, sink: &SinkInfo) -> Box<dyn Format>;
+}
+
+impl<F> MakeFormat for F
+where
+    F: Fn(&SinkInfo) -> Box<dyn Format> + Send + Sync + 'static,
+{
+    fn make_format(&self, sink: &SinkInfo) -> Box<dyn Format> {
+        self(sink)
+    }
+}
+
+/// The simplest format: a [`kind::TEXT`] record is written as its line,
+/// escaped, with a newline; a record of any other kind as `<kind N record>`;
+/// a notice as `nowait: <LEVEL> <message>`.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::{Format, Level, Plain, Record};
+///
+/// let mut out = Vec::new();
+/// Plain.format(&Record::new(Level::Info, 0, b"GET / 200\nforged"), &mut out);
+/// assert_eq!(out, b"GET / 200\\nforged\n");
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Plain;
+
+impl Format for Plain {
+    fn format(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
+        if record.kind() == kind::TEXT {
+            escape_into(record.payload(), out);
+        } else {
+            out.extend_from_slice(b"<kind ");
+            out.extend_from_slice(itoa::Buffer::new().format(record.kind()).as_bytes());
+            out.extend_from_slice(b" record>");
+        }
+        out.push(b'\n');
+    }
+
+    fn notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"nowait: ");
+        out.extend_from_slice(notice.level().as_str().as_bytes());
+        out.push(b' ');
+        escape_into(notice.message().as_bytes(), out);
+        out.push(b'\n');
+    }
+}
+
+impl MakeFormat for Plain {
+    fn make_format(&self, _sink: &SinkInfo) -> Box<dyn Format> {
+        Box::new(Plain)
+    }
+}
+
+/// Appends `bytes` to `out` with every control character escaped, so that the
+/// result holds no newline, carriage return, ESC or other C0/C1 control.
+///
+/// `\n`, `\r` and `\t` become those two-character escapes, a backslash
+/// becomes `\\`, other C0 controls and DEL become `\xNN`, C1 controls
+/// (U+0080–U+009F) become `\u{NN}`, and bytes that are not valid UTF-8 become
+/// `\xNN`. Everything else is copied as is.
+///
+/// # Examples
+///
+/// ```
+/// let mut out = Vec::new();
+/// nowait_core::escape_into(b"a\x1b[31mred\r\nb\\", &mut out);
+/// assert_eq!(out, br"a\x1b[31mred\r\nb\\");
+/// ```
+pub fn escape_into(bytes: &[u8], out: &mut Vec<u8>) {
+    // Fast path: copy runs of plain ASCII in one go.
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        let plain = rest
+            .iter()
+            .position(|&b| b < 0x20 || b >= 0x7f || b == b'\\')
+            .unwrap_or(rest.len());
+        out.extend_from_slice(&rest[..plain]);
+        rest = &rest[plain..];
+        let Some(&b) = rest.first() else { break };
+        if b < 0x80 {
+            match b {
+                b'\n' => out.extend_from_slice(b"\\n"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                b'\t' => out.extend_from_slice(b"\\t"),
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                _ => push_hex_escape(b, out),
+            }
+            rest = &rest[1..];
+            continue;
+        }
+        // Non-ASCII: decode one UTF-8 scalar, escaping C1 controls and
+        // invalid bytes.
+        let len = utf8_len(rest);
+        match std::str::from_utf8(&rest[..len]) {
+            Ok(s) => {
+                let c = s.chars().next().unwrap_or('\u{fffd}');
+                if ('\u{80}'..='\u{9f}').contains(&c) {
+                    out.extend_from_slice(b"\\u{");
+                    push_hex_digits(c as u8, out);
+                    out.push(b'}');
+                } else {
+                    out.extend_from_slice(s.as_bytes());
+                }
+                rest = &rest[len..];
+            }
+            Err(_) => {
+                push_hex_escape(b, out);
+                rest = &rest[1..];
+            }
+        }
+    }
+}
+
+/// Length of the UTF-8 sequence the lead byte announces, clamped to what is
+/// there (at least 1).
+fn utf8_len(s: &[u8]) -> usize {
+    let want = match s[0] {
+        0xc2..=0xdf => 2,
+        0xe0..=0xef => 3,
+        0xf0..=0xf4 => 4,
+        _ => 1,
+    };
+    want.min(s.len())
+}
+
+fn push_hex_escape(b: u8, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"\\x");
+    push_hex_digits(b, out);
+}
+
+fn push_hex_digits(b: u8, out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.push(HEX[usize::from(b >> 4)]);
+    out.push(HEX[usize::from(b & 0xf)]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn esc(b: &[u8]) -> String {
+        let mut out = Vec::new();
+        escape_into(b, &mut out);
+        String::from_utf8(out).expect("escape output is UTF-8")
+    }
+
+    #[test]
+    fn escapes_c0_c1_del_and_invalid_utf8() {
+        assert_eq!(esc(b"plain text"), "plain text");
+        assert_eq!(esc(b"a\nb"), "a\\nb");
+        assert_eq!(esc(b"\x1b]0;title\x07"), "\\x1b]0;title\\x07");
+        assert_eq!(esc(b"\x7f"), "\\x7f");
+        assert_eq!(esc("\u{9b}31m".as_bytes()), "\\u{9b}31m");
+        assert_eq!(esc("caf\u{e9} \u{1f600}".as_bytes()), "caf\u{e9} \u{1f600}");
+        assert_eq!(esc(b"\xff\xc3"), "\\xff\\xc3");
+        assert_eq!(esc(b"back\\slash"), "back\\\\slash");
+    }
+
+    #[test]
+    fn escaped_output_has_no_control_characters() {
+        // Every byte pair, including all controls and broken sequences.
+        for a in 0..=255u8 {
+            for b in [0u8, b'a', 0x80, 0x9b, 0xc2, 0xff] {
+                let s = esc(&[a, b, 0xc2, a]);
+                assert!(
+                    !s.chars().any(|c| c.is_control()),
+                    "control char left in {s:?}"
+                );
+            }
+        }
+    }
+}
