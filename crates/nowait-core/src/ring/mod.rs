@@ -57,6 +57,8 @@ const WORD: usize = 8;
 pub(crate) enum PushError {
     /// Not enough free space right now.
     Full,
+    /// There is room, but only above the caller's limit.
+    Shed,
     /// The record can never fit: it is larger than [`Ring::max_payload`].
     TooLarge,
 }
@@ -171,11 +173,24 @@ impl Ring {
     ///
     /// Never waits and never allocates. On success returns the bytes in use
     /// just after the claim (for high-water marks).
+    #[cfg(test)]
     pub(crate) fn try_push(
         &self,
         level: u8,
         kind: u8,
         parts: &[&[u8]],
+    ) -> Result<usize, PushError> {
+        self.try_push_below(level, kind, parts, usize::MAX)
+    }
+
+    /// Like `try_push`, but refuses with [`PushError::Shed`] if the bytes in
+    /// use after the claim would exceed `limit_bytes` (level protection).
+    pub(crate) fn try_push_below(
+        &self,
+        level: u8,
+        kind: u8,
+        parts: &[&[u8]],
+        limit_bytes: usize,
     ) -> Result<usize, PushError> {
         let len: usize = parts.iter().map(|p| p.len()).sum();
         if len > self.max_payload() {
@@ -183,17 +198,27 @@ impl Ring {
         }
         let need = record_words(len);
         let cap = self.capacity_words();
+        let limit = (limit_bytes / WORD) as u64;
 
         // Step 1: claim.
         let mut head = self.head.load(Ordering::Relaxed);
         let (start, used) = loop {
             let tail = self.tail.load(Ordering::Acquire);
+            if tail > head {
+                // Our `head` is stale: others claimed and the consumer
+                // already released past it.
+                head = self.head.load(Ordering::Relaxed);
+                continue;
+            }
             let offset = head & self.mask;
             let to_end = cap - offset;
             let pad = if need <= to_end { 0 } else { to_end };
             let new_head = head + pad + need;
             if new_head - tail > cap {
                 return Err(PushError::Full);
+            }
+            if new_head - tail > limit {
+                return Err(PushError::Shed);
             }
             match self.head.compare_exchange_weak(
                 head,

@@ -1,0 +1,339 @@
+//! End-to-end tests of the engine through the public API.
+
+mod common;
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use common::{Flaky, Shared, Slow};
+use nowait_core::{kind, Builder, FlushError, FullPolicy, Level, PushError, Sink};
+
+fn scale(n: usize) -> usize {
+    if cfg!(miri) {
+        n / 1000
+    } else {
+        n
+    }
+}
+
+#[test]
+fn file_sink_gets_exact_lines_and_creates_parents() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("a/b/app.log");
+    let (logger, guard) = Builder::new().sink(Sink::file(&path)).build().unwrap();
+    logger.log(Level::Info, "one").unwrap();
+    logger.log(Level::Warn, "two\nforged: line").unwrap();
+    logger
+        .push(Level::Error, kind::TEXT, &[b"th", b"ree"])
+        .unwrap();
+    drop(guard);
+    assert_eq!(
+        std::fs::read_to_string(&path).unwrap(),
+        "one\ntwo\\nforged: line\nthree\n"
+    );
+    let stats = logger.stats();
+    assert_eq!(stats.records_written, 3);
+    assert_eq!(stats.sinks[0].records_written, 3);
+    assert_eq!(stats.sinks[0].name, format!("file:{}", path.display()));
+}
+
+#[test]
+fn flush_waits_for_everything_before_it() {
+    let out = Shared::default();
+    let (logger, _guard) = Builder::new()
+        .sink(Sink::writer(Slow {
+            inner: out.clone(),
+            delay: Duration::from_millis(2),
+            chunk: 100,
+        }))
+        .build()
+        .unwrap();
+    for i in 0..200 {
+        logger.log(Level::Info, &format!("line {i}")).unwrap();
+    }
+    logger.flush().unwrap();
+    assert_eq!(out.lines().len(), 200);
+}
+
+/// Block mode: 4 threads x 250k records through a deliberately slow sink:
+/// every record present, per-thread order kept, exact count.
+#[test]
+fn block_mode_loses_nothing_and_keeps_per_thread_order() {
+    let threads = 4;
+    let per_thread = scale(250_000);
+    let out = Shared::default();
+    let (logger, guard) = Builder::new()
+        .capacity(64 << 10) // small, so producers really block
+        .full_policy(FullPolicy::Block)
+        .sink(Sink::writer(Slow {
+            inner: out.clone(),
+            delay: Duration::from_micros(200),
+            chunk: 256 << 10,
+        }))
+        .build()
+        .unwrap();
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let logger = logger.clone();
+            s.spawn(move || {
+                let mut line = String::new();
+                for i in 0..per_thread {
+                    line.clear();
+                    use std::fmt::Write;
+                    write!(line, "t{t} {i}").unwrap();
+                    logger.log(Level::Debug, &line).unwrap();
+                }
+            });
+        }
+    });
+    drop(guard);
+    let mut next: HashMap<String, usize> = HashMap::new();
+    let lines = out.lines();
+    assert_eq!(lines.len(), threads * per_thread);
+    for line in lines {
+        let (t, i) = line.split_once(' ').unwrap();
+        let i: usize = i.parse().unwrap();
+        let expected = next.entry(t.to_owned()).or_insert(0);
+        assert_eq!(i, *expected, "thread {t} out of order");
+        *expected += 1;
+    }
+    let stats = logger.stats();
+    assert_eq!(stats.dropped(), 0);
+    assert!(
+        stats.blocked_waits > 0,
+        "the test should have made producers wait"
+    );
+    assert_eq!(stats.records_written as usize, threads * per_thread);
+}
+
+/// Drop mode: written + dropped == produced exactly, and the drop notice is
+/// in the output.
+#[test]
+fn drop_mode_accounts_for_every_record_and_reports_drops() {
+    let produced = scale(200_000);
+    let out = Shared::default();
+    let (logger, guard) = Builder::new()
+        .capacity(16 << 10)
+        .full_policy(FullPolicy::Drop)
+        .sink(
+            Sink::writer(Slow {
+                inner: out.clone(),
+                delay: Duration::from_millis(1),
+                chunk: 64 << 10,
+            })
+            .buffer_size(64 << 20),
+        )
+        .build()
+        .unwrap();
+    let mut refused = 0;
+    for i in 0..produced {
+        match logger.try_log(Level::Info, &format!("record {i}")) {
+            Ok(()) => {}
+            Err(PushError::Full | PushError::Shed) => refused += 1,
+            Err(e) => panic!("unexpected {e}"),
+        }
+    }
+    drop(guard);
+    let stats = logger.stats();
+    let lines = out.lines();
+    let records = lines.iter().filter(|l| l.starts_with("record ")).count();
+    let notices: Vec<&String> = lines.iter().filter(|l| l.starts_with("nowait: ")).collect();
+    assert!(refused > 0, "the ring should have overflowed");
+    assert_eq!(records as u64, stats.records_written);
+    assert_eq!(stats.dropped_full + stats.dropped_shed, refused as u64);
+    assert_eq!(records + refused, produced);
+    // The notices add up to exactly the drops.
+    let reported: u64 = notices
+        .iter()
+        .filter(|n| n.contains("dropped (ring"))
+        .map(|n| {
+            n["nowait: WARN ".len()..]
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+        })
+        .sum();
+    assert_eq!(reported, refused as u64, "notices: {notices:?}");
+}
+
+/// Level protection: above the high-water mark INFO is shed while WARN
+/// still gets in.
+#[test]
+fn warn_and_above_use_the_headroom() {
+    let out = Shared::default();
+    let (logger, guard) = Builder::new()
+        .capacity(4096)
+        .full_policy(FullPolicy::Drop)
+        .protect(Level::Warn, 0.5)
+        .flush_interval(Duration::from_secs(3600))
+        .sink(Sink::writer(out.clone()))
+        .build()
+        .unwrap();
+    // 40 bytes of payload = 48 bytes per record: fill past half.
+    let line = "x".repeat(40);
+    let mut shed = 0;
+    for _ in 0..60 {
+        if logger.try_log(Level::Info, &line) == Err(PushError::Shed) {
+            shed += 1;
+        }
+    }
+    assert!(shed > 0);
+    assert_eq!(
+        logger.try_log(Level::Warn, "still room for warnings"),
+        Ok(())
+    );
+    drop(guard);
+    assert!(out.text().contains("still room for warnings\n"));
+    assert_eq!(logger.stats().dropped_shed, shed);
+}
+
+/// A sink that fails for a while: errors counted, reported in-band once it
+/// recovers, no panic, nothing after the fault lost.
+#[test]
+fn failing_sink_recovers_and_reports() {
+    let out = Shared::default();
+    let (logger, guard) = Builder::new()
+        .sink(Sink::writer(Flaky {
+            inner: out.clone(),
+            fail_calls: 3,
+        }))
+        .build()
+        .unwrap();
+    logger.log(Level::Info, "before").unwrap();
+    let first = logger.flush();
+    assert!(
+        matches!(
+            first,
+            Err(FlushError::Sink { .. }) | Err(FlushError::TimedOut)
+        ),
+        "{first:?}"
+    );
+    for i in 0..10 {
+        logger.log(Level::Info, &format!("after {i}")).unwrap();
+    }
+    drop(guard);
+    let text = out.text();
+    assert!(text.contains("before\n"), "kept and retried: {text}");
+    for i in 0..10 {
+        assert!(text.contains(&format!("after {i}\n")));
+    }
+    assert!(
+        text.contains("nowait: WARN sink writer recovered after 3 failed writes"),
+        "{text}"
+    );
+    let stats = logger.stats();
+    assert_eq!(stats.sinks[0].write_errors, 3);
+    assert_eq!(stats.sinks[0].records_written, 11);
+    assert!(stats.sinks[0]
+        .last_error
+        .as_deref()
+        .unwrap()
+        .contains("No space left"));
+}
+
+/// /dev/full: every write fails with ENOSPC; flush says so, nothing panics,
+/// and the other sink still gets every record plus the error notice.
+#[test]
+fn dev_full_is_reported_and_does_not_hurt_other_sinks() {
+    let out = Shared::default();
+    let (logger, guard) = Builder::new()
+        .sink(Sink::file("/dev/full"))
+        .sink(Sink::writer(out.clone()))
+        .shutdown_timeout(Duration::from_millis(300))
+        .build()
+        .unwrap();
+    logger.log(Level::Info, "hello").unwrap();
+    match logger.flush() {
+        Err(FlushError::Sink { sink, source }) => {
+            assert_eq!(sink, "file:/dev/full");
+            assert_eq!(source.raw_os_error(), Some(28));
+        }
+        other => panic!("expected a sink error, got {other:?}"),
+    }
+    drop(guard);
+    let text = out.text();
+    assert!(text.starts_with("hello\n"), "{text}");
+    assert!(text.contains("sink file:/dev/full write failed"), "{text}");
+    let stats = logger.stats();
+    assert!(stats.sinks[0].write_errors >= 1);
+    assert_eq!(stats.sinks[1].records_written, 1);
+    assert_eq!(stats.sinks[0].dropped_failed, 1, "{stats:?}");
+}
+
+#[test]
+fn invalid_config_is_a_clear_error() {
+    let e = Builder::new().capacity(10).build().unwrap_err();
+    assert!(
+        e.to_string().contains("capacity must be at least 1024"),
+        "{e}"
+    );
+    let e = Builder::new()
+        .protect(Level::Warn, 1.5)
+        .build()
+        .unwrap_err();
+    assert!(e.to_string().contains("high-water"), "{e}");
+    let e = Builder::new()
+        .flush_interval(Duration::ZERO)
+        .build()
+        .unwrap_err();
+    assert!(e.to_string().contains("flush_interval"), "{e}");
+    let e = Builder::new()
+        .sink(Sink::file("/proc/version/cannot/be/a/dir"))
+        .build()
+        .unwrap_err();
+    assert!(e.io_error().is_some(), "{e}");
+}
+
+#[test]
+fn rotated_and_deleted_files_are_reopened() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app.log");
+    let (logger, guard) = Builder::new().sink(Sink::file(&path)).build().unwrap();
+    logger.log(Level::Info, "first").unwrap();
+    logger.flush().unwrap();
+    std::fs::rename(&path, dir.path().join("app.log.1")).unwrap();
+    logger.reopen().unwrap();
+    logger.log(Level::Info, "second").unwrap();
+    logger.flush().unwrap();
+    std::fs::remove_file(&path).unwrap();
+    // Noticed by the writer's own check, within about a second.
+    std::thread::sleep(Duration::from_millis(1300));
+    logger.log(Level::Info, "third").unwrap();
+    drop(guard);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("app.log.1")).unwrap(),
+        "first\n"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "third\n");
+}
+
+#[test]
+fn oversized_text_is_truncated_not_lost() {
+    let out = Shared::default();
+    let (logger, guard) = Builder::new()
+        .capacity(1024)
+        .sink(Sink::writer(out.clone()))
+        .build()
+        .unwrap();
+    let long = "é".repeat(2000);
+    logger.log(Level::Info, &long).unwrap();
+    drop(guard);
+    let text = out.text();
+    assert!(text.ends_with(" [truncated]\n"), "{text}");
+    assert!(text.len() <= 1024 / 2);
+    assert_eq!(logger.stats().truncated, 1);
+}
+
+#[test]
+fn pushes_after_shutdown_are_counted() {
+    let (logger, guard) = Builder::new()
+        .sink(Sink::writer(std::io::sink()))
+        .build()
+        .unwrap();
+    drop(guard);
+    assert_eq!(logger.log(Level::Error, "late"), Err(PushError::Closed));
+    assert_eq!(logger.stats().dropped_closed, 1);
+    assert!(matches!(logger.flush(), Err(FlushError::Closed)));
+}
