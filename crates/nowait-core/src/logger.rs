@@ -203,7 +203,7 @@ impl Logger {
         self.push_inner(
             level,
             crate::kind::TEXT,
-            &[line[..cut].as_bytes(), MARK.as_bytes()],
+            &[&line.as_bytes()[..cut], MARK.as_bytes()],
             wait,
         )
     }
@@ -231,14 +231,12 @@ impl Logger {
                 Ok(used) => {
                     // SeqCst load: pairs with the writer's SeqCst store of the
                     // flag and our SeqCst claim (see `writer::Writer::idle_wait`).
-                    if s.writer_sleeping.load(Ordering::SeqCst)
-                        && s.writer_sleeping.swap(false, Ordering::SeqCst)
-                    {
-                        s.wake_writer();
-                    } else if used > s.wake_above
+                    let asleep = s.writer_sleeping.load(Ordering::SeqCst)
+                        && s.writer_sleeping.swap(false, Ordering::SeqCst);
+                    let high = used > s.wake_above
                         && !s.wake_requested.load(Ordering::Relaxed)
-                        && !s.wake_requested.swap(true, Ordering::Relaxed)
-                    {
+                        && !s.wake_requested.swap(true, Ordering::Relaxed);
+                    if asleep || high {
                         s.wake_writer();
                     }
                     return Ok(());

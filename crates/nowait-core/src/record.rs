@@ -361,7 +361,7 @@ pub fn escape_into(bytes: &[u8], out: &mut Vec<u8>) {
     while !rest.is_empty() {
         let plain = rest
             .iter()
-            .position(|&b| b < 0x20 || b >= 0x7f || b == b'\\')
+            .position(|&b| !(0x20..0x7f).contains(&b) || b == b'\\')
             .unwrap_or(rest.len());
         out.extend_from_slice(&rest[..plain]);
         rest = &rest[plain..];

@@ -729,11 +729,10 @@ impl Writer {
                 if detail.is_empty() { "" } else { "; " },
                 detail.join(", ")
             );
-            for i in 0..self.sinks.len() {
-                let n = pending[i].1;
-                // Pending records stay counted for their sink.
-                self.sinks[i].dropped_failed += n;
-                self.sinks[i].ends.retain(|e| e & NOTICE_BIT != 0);
+            for (sink, (_, n)) in self.sinks.iter_mut().zip(&pending) {
+                // Records left in a sink's buffer count as lost for it.
+                sink.dropped_failed += n;
+                sink.ends.retain(|e| e & NOTICE_BIT != 0);
             }
             self.broadcast(Level::Warn, &msg, None);
             self.write_sinks(Instant::now());
