@@ -1,0 +1,244 @@
+//! Whole-process behaviour, each case in a child process: `process::exit`,
+//! a panic, SIGTERM, a stalled pipe, a closed pipe. The child is this test
+//! binary re-run with `NOWAIT_CHILD` set; the parent reads back the output.
+#![cfg(not(miri))] // Miri cannot spawn processes.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use nowait_core::{Builder, Level, Sink};
+
+const N: usize = 10_000;
+
+/// Runs in the child only.
+#[test]
+fn child_entry() {
+    let Ok(case) = std::env::var("NOWAIT_CHILD") else {
+        return;
+    };
+    let path = PathBuf::from(std::env::var("NOWAIT_FILE").unwrap());
+    let n: usize = std::env::var("NOWAIT_N").unwrap().parse().unwrap();
+    let mut builder = Builder::new().sink(Sink::file(&path));
+    if case.starts_with("pipe") {
+        builder = builder
+            .sink(Sink::stdout().buffer_size(64 << 10))
+            .shutdown_timeout(Duration::from_millis(500));
+    }
+    if case == "sigterm" {
+        builder = builder.drain_on_signals(true);
+    }
+    if case == "pipe-closed" {
+        // Tell the parent we are past the test harness's own output, then
+        // wait for it to close the pipe (it closes our stdin too).
+        println!("ready");
+        let _ = std::io::stdin().read_to_end(&mut Vec::new());
+    }
+    let (logger, guard) = builder.build().unwrap();
+    for i in 0..n {
+        logger.log(Level::Info, &format!("line {i}")).unwrap();
+    }
+    match case.as_str() {
+        "exit" => {
+            std::mem::forget(guard);
+            std::process::exit(3);
+        }
+        "panic" => {
+            std::mem::forget(guard);
+            let _ = std::thread::spawn(|| panic!("boom on a worker")).join();
+            // Die without unwinding or atexit: only the panic hook can have
+            // written the lines.
+            std::process::abort();
+        }
+        "sigterm" => {
+            std::mem::forget(guard);
+            println!("ready");
+            std::thread::sleep(Duration::from_secs(30));
+            std::process::exit(9);
+        }
+        "pipe" | "pipe-closed" => {
+            let started = Instant::now();
+            drop(guard);
+            let stats = logger.stats();
+            let out = &stats.sinks[1];
+            eprintln!(
+                "STATS {} {} {} {} {}",
+                stats.sinks[0].records_written,
+                out.records_written,
+                out.dropped_overflow,
+                out.dropped_failed,
+                started.elapsed().as_millis()
+            );
+            // Skip the harness's closing lines: they would block on the
+            // stalled pipe (or fail on the closed one), as any println would.
+            std::process::exit(0);
+        }
+        other => panic!("unknown case {other}"),
+    }
+}
+
+fn child(case: &str, file: &Path, n: usize) -> Command {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
+        .env("NOWAIT_CHILD", case)
+        .env("NOWAIT_FILE", file)
+        .env("NOWAIT_N", n.to_string())
+        .stdin(Stdio::null());
+    cmd
+}
+
+fn wait_bounded(child: &mut Child, limit: Duration) -> ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("child did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn assert_all_lines(file: &Path, n: usize) -> Vec<String> {
+    let text = std::fs::read_to_string(file).unwrap();
+    let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+    let records: Vec<&String> = lines.iter().filter(|l| l.starts_with("line ")).collect();
+    assert_eq!(records.len(), n, "expected {n} lines");
+    for (i, l) in records.iter().enumerate() {
+        assert_eq!(**l, format!("line {i}"));
+    }
+    lines
+}
+
+#[test]
+fn process_exit_drains_through_atexit() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out.log");
+    let mut c = child("exit", &file, N)
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let status = wait_bounded(&mut c, Duration::from_secs(30));
+    assert_eq!(status.code(), Some(3));
+    assert_all_lines(&file, N);
+}
+
+#[test]
+fn panic_is_logged_and_flushed_before_the_previous_hook() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out.log");
+    let mut c = child("panic", &file, N)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let status = wait_bounded(&mut c, Duration::from_secs(30));
+    assert!(!status.success());
+    let lines = assert_all_lines(&file, N);
+    let last = lines.last().unwrap();
+    assert!(
+        last.starts_with("thread '<unnamed>' panicked at ") && last.ends_with(": boom on a worker"),
+        "{last}"
+    );
+}
+
+#[test]
+fn sigterm_drains_then_dies_of_the_signal() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out.log");
+    let mut c = child("sigterm", &file, N)
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ready = String::new();
+    let mut out = BufReader::new(c.stdout.take().unwrap());
+    while !ready.contains("ready") {
+        ready.clear();
+        assert!(out.read_line(&mut ready).unwrap() > 0, "child exited early");
+    }
+    let kill = Command::new("kill")
+        .args(["-TERM", &c.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let status = wait_bounded(&mut c, Duration::from_secs(30));
+    assert_eq!(status.signal(), Some(15), "{status:?}");
+    assert_all_lines(&file, N);
+}
+
+fn parse_stats(stderr: &str) -> Vec<u64> {
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("STATS "))
+        .unwrap_or_else(|| panic!("no STATS in {stderr}"));
+    line[6..].split(' ').map(|x| x.parse().unwrap()).collect()
+}
+
+/// A pipe whose reader never reads: the file still gets every line, the
+/// writer never blocks, and the pipe's losses add up exactly.
+#[test]
+fn stalled_pipe_never_delays_the_file() {
+    let n = 200_000; // ~2.3 MB: far more than the pipe and the sink buffer hold
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out.log");
+    let mut c = child("pipe", &file, n)
+        .stdout(Stdio::piped()) // never read until the child exits
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = wait_bounded(&mut c, Duration::from_secs(60));
+    assert!(status.success());
+    let mut err = String::new();
+    c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let s = parse_stats(&err);
+    let (file_written, out_written, overflow, failed) = (s[0], s[1], s[2], s[3]);
+    assert_eq!(file_written, n as u64);
+    assert!(overflow > 0, "the stalled pipe should have overflowed");
+    assert_eq!(out_written + overflow + failed, n as u64, "{s:?}");
+    let lines = assert_all_lines(&file, n);
+    assert!(
+        lines.iter().any(|l| l.contains("pending for sink stdout")),
+        "the shutdown notice names the stalled sink"
+    );
+    assert!(lines
+        .iter()
+        .any(|l| l.contains("dropped (sink stdout too slow")));
+}
+
+/// A pipe whose reader is gone (EPIPE): counted, reported, the file intact.
+#[test]
+fn closed_pipe_is_counted_and_the_file_is_complete() {
+    let n = 50_000;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out.log");
+    let mut c = child("pipe-closed", &file, n)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(c.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("ready") {
+        line.clear();
+        assert!(out.read_line(&mut line).unwrap() > 0, "child exited early");
+    }
+    drop(out); // close the read end: writes fail with EPIPE
+    drop(c.stdin.take()); // and let the child start
+    let status = wait_bounded(&mut c, Duration::from_secs(60));
+    assert!(status.success());
+    let mut err = String::new();
+    c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let s = parse_stats(&err);
+    assert_eq!(s[0], n as u64);
+    assert_eq!(s[1] + s[2] + s[3], n as u64, "{s:?}");
+    assert!(s[3] > 0, "records after the failure count as failed");
+    let lines = assert_all_lines(&file, n);
+    assert!(lines
+        .iter()
+        .any(|l| l.contains("sink stdout failed for good (Broken pipe")));
+}
