@@ -386,6 +386,42 @@ impl Logger {
         }
     }
 
+    /// Changes the writer's wake-up interval and batch size at run time
+    /// (see [`Builder::flush_interval`] and [`Builder::batch_size`]); `None`
+    /// keeps the current value. Takes effect at the writer's next round.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError`] for a zero interval or batch size;
+    /// [`FlushError::Closed`] is not reported: after shutdown this does
+    /// nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let (logger, _guard) = nowait_core::Builder::new().sink(nowait_core::Sink::writer(std::io::sink())).build().unwrap();
+    /// use std::time::Duration;
+    /// logger.reconfigure(Some(Duration::from_millis(10)), Some(256 << 10)).unwrap();
+    /// ```
+    pub fn reconfigure(
+        &self,
+        flush_interval: Option<Duration>,
+        batch_size: Option<usize>,
+    ) -> Result<(), BuildError> {
+        if flush_interval.is_some_and(|i| i.is_zero()) {
+            return Err(BuildError::config("flush_interval must not be zero"));
+        }
+        if batch_size == Some(0) {
+            return Err(BuildError::config("batch_size must not be zero"));
+        }
+        let _ = self.shared.ctl_tx.send(Control::Reconfigure {
+            interval: flush_interval,
+            batch: batch_size,
+        });
+        self.shared.wake_writer();
+        Ok(())
+    }
+
     /// A snapshot of the counters. See [`Stats`] for what can be stale.
     ///
     /// # Examples

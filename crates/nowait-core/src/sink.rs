@@ -345,14 +345,33 @@ impl Output {
                 }
             },
             Output::Blocking(file) | Output::File { file, .. } => write_all(file, buf),
-            Output::Writer(w) => write_all(w, buf),
+            Output::Writer(w) => {
+                // A panicking user writer must not take the writer thread
+                // (and every other sink) down with it.
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| write_all(w, buf)))
+                    .unwrap_or_else(|_| {
+                        WriteOutcome::Failed(io::Error::new(
+                            io::ErrorKind::BrokenPipe,
+                            "the sink's writer panicked",
+                        ))
+                    })
+            }
         }
     }
 
     /// Flushes user writers (files and fds have no user-space buffer).
     pub(crate) fn flush(&mut self) -> io::Result<()> {
         match self {
-            Output::Writer(w) => w.flush(),
+            Output::Writer(w) => {
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.flush())).unwrap_or_else(
+                    |_| {
+                        Err(io::Error::new(
+                            io::ErrorKind::BrokenPipe,
+                            "the sink's writer panicked",
+                        ))
+                    },
+                )
+            }
             _ => Ok(()),
         }
     }

@@ -27,6 +27,11 @@ pub(crate) enum Control {
     },
     /// Reopen file sinks now, then acknowledge.
     Reopen { ack: Sender<Result<(), FlushError>> },
+    /// Change the wake-up interval and batch size.
+    Reconfigure {
+        interval: Option<Duration>,
+        batch: Option<usize>,
+    },
     /// Drain until `deadline`, count what is left, acknowledge, exit.
     Shutdown { deadline: Instant, ack: Sender<()> },
 }
@@ -274,10 +279,16 @@ impl SinkState {
         let window = self.error_window.get_or_insert((wall, wall));
         window.1 = wall;
         let text = e.to_string();
-        let permanent = matches!(
-            e.raw_os_error(),
-            Some(libc::EPIPE) | Some(libc::EBADF) | Some(libc::ECONNRESET) | Some(libc::ENOTCONN)
-        );
+        // Errors that no retry can fix: the reader is gone, the descriptor
+        // is bad, or a user's writer panicked (reported as BrokenPipe).
+        let permanent = e.kind() == io::ErrorKind::BrokenPipe
+            || matches!(
+                e.raw_os_error(),
+                Some(libc::EPIPE)
+                    | Some(libc::EBADF)
+                    | Some(libc::ECONNRESET)
+                    | Some(libc::ENOTCONN)
+            );
         let first = self.error_streak == 0;
         self.error_streak = self.error_streak.saturating_add(1);
         self.last_error = Some(text.clone());
@@ -413,9 +424,25 @@ impl Writer {
     }
 
     pub(crate) fn run(mut self) {
+        // However this thread ends (even by a panic in a user's Format or
+        // Write), producers must stop waiting for it.
+        struct Exit(Arc<Shared>);
+        impl Drop for Exit {
+            fn drop(&mut self) {
+                self.0.closed.store(true, Ordering::SeqCst);
+                let _guard = self.0.space_lock.lock();
+                self.0.space_cv.notify_all();
+            }
+        }
+        let _exit = Exit(Arc::clone(&self.shared));
         let mut last_record = Instant::now();
         let mut last_rotation_check = Instant::now();
         loop {
+            // Rotation first, so that records of this round go to the new file.
+            if last_rotation_check.elapsed() >= ROTATION_CHECK {
+                self.check_rotation(false);
+                last_rotation_check = Instant::now();
+            }
             let drained = self.drain();
             let now = Instant::now();
             if drained > 0 {
@@ -426,10 +453,6 @@ impl Writer {
             self.write_sinks(now);
             while let Ok(msg) = self.ctl_rx.try_recv() {
                 self.on_control(msg);
-            }
-            if now.duration_since(last_rotation_check) >= ROTATION_CHECK {
-                self.check_rotation(false);
-                last_rotation_check = now;
             }
             self.check_flushes(now);
             self.publish();
@@ -452,7 +475,11 @@ impl Writer {
         let used = shared.ring.used_bytes() as u64;
         self.high_water = self.high_water.max(used);
         let mut total = 0;
-        loop {
+        // Bound one round to about one ring's worth, so that control
+        // messages (flush, shutdown) are seen even under sustained load.
+        let mut budget = shared.ring.capacity_bytes();
+        while budget > 0 {
+            budget = budget.saturating_sub(self.batch);
             let mut panicked = 0u64;
             let sinks = &mut self.sinks;
             let n = shared.ring.consume(self.batch, |header, payload| {
@@ -470,7 +497,9 @@ impl Writer {
                     .discarded
                     .fetch_add(panicked, Ordering::Relaxed);
             }
-            shared.wake_requested.store(false, Ordering::Relaxed);
+            if shared.wake_requested.load(Ordering::Relaxed) {
+                shared.wake_requested.store(false, Ordering::Relaxed);
+            }
             if n == 0 {
                 break;
             }
@@ -580,6 +609,17 @@ impl Writer {
                     None => Ok(()),
                 };
                 let _ = ack.send(result);
+            }
+            Control::Reconfigure { interval, batch } => {
+                if let Some(interval) = interval {
+                    self.interval = interval;
+                }
+                if let Some(batch) = batch {
+                    self.batch = batch;
+                    for sink in &mut self.sinks {
+                        sink.batch = batch.min(sink.limit);
+                    }
+                }
             }
             Control::Shutdown { deadline, ack } => self.shutdown = Some((deadline, ack)),
         }

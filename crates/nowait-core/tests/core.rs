@@ -8,6 +8,12 @@ use std::time::Duration;
 use common::{Flaky, Shared, Slow};
 use nowait_core::{kind, Builder, FlushError, FullPolicy, Level, PushError, Sink};
 
+/// Loggers in this binary leave the process-wide panic hook alone: one
+/// test's deliberate panic must not log into another test's logger.
+fn builder() -> Builder {
+    Builder::new().catch_panics(false)
+}
+
 fn scale(n: usize) -> usize {
     if cfg!(miri) {
         n / 1000
@@ -20,7 +26,7 @@ fn scale(n: usize) -> usize {
 fn file_sink_gets_exact_lines_and_creates_parents() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("a/b/app.log");
-    let (logger, guard) = Builder::new().sink(Sink::file(&path)).build().unwrap();
+    let (logger, guard) = builder().sink(Sink::file(&path)).build().unwrap();
     logger.log(Level::Info, "one").unwrap();
     logger.log(Level::Warn, "two\nforged: line").unwrap();
     logger
@@ -40,7 +46,7 @@ fn file_sink_gets_exact_lines_and_creates_parents() {
 #[test]
 fn flush_waits_for_everything_before_it() {
     let out = Shared::default();
-    let (logger, _guard) = Builder::new()
+    let (logger, _guard) = builder()
         .sink(Sink::writer(Slow {
             inner: out.clone(),
             delay: Duration::from_millis(2),
@@ -62,7 +68,7 @@ fn block_mode_loses_nothing_and_keeps_per_thread_order() {
     let threads = 4;
     let per_thread = scale(250_000);
     let out = Shared::default();
-    let (logger, guard) = Builder::new()
+    let (logger, guard) = builder()
         .capacity(64 << 10) // small, so producers really block
         .full_policy(FullPolicy::Block)
         .sink(Sink::writer(Slow {
@@ -112,7 +118,7 @@ fn block_mode_loses_nothing_and_keeps_per_thread_order() {
 fn drop_mode_accounts_for_every_record_and_reports_drops() {
     let produced = scale(200_000);
     let out = Shared::default();
-    let (logger, guard) = Builder::new()
+    let (logger, guard) = builder()
         .capacity(16 << 10)
         .full_policy(FullPolicy::Drop)
         .sink(
@@ -163,7 +169,7 @@ fn drop_mode_accounts_for_every_record_and_reports_drops() {
 #[test]
 fn warn_and_above_use_the_headroom() {
     let out = Shared::default();
-    let (logger, guard) = Builder::new()
+    let (logger, guard) = builder()
         .capacity(4096)
         .full_policy(FullPolicy::Drop)
         .protect(Level::Warn, 0.5)
@@ -194,7 +200,7 @@ fn warn_and_above_use_the_headroom() {
 #[test]
 fn failing_sink_recovers_and_reports() {
     let out = Shared::default();
-    let (logger, guard) = Builder::new()
+    let (logger, guard) = builder()
         .sink(Sink::writer(Flaky {
             inner: out.clone(),
             fail_calls: 3,
@@ -238,7 +244,7 @@ fn failing_sink_recovers_and_reports() {
 #[test]
 fn dev_full_is_reported_and_does_not_hurt_other_sinks() {
     let out = Shared::default();
-    let (logger, guard) = Builder::new()
+    let (logger, guard) = builder()
         .sink(Sink::file("/dev/full"))
         .sink(Sink::writer(out.clone()))
         .shutdown_timeout(Duration::from_millis(300))
@@ -264,22 +270,19 @@ fn dev_full_is_reported_and_does_not_hurt_other_sinks() {
 
 #[test]
 fn invalid_config_is_a_clear_error() {
-    let e = Builder::new().capacity(10).build().unwrap_err();
+    let e = builder().capacity(10).build().unwrap_err();
     assert!(
         e.to_string().contains("capacity must be at least 1024"),
         "{e}"
     );
-    let e = Builder::new()
-        .protect(Level::Warn, 1.5)
-        .build()
-        .unwrap_err();
+    let e = builder().protect(Level::Warn, 1.5).build().unwrap_err();
     assert!(e.to_string().contains("high-water"), "{e}");
-    let e = Builder::new()
+    let e = builder()
         .flush_interval(Duration::ZERO)
         .build()
         .unwrap_err();
     assert!(e.to_string().contains("flush_interval"), "{e}");
-    let e = Builder::new()
+    let e = builder()
         .sink(Sink::file("/proc/version/cannot/be/a/dir"))
         .build()
         .unwrap_err();
@@ -290,7 +293,7 @@ fn invalid_config_is_a_clear_error() {
 fn rotated_and_deleted_files_are_reopened() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("app.log");
-    let (logger, guard) = Builder::new().sink(Sink::file(&path)).build().unwrap();
+    let (logger, guard) = builder().sink(Sink::file(&path)).build().unwrap();
     logger.log(Level::Info, "first").unwrap();
     logger.flush().unwrap();
     std::fs::rename(&path, dir.path().join("app.log.1")).unwrap();
@@ -312,7 +315,7 @@ fn rotated_and_deleted_files_are_reopened() {
 #[test]
 fn oversized_text_is_truncated_not_lost() {
     let out = Shared::default();
-    let (logger, guard) = Builder::new()
+    let (logger, guard) = builder()
         .capacity(1024)
         .sink(Sink::writer(out.clone()))
         .build()
@@ -328,7 +331,7 @@ fn oversized_text_is_truncated_not_lost() {
 
 #[test]
 fn pushes_after_shutdown_are_counted() {
-    let (logger, guard) = Builder::new()
+    let (logger, guard) = builder()
         .sink(Sink::writer(std::io::sink()))
         .build()
         .unwrap();
@@ -336,4 +339,47 @@ fn pushes_after_shutdown_are_counted() {
     assert_eq!(logger.log(Level::Error, "late"), Err(PushError::Closed));
     assert_eq!(logger.stats().dropped_closed, 1);
     assert!(matches!(logger.flush(), Err(FlushError::Closed)));
+}
+
+/// A user writer that panics: that sink is given up (reported), the other
+/// sink keeps every record, nothing hangs.
+#[test]
+fn panicking_writer_is_isolated() {
+    struct Bomb(usize);
+    impl std::io::Write for Bomb {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += 1;
+            if self.0 == 2 {
+                panic!("writer bug");
+            }
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let out = Shared::default();
+    let (logger, guard) = builder()
+        .sink(Sink::writer(Bomb(0)))
+        .sink(Sink::writer(out.clone()))
+        .build()
+        .unwrap();
+    for i in 0..100 {
+        logger.log(Level::Info, &format!("r{i}")).unwrap();
+        if i % 10 == 0 {
+            let _ = logger.flush();
+        }
+    }
+    drop(guard);
+    let text = out.text();
+    for i in 0..100 {
+        assert!(text.contains(&format!("r{i}\n")));
+    }
+    assert!(
+        text.contains("sink writer failed for good (the sink's writer panicked)"),
+        "{text}"
+    );
+    let stats = logger.stats();
+    let bomb = &stats.sinks[0];
+    assert_eq!(bomb.records_written + bomb.dropped(), 100, "{bomb:?}");
 }
