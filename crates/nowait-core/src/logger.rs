@@ -559,6 +559,7 @@ pub struct Builder {
     sinks: Vec<Sink>,
     format: Box<dyn MakeFormat>,
     shutdown_timeout: Duration,
+    flush_timeout: Option<Duration>,
     catch_panics: bool,
     flush_on_exit: bool,
     drain_on_signals: bool,
@@ -615,6 +616,7 @@ impl Builder {
             sinks: Vec::new(),
             format: Box::new(Plain),
             shutdown_timeout: Duration::from_secs(5),
+            flush_timeout: None,
             catch_panics: true,
             flush_on_exit: true,
             drain_on_signals: false,
@@ -750,7 +752,7 @@ impl Builder {
     /// # let _ = builder;
     /// ```
     pub fn flush_timeout(mut self, timeout: Duration) -> Builder {
-        self.shutdown_timeout = timeout;
+        self.flush_timeout = Some(timeout);
         self
     }
 
@@ -899,7 +901,7 @@ impl Builder {
             space_cv: Condvar::new(),
             closed: AtomicBool::new(false),
             writer_thread: OnceLock::new(),
-            flush_timeout: self.shutdown_timeout,
+            flush_timeout: self.flush_timeout.unwrap_or(self.shutdown_timeout),
         });
         let writer = Writer::new(
             Arc::clone(&shared),

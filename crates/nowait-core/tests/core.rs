@@ -383,3 +383,12 @@ fn panicking_writer_is_isolated() {
     let bomb = &stats.sinks[0];
     assert_eq!(bomb.records_written + bomb.dropped(), 100, "{bomb:?}");
 }
+
+#[test]
+fn handles_are_send_and_sync() {
+    fn check<T: Send + Sync + Clone>() {}
+    check::<nowait_core::Logger>();
+    fn send<T: Send>() {}
+    send::<nowait_core::Guard>();
+    send::<nowait_core::Stats>();
+}
