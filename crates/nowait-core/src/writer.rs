@@ -131,7 +131,11 @@ pub(crate) struct SinkState {
     dropped_overflow: u64,
     dropped_failed: u64,
     write_errors: u64,
-    overflow_loss: Loss,
+    /// Set while the sink sheds records: from the moment its buffer is full
+    /// until it has drained to half. The time and count of the first drop.
+    shedding: Option<(SystemTime, u64)>,
+    /// Overflow drops not yet reported in this sink (e.g. at shutdown).
+    overflow_unreported: u64,
     failed_loss: Loss,
 }
 
@@ -167,7 +171,8 @@ impl SinkState {
             dropped_overflow: 0,
             dropped_failed: 0,
             write_errors: 0,
-            overflow_loss: Loss::default(),
+            shedding: None,
+            overflow_unreported: 0,
             failed_loss: Loss::default(),
         }
     }
@@ -187,8 +192,27 @@ impl SinkState {
             self.dropped_failed += 1;
             return true;
         }
-        if self.unsent() >= self.limit {
+        // Hysteresis: once full, shed until half drained, then write the
+        // notice exactly where the gap is, and carry on.
+        if let Some((since, at_start)) = self.shedding {
+            if self.unsent() >= self.limit / 2 {
+                self.dropped_overflow += 1;
+                self.overflow_unreported += 1;
+                return true;
+            }
+            self.shedding = None;
+            let n = self.dropped_overflow - at_start;
+            let msg = loss_message(
+                n,
+                &format!("sink {} too slow, its buffer was full", self.name),
+                (since, SystemTime::now()),
+            );
+            self.overflow_unreported = 0;
+            self.add_notice(Level::Warn, &msg);
+        } else if self.unsent() >= self.limit {
+            self.shedding = Some((SystemTime::now(), self.dropped_overflow));
             self.dropped_overflow += 1;
+            self.overflow_unreported += 1;
             return true;
         }
         let before = self.buf.len();
@@ -553,22 +577,18 @@ impl Writer {
         }
         for i in 0..self.sinks.len() {
             let sink = &mut self.sinks[i];
-            sink.overflow_loss.observe(sink.dropped_overflow, now);
             sink.failed_loss.observe(sink.dropped_failed, now);
-            // Tell the sink itself about its gap once it has drained enough
-            // to show it; at shutdown tell the others too.
-            if force || sink.unsent() < sink.limit / 2 {
-                if let Some((n, first, last)) = sink.overflow_loss.take(now, force) {
-                    let msg = loss_message(
-                        n,
-                        &format!("sink {} too slow, its buffer was full", sink.name),
-                        (first, last),
-                    );
-                    sink.add_notice(Level::Warn, &msg);
-                    if force {
-                        self.broadcast(Level::Warn, &msg, Some(i));
-                    }
-                }
+            // At shutdown, a sink still shedding has not shown its gap: try
+            // it there, and tell the other sinks.
+            if force && sink.overflow_unreported > 0 {
+                let since = sink.shedding.take().map_or(now, |s| s.0);
+                let msg = loss_message(
+                    std::mem::take(&mut sink.overflow_unreported),
+                    &format!("sink {} too slow, its buffer was full", sink.name),
+                    (since, now),
+                );
+                sink.add_notice(Level::Warn, &msg);
+                self.broadcast(Level::Warn, &msg, Some(i));
             }
             let sink = &mut self.sinks[i];
             if let Some((n, first, last)) = sink.failed_loss.take(now, force) {
@@ -690,11 +710,10 @@ impl Writer {
     fn busy(&self) -> bool {
         !self.flushes.is_empty()
             || self.losses.iter().any(Loss::unreported)
-            || self.sinks.iter().any(|s| {
-                (!s.dead && s.unsent() > 0)
-                    || s.overflow_loss.unreported()
-                    || s.failed_loss.unreported()
-            })
+            || self
+                .sinks
+                .iter()
+                .any(|s| (!s.dead && s.unsent() > 0) || s.failed_loss.unreported())
     }
 
     /// Sleeps until the next round: `interval` while records flow or work is

@@ -392,3 +392,78 @@ fn handles_are_send_and_sync() {
     send::<nowait_core::Guard>();
     send::<nowait_core::Stats>();
 }
+
+/// A sink slower than the producers: it sheds alone, and each gap in its
+/// output carries a notice with the exact count, so that records written
+/// plus records reported dropped equals records produced.
+#[test]
+fn slow_sink_reports_each_gap_in_place() {
+    struct Throttled {
+        inner: Shared,
+        last: std::time::Instant,
+    }
+    impl std::io::Write for Throttled {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if self.last.elapsed() < Duration::from_micros(500) {
+                return Err(std::io::ErrorKind::WouldBlock.into());
+            }
+            self.last = std::time::Instant::now();
+            let n = buf.len().min(1000);
+            self.inner.write(&buf[..n])
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let n = scale(100_000);
+    let out = Shared::default();
+    let (logger, guard) = builder()
+        .full_policy(FullPolicy::Block)
+        .sink(
+            Sink::writer(Throttled {
+                inner: out.clone(),
+                last: std::time::Instant::now(),
+            })
+            .buffer_size(16 << 10),
+        )
+        .build()
+        .unwrap();
+    for i in 0..n {
+        logger.log(Level::Info, &format!("rec {i}")).unwrap();
+    }
+    logger.flush().unwrap();
+    drop(guard);
+    let lines = out.lines();
+    let records = lines.iter().filter(|l| l.starts_with("rec ")).count();
+    let reported: usize = lines
+        .iter()
+        .filter(|l| l.contains("too slow, its buffer was full"))
+        .map(|l| {
+            l["nowait: WARN ".len()..]
+                .split(' ')
+                .next()
+                .unwrap()
+                .parse::<usize>()
+                .unwrap()
+        })
+        .sum();
+    let stats = logger.stats();
+    assert!(
+        stats.sinks[0].dropped_overflow > 0,
+        "the sink should have overflowed"
+    );
+    assert_eq!(
+        records + reported,
+        n,
+        "written {records} + reported {reported}"
+    );
+    assert_eq!(stats.sinks[0].records_written as usize, records);
+    assert_eq!(stats.sinks[0].dropped_overflow as usize, reported);
+    // Records around each gap stay in order.
+    let mut last = None;
+    for l in lines.iter().filter(|l| l.starts_with("rec ")) {
+        let i: usize = l[4..].parse().unwrap();
+        assert!(last.map_or(true, |p| i > p));
+        last = Some(i);
+    }
+}
