@@ -1,1 +1,355 @@
-//! Load-test servers and tools.
+//! Logging modes shared by the load-test servers (`server`, `tokio-server`).
+//!
+//! Each mode logs one line per request with the same fields. Adding a mode
+//! is one variant in [`Mode`], one arm in [`Logging::new`] and one in
+//! [`Logging::request`].
+
+use std::cell::RefCell;
+use std::fmt::Write as _;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::PathBuf;
+use std::sync::Mutex;
+
+use tracing_appender::non_blocking::{ErrorCounter, NonBlockingBuilder, WorkerGuard};
+use tracing_subscriber::layer::SubscriberExt;
+
+/// How the server logs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// No logging: the baseline.
+    None,
+    /// `println!` one line per request (and a blocking `write` per line to
+    /// the file, when there is one).
+    Println,
+    /// `tracing_subscriber::fmt` writing to stdout / the file, blocking.
+    TracingFmt,
+    /// `tracing_appender::non_blocking` with its defaults (lossy).
+    TracingAppender,
+    /// `tracing_appender::non_blocking` in lossless mode.
+    TracingAppenderLossless,
+    /// nowait's core API: the line is formatted on the request thread and
+    /// pushed as a text record.
+    NowaitCore,
+}
+
+impl Mode {
+    /// Every mode, baseline first.
+    pub const ALL: [Mode; 6] = [
+        Mode::None,
+        Mode::Println,
+        Mode::TracingFmt,
+        Mode::TracingAppender,
+        Mode::TracingAppenderLossless,
+        Mode::NowaitCore,
+    ];
+
+    /// The mode's command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::None => "none",
+            Mode::Println => "println",
+            Mode::TracingFmt => "tracing-fmt",
+            Mode::TracingAppender => "tracing-appender",
+            Mode::TracingAppenderLossless => "tracing-appender-lossless",
+            Mode::NowaitCore => "nowait-core",
+        }
+    }
+
+    /// Parses a command-line name.
+    pub fn parse(s: &str) -> Option<Mode> {
+        Mode::ALL.into_iter().find(|m| m.name() == s)
+    }
+}
+
+/// Where log lines go: `stdout`, `file:PATH` or `stdout+file:PATH`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SinkSpec {
+    /// Lines go to fd 1 (whatever it is: /dev/null, a pty, a pipe).
+    pub stdout: bool,
+    /// Lines go to this file (appended).
+    pub file: Option<PathBuf>,
+}
+
+impl SinkSpec {
+    /// Parses `stdout`, `file:PATH` or `stdout+file:PATH`.
+    pub fn parse(s: &str) -> Option<SinkSpec> {
+        if s == "stdout" {
+            return Some(SinkSpec {
+                stdout: true,
+                file: None,
+            });
+        }
+        let (stdout, rest) = match s.strip_prefix("stdout+") {
+            Some(rest) => (true, rest),
+            None => (false, s),
+        };
+        let path = rest.strip_prefix("file:")?;
+        Some(SinkSpec {
+            stdout,
+            file: Some(PathBuf::from(path)),
+        })
+    }
+}
+
+enum Inner {
+    None,
+    Println {
+        file: Option<Mutex<File>>,
+    },
+    Tracing {
+        guards: Vec<WorkerGuard>,
+        counters: Vec<ErrorCounter>,
+    },
+    Nowait {
+        logger: nowait::Logger,
+        guard: Option<nowait::Guard>,
+    },
+}
+
+/// A logging setup, shared by the request threads.
+pub struct Logging {
+    mode: Mode,
+    inner: Inner,
+}
+
+thread_local! {
+    static LINE: RefCell<String> = RefCell::new(String::with_capacity(256));
+}
+
+fn open_append(path: &PathBuf) -> io::Result<File> {
+    OpenOptions::new().create(true).append(true).open(path)
+}
+
+impl Logging {
+    /// Sets the mode up (for tracing modes, as the global default
+    /// subscriber).
+    pub fn new(mode: Mode, sink: &SinkSpec) -> io::Result<Logging> {
+        let inner = match mode {
+            Mode::None => Inner::None,
+            Mode::Println => Inner::Println {
+                file: match &sink.file {
+                    Some(p) => Some(Mutex::new(open_append(p)?)),
+                    None => None,
+                },
+            },
+            Mode::TracingFmt => {
+                let stdout_layer = sink.stdout.then(|| {
+                    tracing_subscriber::fmt::layer()
+                        .with_ansi(false)
+                        .with_writer(io::stdout)
+                });
+                let file_layer = match &sink.file {
+                    Some(p) => {
+                        let f = open_append(p)?;
+                        Some(
+                            tracing_subscriber::fmt::layer()
+                                .with_ansi(false)
+                                .with_writer(Mutex::new(f)),
+                        )
+                    }
+                    None => None,
+                };
+                let subscriber = tracing_subscriber::registry()
+                    .with(stdout_layer)
+                    .with(file_layer);
+                tracing::subscriber::set_global_default(subscriber).map_err(io::Error::other)?;
+                Inner::Tracing {
+                    guards: Vec::new(),
+                    counters: Vec::new(),
+                }
+            }
+            Mode::TracingAppender | Mode::TracingAppenderLossless => {
+                let lossy = mode == Mode::TracingAppender;
+                let mut guards = Vec::new();
+                let mut counters = Vec::new();
+                let stdout_layer = if sink.stdout {
+                    let (w, g) = NonBlockingBuilder::default()
+                        .lossy(lossy)
+                        .finish(io::stdout());
+                    counters.push(w.error_counter());
+                    guards.push(g);
+                    Some(
+                        tracing_subscriber::fmt::layer()
+                            .with_ansi(false)
+                            .with_writer(w),
+                    )
+                } else {
+                    None
+                };
+                let file_layer = match &sink.file {
+                    Some(p) => {
+                        let (w, g) = NonBlockingBuilder::default()
+                            .lossy(lossy)
+                            .finish(open_append(p)?);
+                        counters.push(w.error_counter());
+                        guards.push(g);
+                        Some(
+                            tracing_subscriber::fmt::layer()
+                                .with_ansi(false)
+                                .with_writer(w),
+                        )
+                    }
+                    None => None,
+                };
+                let subscriber = tracing_subscriber::registry()
+                    .with(stdout_layer)
+                    .with(file_layer);
+                tracing::subscriber::set_global_default(subscriber).map_err(io::Error::other)?;
+                Inner::Tracing { guards, counters }
+            }
+            Mode::NowaitCore => {
+                let mut builder = nowait::Builder::new();
+                if sink.stdout {
+                    builder = builder.sink(nowait::Sink::stdout());
+                }
+                if let Some(p) = &sink.file {
+                    builder = builder.sink(nowait::Sink::file(p));
+                }
+                // Drop policy for the ring: the request thread must never
+                // wait; the file still gets everything the ring accepted and
+                // every loss is reported.
+                let (logger, guard) = builder
+                    .full_policy(nowait::FullPolicy::Drop)
+                    .build()
+                    .map_err(io::Error::other)?;
+                Inner::Nowait {
+                    logger,
+                    guard: Some(guard),
+                }
+            }
+        };
+        Ok(Logging { mode, inner })
+    }
+
+    /// The mode.
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Logs request number `n` for `path`. Called on the request path.
+    #[inline]
+    pub fn request(&self, n: u64, path: &str) {
+        match &self.inner {
+            Inner::None => {}
+            Inner::Println { file } => {
+                println!("served req={n} method=GET path={path} status=200 bytes=12");
+                if let Some(f) = file {
+                    if let Ok(mut f) = f.lock() {
+                        let _ = writeln!(
+                            f,
+                            "served req={n} method=GET path={path} status=200 bytes=12"
+                        );
+                    }
+                }
+            }
+            Inner::Tracing { .. } => {
+                tracing::info!(
+                    req = n,
+                    method = "GET",
+                    path,
+                    status = 200u16,
+                    bytes = 12u64,
+                    "served"
+                );
+            }
+            Inner::Nowait { logger, .. } => LINE.with(|line| {
+                let mut line = line.borrow_mut();
+                line.clear();
+                let _ = write!(
+                    line,
+                    "served req={n} method=GET path={path} status=200 bytes=12"
+                );
+                let _ = logger.try_log(nowait::Level::Info, &line);
+            }),
+        }
+    }
+
+    /// Shuts the logger down and returns the counters as JSON fields
+    /// (without braces).
+    pub fn finish(self) -> String {
+        match self.inner {
+            Inner::None => "\"dropped\":0".into(),
+            Inner::Println { .. } => {
+                let _ = io::stdout().flush();
+                "\"dropped\":0".into()
+            }
+            Inner::Tracing { guards, counters } => {
+                drop(guards); // flushes, waiting at most its fixed 1 s
+                let dropped: u64 = counters.iter().map(|c| c.dropped_lines() as u64).sum();
+                format!("\"dropped\":{dropped}")
+            }
+            Inner::Nowait { logger, mut guard } => {
+                drop(guard.take());
+                let s = logger.stats();
+                let mut out = format!(
+                    "\"dropped\":{},\"ring_dropped\":{},\"records_written\":{},\"abandoned\":{},\"sinks\":[",
+                    s.dropped(),
+                    s.dropped(),
+                    s.records_written,
+                    s.abandoned
+                );
+                for (i, k) in s.sinks.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    let _ = write!(
+                        out,
+                        "{{\"name\":\"{}\",\"written\":{},\"dropped\":{},\"write_calls\":{},\"bytes\":{}}}",
+                        k.name.replace('"', "'"),
+                        k.records_written,
+                        k.dropped(),
+                        k.write_calls,
+                        k.bytes_written
+                    );
+                }
+                out.push(']');
+                out
+            }
+        }
+    }
+}
+
+/// The response to every read.
+pub const RESPONSE: &[u8] = b"HTTP/1.1 200 OK\r\nContent-Length: 12\r\n\r\nHello World!";
+
+/// The request path in an HTTP request's first line, or `/`.
+pub fn path_of(request: &[u8]) -> &str {
+    let line = request.split(|&b| b == b'\r').next().unwrap_or(b"");
+    let mut parts = line.split(|&b| b == b' ');
+    parts.next();
+    parts
+        .next()
+        .and_then(|p| std::str::from_utf8(p).ok())
+        .filter(|p| p.len() < 256)
+        .unwrap_or("/")
+}
+
+/// Parses `--name value` arguments.
+pub fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_sinks_and_paths() {
+        assert_eq!(
+            SinkSpec::parse("stdout+file:/tmp/x"),
+            Some(SinkSpec {
+                stdout: true,
+                file: Some("/tmp/x".into())
+            })
+        );
+        assert_eq!(SinkSpec::parse("bogus"), None);
+        assert_eq!(path_of(b"GET /a/b HTTP/1.1\r\nHost: x\r\n\r\n"), "/a/b");
+        assert_eq!(path_of(b""), "/");
+        for m in Mode::ALL {
+            assert_eq!(Mode::parse(m.name()), Some(m));
+        }
+    }
+}
