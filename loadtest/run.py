@@ -8,6 +8,8 @@ Scenarios (stated in the table):
            of a server with a spare core.
   onecore  the whole server (request thread, logger threads) and wrk on CPU 0:
            what logging costs in CPU.
+  tokio    the multi-threaded tokio server (2 workers), wrk -t2 -c64, nothing
+           pinned: a logging call that blocks, blocks a runtime worker.
 Sinks:
   devnull  stdout redirected to /dev/null
   file     a file (stdout to /dev/null)
@@ -73,10 +75,14 @@ def run_one(mode, sink, scenario, duration, port, tmp):
             os.remove(p)
     sink_arg = {"devnull": "stdout", "pty": "stdout", "file": f"file:{out_file}",
                 "pty+file": f"stdout+file:{out_file}"}[sink]
-    server = [os.path.join(BIN, "server"), "--port", str(port), "--log", mode, "--sink", sink_arg]
+    if scenario == "tokio":
+        server = [os.path.join(BIN, "tokio-server"), "--port", str(port), "--log", mode,
+                  "--sink", sink_arg, "--workers", "2"]
+    else:
+        server = [os.path.join(BIN, "server"), "--port", str(port), "--log", mode, "--sink", sink_arg]
     if scenario == "pinned":
         server += ["--cpu", "0"]
-    else:
+    elif scenario == "onecore":
         server = ["taskset", "-c", "0"] + server
     cmd = server
     if sink.startswith("pty"):
@@ -88,7 +94,9 @@ def run_one(mode, sink, scenario, duration, port, tmp):
     try:
         if not wait_ready(errpath, proc):
             raise RuntimeError(f"server did not start: {open(errpath).read()[-500:]}")
-        wrk = subprocess.run(["taskset", "-c", "0", "wrk", "-t1", "-c1", f"-d{duration}s",
+        load = ["-t2", "-c64"] if scenario == "tokio" else ["-t1", "-c1"]
+        pin = [] if scenario == "tokio" else ["taskset", "-c", "0"]
+        wrk = subprocess.run(pin + ["wrk"] + load + [f"-d{duration}s",
                               "-s", os.path.join(ROOT, "loadtest", "report.lua"),
                               f"http://127.0.0.1:{port}/"],
                              capture_output=True, text=True, timeout=duration + 30)
@@ -198,13 +206,14 @@ def main():
     ap.add_argument("--duration", type=int, default=5, help="seconds per wrk run")
     ap.add_argument("--modes", default=",".join(ALL_MODES))
     ap.add_argument("--sinks", default=",".join(ALL_SINKS))
-    ap.add_argument("--scenarios", default="pinned,onecore")
+    ap.add_argument("--scenarios", default=None, help="default pinned,onecore,tokio (--quick: pinned,tokio)")
     ap.add_argument("--out", default=os.path.join(ROOT, "loadtest", "results"))
     args = ap.parse_args()
     if args.quick:
         args.reps, args.duration = 1, 1
         args.modes = "none,println,tracing-appender,nowait-core"
-        args.scenarios = "pinned"
+        args.scenarios = args.scenarios or "pinned,tokio"
+    args.scenarios = args.scenarios or "pinned,onecore,tokio"
     modes, sinks, scenarios = args.modes.split(","), args.sinks.split(","), args.scenarios.split(",")
     for m in modes:
         if m not in ALL_MODES:
@@ -244,7 +253,7 @@ def main():
                 })
     hdr = f"{'scenario':<8} {'sink':<9} {'mode':<26} {'req/s median (min-max)':<24} {'vs none':>7} {'p99':>9} {'served':>8} {'lines (file/pty)':>17} {'counted':>8} {'in-band':>14}  check"
     print()
-    print(f"{args.reps} run(s) x {args.duration} s per cell, wrk -t1 -c1, pty profile vscode (~270 KB/s); last run's line counts")
+    print(f"{args.reps} run(s) x {args.duration} s per cell; wrk -t1 -c1 (pinned, onecore) or -t2 -c64 (tokio); pty profile vscode (~270 KB/s); line counts from the last run")
     print(hdr)
     print("-" * len(hdr))
     for s in summary:
@@ -257,7 +266,8 @@ def main():
     result = {"machine": {"nproc": os.cpu_count(), "uname": " ".join(os.uname())}, "rustc": rustc, "commit": commit,
               "reps": args.reps, "duration_s": args.duration, "pty_profile": "vscode",
               "pinning": {"pinned": "request thread + wrk on CPU 0, logger threads free",
-                          "onecore": "server (all threads) + wrk on CPU 0"},
+                          "onecore": "server (all threads) + wrk on CPU 0",
+                          "tokio": "tokio server (2 workers) and wrk -t2 -c64, unpinned"},
               "summary": summary, "runs": rows}
     with open(os.path.join(args.out, "results.json"), "w") as f:
         json.dump(result, f, indent=1)
