@@ -283,8 +283,7 @@ impl Logging {
                 drop(guard.take());
                 let s = logger.stats();
                 let mut out = format!(
-                    "\"dropped\":{},\"ring_dropped\":{},\"records_written\":{},\"abandoned\":{},\"sinks\":[",
-                    s.dropped(),
+                    "\"dropped\":{},\"records_written\":{},\"abandoned\":{},\"sinks\":[",
                     s.dropped(),
                     s.records_written,
                     s.abandoned
