@@ -52,16 +52,14 @@ fn main() -> std::io::Result<()> {
                 let _ = conn.set_nodelay(true);
                 let mut buf = [0u8; 4096];
                 while !stop.load(Ordering::Relaxed) {
-                    let n = match tokio::time::timeout(
-                        Duration::from_millis(100),
-                        conn.read(&mut buf),
-                    )
-                    .await
-                    {
-                        Err(_) => continue,
-                        Ok(Ok(0)) | Ok(Err(_)) => break,
-                        Ok(Ok(n)) => n,
-                    };
+                    let n =
+                        match tokio::time::timeout(Duration::from_millis(100), conn.read(&mut buf))
+                            .await
+                        {
+                            Err(_) => continue,
+                            Ok(Ok(0)) | Ok(Err(_)) => break,
+                            Ok(Ok(n)) => n,
+                        };
                     let i = requests.fetch_add(1, Ordering::Relaxed) + 1;
                     logging.request(i, path_of(&buf[..n]));
                     if conn.write_all(RESPONSE).await.is_err() {
