@@ -40,7 +40,7 @@ const PATHS: [&str; 4] = ["/", "/index.html", "/api/v1/items", "/static/app.js"]
 pub fn request(i: u64) -> Request {
     black_box(Request {
         path: PATHS[(i % 4) as usize],
-        status: if i % 97 == 0 { 404 } else { 200 },
+        status: if i.is_multiple_of(97) { 404 } else { 200 },
         latency_us: 100.0 + (i % 1000) as f64 * 1.5,
     })
 }
