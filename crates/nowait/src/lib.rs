@@ -35,11 +35,3 @@
 
 pub use nowait_core::*;
 
-#[cfg(feature = "tracing")]
-pub use nowait_tracing::*;
-
-/// The `log` facade front end (`nowait-log`).
-#[cfg(feature = "log")]
-pub mod log {
-    pub use nowait_log::*;
-}
