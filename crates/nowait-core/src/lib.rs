@@ -95,11 +95,14 @@
 
 pub mod docs;
 mod error;
+pub mod event;
 #[allow(unsafe_code)]
 mod exit_hook;
+mod format;
 mod hooks;
 mod level;
 mod logger;
+mod macros;
 mod policy;
 mod record;
 #[allow(unsafe_code)]
@@ -110,7 +113,12 @@ mod sync;
 mod timefmt;
 mod writer;
 
+#[doc(hidden)]
+#[path = "private.rs"]
+pub mod __private;
+pub use __private::{set_max_level, STATIC_MAX_LEVEL};
 pub use error::{BuildError, FlushError, PushError, SetGlobalError};
+pub use format::{Json, Text};
 pub use level::{Level, ParseLevelError};
 pub use logger::{
     global, set_global, Builder, Guard, Logger, DEFAULT_BATCH_SIZE, DEFAULT_CAPACITY,

@@ -11,7 +11,7 @@ use crossbeam_channel::{Receiver, Sender, TrySendError};
 use crate::error::{BuildError, FlushError, PushError, SetGlobalError};
 use crate::hooks;
 use crate::policy::FullPolicy;
-use crate::record::{MakeFormat, Plain, SinkInfo};
+use crate::record::{MakeFormat, SinkInfo};
 use crate::ring::{self, Ring};
 use crate::sink::{Output, Sink};
 use crate::stats::{Counters, SinkCounters, Stats};
@@ -596,8 +596,8 @@ pub const DEFAULT_FLUSH_INTERVAL: Duration = Duration::from_millis(3);
 impl Builder {
     /// A builder with the defaults: 1 MiB ring, 64 KiB batches, a 3 ms
     /// writer interval, WARN protected above 80 %, 5 s shutdown timeout,
-    /// panics logged and flushed, `process::exit` drained, the [`Plain`]
-    /// format, and stdout if no sink is added.
+    /// panics logged and flushed, `process::exit` drained, the
+    /// [`Text`](crate::Text) format, and stdout if no sink is added.
     ///
     /// # Examples
     ///
@@ -614,7 +614,7 @@ impl Builder {
             protect: Level::Warn,
             high_water: 0.8,
             sinks: Vec::new(),
-            format: Box::new(Plain),
+            format: Box::new(crate::Text::new()),
             shutdown_timeout: Duration::from_secs(5),
             flush_timeout: None,
             catch_panics: true,
@@ -716,7 +716,7 @@ impl Builder {
         self
     }
 
-    /// The format for sinks that do not set their own (default [`Plain`]).
+    /// The format for sinks that do not set their own (default [`Text`](crate::Text)).
     ///
     /// # Examples
     ///
@@ -959,7 +959,9 @@ static GLOBAL: OnceLock<Logger> = OnceLock::new();
 /// assert!(nowait_core::global().is_some());
 /// ```
 pub fn set_global(logger: Logger) -> Result<(), SetGlobalError> {
-    GLOBAL.set(logger).map_err(|_| SetGlobalError(()))
+    GLOBAL.set(logger).map_err(|_| SetGlobalError(()))?;
+    crate::__private::global_installed();
+    Ok(())
 }
 
 /// The process-wide logger, if [`set_global`] was called.

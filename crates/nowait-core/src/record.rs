@@ -343,17 +343,19 @@ impl MakeFormat for Plain {
 /// Appends `bytes` to `out` with every control character escaped, so that the
 /// result holds no newline, carriage return, ESC or other C0/C1 control.
 ///
-/// `\n`, `\r` and `\t` become those two-character escapes, a backslash
-/// becomes `\\`, other C0 controls and DEL become `\xNN`, C1 controls
-/// (U+0080–U+009F) become `\u{NN}`, and bytes that are not valid UTF-8 become
-/// `\xNN`. Everything else is copied as is.
+/// `\n`, `\r` and `\t` become those two-character escapes, other C0
+/// controls and DEL become `\xNN`, C1 controls (U+0080–U+009F) become
+/// `\u{NN}`, and bytes that are not valid UTF-8 become `\xNN`. Everything
+/// else is copied as is, backslashes included (as `tracing-subscriber` does,
+/// so paths stay readable): an escape in the output may also be literal text,
+/// but never a control character.
 ///
 /// # Examples
 ///
 /// ```
 /// let mut out = Vec::new();
-/// nowait_core::escape_into(b"a\x1b[31mred\r\nb\\", &mut out);
-/// assert_eq!(out, br"a\x1b[31mred\r\nb\\");
+/// nowait_core::escape_into(b"a\x1b[31mred\r\nC:\\dir", &mut out);
+/// assert_eq!(out, br"a\x1b[31mred\r\nC:\dir");
 /// ```
 pub fn escape_into(bytes: &[u8], out: &mut Vec<u8>) {
     // Fast path: copy runs of plain ASCII in one go.
@@ -361,7 +363,7 @@ pub fn escape_into(bytes: &[u8], out: &mut Vec<u8>) {
     while !rest.is_empty() {
         let plain = rest
             .iter()
-            .position(|&b| !(0x20..0x7f).contains(&b) || b == b'\\')
+            .position(|&b| !(0x20..0x7f).contains(&b))
             .unwrap_or(rest.len());
         out.extend_from_slice(&rest[..plain]);
         rest = &rest[plain..];
@@ -371,7 +373,6 @@ pub fn escape_into(bytes: &[u8], out: &mut Vec<u8>) {
                 b'\n' => out.extend_from_slice(b"\\n"),
                 b'\r' => out.extend_from_slice(b"\\r"),
                 b'\t' => out.extend_from_slice(b"\\t"),
-                b'\\' => out.extend_from_slice(b"\\\\"),
                 _ => push_hex_escape(b, out),
             }
             rest = &rest[1..];
@@ -442,7 +443,7 @@ mod tests {
         assert_eq!(esc("\u{9b}31m".as_bytes()), "\\u{9b}31m");
         assert_eq!(esc("caf\u{e9} \u{1f600}".as_bytes()), "caf\u{e9} \u{1f600}");
         assert_eq!(esc(b"\xff\xc3"), "\\xff\\xc3");
-        assert_eq!(esc(b"back\\slash"), "back\\\\slash");
+        assert_eq!(esc(b"back\\slash"), "back\\slash");
     }
 
     #[test]

@@ -34,4 +34,3 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
 pub use nowait_core::*;
-

@@ -1,0 +1,374 @@
+//! Reading events back (writer side). Never panics on malformed input: a
+//! truncated or corrupt payload ends the iteration with
+//! [`Item::Malformed`].
+
+use std::sync::Arc;
+
+use super::callsite::SiteKey;
+use super::*;
+
+/// A decoded event, borrowed from a record's payload.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::event::{Event, EventBuf, FieldName, Item, Value};
+///
+/// let mut buf = EventBuf::new();
+/// buf.begin_inline(1_000, "app");
+/// buf.u64(FieldName::Inline("n"), 3);
+/// let event = Event::parse(buf.as_bytes()).unwrap();
+/// assert_eq!(event.target(), Some("app"));
+/// let items: Vec<_> = event.items().collect();
+/// assert!(matches!(items[..], [Item::Field { value: Value::U64(3), .. }]));
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Event<'a> {
+    time_nanos: u64,
+    site: u64,
+    target: Option<&'a [u8]>,
+    items: &'a [u8],
+}
+
+impl<'a> Event<'a> {
+    /// Parses the header of an event payload; `None` if it is too short.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(nowait_core::event::Event::parse(b"short").is_none());
+    /// ```
+    pub fn parse(payload: &'a [u8]) -> Option<Event<'a>> {
+        let mut r = Reader(payload);
+        let time_nanos = r.u64()?;
+        let site = r.u64()?;
+        let target = if site == 0 {
+            let len = r.u16()?;
+            Some(r.take(usize::from(len))?)
+        } else {
+            None
+        };
+        Some(Event {
+            time_nanos,
+            site,
+            target,
+            items: r.0,
+        })
+    }
+
+    /// The timestamp, in nanoseconds since the Unix epoch.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// buf.begin_inline(5, "t");
+    /// assert_eq!(nowait_core::event::Event::parse(buf.as_bytes()).unwrap().time_nanos(), 5);
+    /// ```
+    pub fn time_nanos(&self) -> u64 {
+        self.time_nanos
+    }
+
+    /// The call site's key, if the event has one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// buf.begin_inline(5, "t");
+    /// assert_eq!(nowait_core::event::Event::parse(buf.as_bytes()).unwrap().site(), None);
+    /// ```
+    pub fn site(&self) -> Option<SiteKey> {
+        (self.site != 0).then(|| SiteKey::from_raw(self.site))
+    }
+
+    /// The inline target (events without a call site), lossily as UTF-8
+    /// would need allocation, so invalid UTF-8 gives `None`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// buf.begin_inline(5, "db");
+    /// assert_eq!(nowait_core::event::Event::parse(buf.as_bytes()).unwrap().target(), Some("db"));
+    /// ```
+    pub fn target(&self) -> Option<&'a str> {
+        std::str::from_utf8(self.target?).ok()
+    }
+
+    pub(crate) fn target_bytes(&self) -> Option<&'a [u8]> {
+        self.target
+    }
+
+    /// The event's items: its enclosing spans, then its fields.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// buf.begin_inline(5, "db");
+    /// assert_eq!(nowait_core::event::Event::parse(buf.as_bytes()).unwrap().items().count(), 0);
+    /// ```
+    pub fn items(&self) -> Items<'a> {
+        Items {
+            r: Reader(self.items),
+        }
+    }
+}
+
+/// One item of an event (see [`Event::items`]).
+#[derive(Clone, Copy, Debug)]
+pub enum Item<'a> {
+    /// A field of the event, or of a span (inside [`SpanFields`]).
+    Field {
+        /// How the field is named.
+        name: FieldName<'a>,
+        /// Its value.
+        value: Value<'a>,
+    },
+    /// An enclosing span, outermost first.
+    Span {
+        /// The span's call site.
+        site: SiteKey,
+        /// The span's fields.
+        fields: SpanFields<'a>,
+    },
+    /// The rest of the payload could not be decoded.
+    Malformed,
+}
+
+/// A field value.
+#[derive(Clone, Copy, Debug)]
+pub enum Value<'a> {
+    /// A string (bytes as pushed; UTF-8 unless the encoder was misused).
+    Str(&'a [u8]),
+    /// Text rendered on the caller.
+    Rendered(&'a [u8]),
+    /// An unsigned integer.
+    U64(u64),
+    /// A signed integer.
+    I64(i64),
+    /// A floating-point number.
+    F64(f64),
+    /// A boolean.
+    Bool(bool),
+    /// A character (an invalid scalar decodes as U+FFFD).
+    Char(char),
+    /// The arguments of the call site's deferred message format.
+    Args(Args<'a>),
+}
+
+/// The arguments of a deferred message.
+#[derive(Clone, Copy, Debug)]
+pub struct Args<'a> {
+    count: u8,
+    bytes: &'a [u8],
+}
+
+impl<'a> Args<'a> {
+    /// The arguments in order; `None` items mark a malformed tail.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::event::{Event, EventBuf, FieldName, Item, Value};
+    ///
+    /// let mut buf = EventBuf::new();
+    /// buf.begin_inline(0, "t");
+    /// buf.args(FieldName::Index(0), 1);
+    /// buf.arg_u64(7);
+    /// let ev = Event::parse(buf.as_bytes()).unwrap();
+    /// let Some(Item::Field { value: Value::Args(args), .. }) = ev.items().next() else { panic!() };
+    /// assert!(matches!(args.iter().next(), Some(Some(Value::U64(7)))));
+    /// ```
+    pub fn iter(&self) -> impl Iterator<Item = Option<Value<'a>>> + 'a {
+        let mut r = Reader(self.bytes);
+        let mut left = self.count;
+        std::iter::from_fn(move || {
+            if left == 0 {
+                return None;
+            }
+            left -= 1;
+            let v = r.value(false);
+            if v.is_none() {
+                left = 0;
+            }
+            Some(v)
+        })
+    }
+
+    /// How many arguments the event carries.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use nowait_core::event::{Event, EventBuf, FieldName, Item, Value};
+    /// # let mut buf = EventBuf::new();
+    /// # buf.begin_inline(0, "t");
+    /// # buf.args(FieldName::Index(0), 0);
+    /// # let ev = Event::parse(buf.as_bytes()).unwrap();
+    /// # let Some(Item::Field { value: Value::Args(args), .. }) = ev.items().next() else { panic!() };
+    /// assert_eq!(args.len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        usize::from(self.count)
+    }
+
+    /// Whether there are no arguments.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use nowait_core::event::{Event, EventBuf, FieldName, Item, Value};
+    /// # let mut buf = EventBuf::new();
+    /// # buf.begin_inline(0, "t");
+    /// # buf.args(FieldName::Index(0), 0);
+    /// # let ev = Event::parse(buf.as_bytes()).unwrap();
+    /// # let Some(Item::Field { value: Value::Args(args), .. }) = ev.items().next() else { panic!() };
+    /// assert!(args.is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+}
+
+/// The fields of one span (see [`Item::Span`]).
+#[derive(Clone, Copy, Debug)]
+pub struct SpanFields<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> SpanFields<'a> {
+    /// The span's fields ([`Item::Field`] or [`Item::Malformed`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::event::{Event, EventBuf, FieldName, Item, SiteKey};
+    ///
+    /// static SPAN: u8 = 0;
+    /// let mut buf = EventBuf::new();
+    /// buf.begin_inline(0, "t");
+    /// buf.begin_span(SiteKey::of(&SPAN));
+    /// buf.u64(FieldName::Index(0), 1);
+    /// let ev = Event::parse(buf.as_bytes()).unwrap();
+    /// let Some(Item::Span { fields, .. }) = ev.items().next() else { panic!() };
+    /// assert_eq!(fields.items().count(), 1);
+    /// ```
+    pub fn items(&self) -> Items<'a> {
+        Items {
+            r: Reader(self.bytes),
+        }
+    }
+}
+
+/// Iterator over an event's items.
+#[derive(Clone, Debug)]
+pub struct Items<'a> {
+    r: Reader<'a>,
+}
+
+impl<'a> Iterator for Items<'a> {
+    type Item = Item<'a>;
+
+    fn next(&mut self) -> Option<Item<'a>> {
+        if self.r.0.is_empty() {
+            return None;
+        }
+        let item = self.r.item();
+        if item.is_none() {
+            self.r.0 = &[];
+        }
+        Some(item.unwrap_or(Item::Malformed))
+    }
+}
+
+#[derive(Clone, Debug)]
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if self.0.len() < n {
+            return None;
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Some(head)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Option<u16> {
+        Some(u16::from_le_bytes(self.take(2)?.try_into().ok()?))
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+
+    fn item(&mut self) -> Option<Item<'a>> {
+        let tag = self.u8()?;
+        let name = match tag {
+            ITEM_SPAN => {
+                let site = self.u64()?;
+                let len = self.u32()? as usize;
+                let bytes = self.take(len)?;
+                return Some(Item::Span {
+                    site: SiteKey::from_raw(site),
+                    fields: SpanFields { bytes },
+                });
+            }
+            ITEM_INLINE => {
+                let len = self.u8()?;
+                let name = std::str::from_utf8(self.take(usize::from(len))?).ok()?;
+                FieldName::Inline(name)
+            }
+            i if usize::from(i) <= MAX_FIELD_INDEX => FieldName::Index(usize::from(i)),
+            _ => return None,
+        };
+        let value = self.value(true)?;
+        Some(Item::Field { name, value })
+    }
+
+    fn value(&mut self, allow_args: bool) -> Option<Value<'a>> {
+        Some(match self.u8()? {
+            T_STR => {
+                let len = self.u32()? as usize;
+                Value::Str(self.take(len)?)
+            }
+            T_RENDERED => {
+                let len = self.u32()? as usize;
+                Value::Rendered(self.take(len)?)
+            }
+            T_U64 => Value::U64(self.u64()?),
+            T_I64 => Value::I64(self.u64()? as i64),
+            T_F64 => Value::F64(f64::from_bits(self.u64()?)),
+            T_BOOL => Value::Bool(self.u8()? != 0),
+            T_CHAR => Value::Char(char::from_u32(self.u32()?).unwrap_or('\u{fffd}')),
+            T_ARGS if allow_args => {
+                let count = self.u8()?;
+                // Measure the arguments so the next item starts after them.
+                let start = self.0;
+                for _ in 0..count {
+                    self.value(false)?;
+                }
+                let used = start.len() - self.0.len();
+                Value::Args(Args {
+                    count,
+                    bytes: &start[..used],
+                })
+            }
+            _ => return None,
+        })
+    }
+}
+
+/// Resolves an item's field name against its call site.
+pub(crate) fn field_name<'a>(name: FieldName<'a>, site: Option<&'a Arc<Callsite>>) -> &'a str {
+    match name {
+        FieldName::Inline(s) => s,
+        FieldName::Index(i) => site.and_then(|s| s.field(i)).unwrap_or("?"),
+    }
+}

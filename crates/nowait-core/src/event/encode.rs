@@ -1,0 +1,590 @@
+//! Writing events in the binary form (front-end side, hot path).
+
+use std::cell::RefCell;
+use std::fmt::{self, Write as _};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use super::*;
+
+/// How an event item names its field.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::event::FieldName;
+///
+/// let by_index = FieldName::Index(2);
+/// let inline = FieldName::Inline("user_id");
+/// assert_ne!(by_index, inline);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldName<'a> {
+    /// The call site's field number `n` (see [`Callsite::fields`]). Indices
+    /// above 252 cannot be encoded; use `Inline` for those.
+    Index(usize),
+    /// A name carried in the event itself (up to 255 bytes), for front ends
+    /// without static field lists (the `log` facade's key-values).
+    Inline(&'a str),
+}
+
+/// A reusable buffer that encodes one event.
+///
+/// Front ends take the calling thread's buffer with [`with_event_buf`] (no
+/// allocation once it has grown), encode the event, and push
+/// [`as_bytes`](EventBuf::as_bytes) as a [`kind::EVENT`](crate::kind::EVENT)
+/// record.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::event::{register_callsite, Callsite, EventBuf, FieldName, SiteKey};
+/// use nowait_core::{kind, Builder, Level, Sink};
+///
+/// static SITE: u8 = 0;
+/// let key = SiteKey::of(&SITE);
+/// register_callsite(key, Callsite::new(Level::Info, "app", "ev").fields(vec!["message", "n"]));
+///
+/// # let (logger, _guard) = Builder::new().sink(Sink::writer(std::io::sink())).build().unwrap();
+/// let mut buf = EventBuf::new();
+/// buf.begin(key);
+/// buf.str(FieldName::Index(0), "hello");
+/// buf.u64(FieldName::Index(1), 42);
+/// logger.try_push(Level::Info, kind::EVENT, &[buf.as_bytes()]).unwrap();
+/// ```
+#[derive(Debug, Default)]
+pub struct EventBuf {
+    bytes: Vec<u8>,
+    /// Where the length of the span being encoded goes, while one is open.
+    span_len_at: Option<usize>,
+}
+
+impl EventBuf {
+    /// An empty buffer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(nowait_core::event::EventBuf::new().as_bytes().is_empty());
+    /// ```
+    pub fn new() -> EventBuf {
+        EventBuf::default()
+    }
+
+    /// Starts an event of call site `site`, timestamped now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # static SITE: u8 = 0;
+    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// buf.begin(nowait_core::event::SiteKey::of(&SITE));
+    /// assert_eq!(buf.as_bytes().len(), 16);
+    /// ```
+    #[inline]
+    pub fn begin(&mut self, site: SiteKey) {
+        self.begin_at(now_nanos(), site);
+    }
+
+    /// Starts an event of call site `site` with an explicit timestamp
+    /// (nanoseconds since the Unix epoch); for tests and replays.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # static SITE: u8 = 0;
+    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// buf.begin_at(0, nowait_core::event::SiteKey::of(&SITE));
+    /// ```
+    #[inline]
+    pub fn begin_at(&mut self, time_nanos: u64, site: SiteKey) {
+        self.bytes.clear();
+        self.span_len_at = None;
+        self.bytes.extend_from_slice(&time_nanos.to_le_bytes());
+        self.bytes.extend_from_slice(&site.get().to_le_bytes());
+    }
+
+    /// Starts an event without a registered call site: its target travels in
+    /// the event (cut at 65535 bytes). Used by the `log` front end, whose
+    /// records have no `'static` description.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// buf.begin_inline(0, "hyper::proto");
+    /// ```
+    pub fn begin_inline(&mut self, time_nanos: u64, target: &str) {
+        self.bytes.clear();
+        self.span_len_at = None;
+        self.bytes.extend_from_slice(&time_nanos.to_le_bytes());
+        self.bytes.extend_from_slice(&0u64.to_le_bytes());
+        let target = cut(target, u16::MAX as usize);
+        self.bytes
+            .extend_from_slice(&(target.len() as u16).to_le_bytes());
+        self.bytes.extend_from_slice(target.as_bytes());
+    }
+
+    /// Opens an enclosing span (outermost first): the fields that follow,
+    /// until [`end_span`](EventBuf::end_span), belong to it and name
+    /// themselves after the span's call site.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use nowait_core::event::{EventBuf, FieldName, SiteKey};
+    /// # static EV: u8 = 0; static SPAN: u8 = 0;
+    /// let mut buf = EventBuf::new();
+    /// buf.begin(SiteKey::of(&EV));
+    /// buf.begin_span(SiteKey::of(&SPAN));
+    /// buf.u64(FieldName::Index(0), 7);
+    /// buf.end_span();
+    /// ```
+    pub fn begin_span(&mut self, site: SiteKey) {
+        self.end_span();
+        self.bytes.push(ITEM_SPAN);
+        self.bytes.extend_from_slice(&site.get().to_le_bytes());
+        self.span_len_at = Some(self.bytes.len());
+        self.bytes.extend_from_slice(&0u32.to_le_bytes());
+    }
+
+    /// Appends a span whose fields were encoded earlier (for example when
+    /// the span was created) with an `EventBuf` used through
+    /// [`field_bytes`](EventBuf::field_bytes).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use nowait_core::event::{EventBuf, FieldName, SiteKey};
+    /// # static EV: u8 = 0; static SPAN: u8 = 0;
+    /// let mut fields = EventBuf::new();
+    /// fields.u64(FieldName::Index(0), 7);
+    /// let mut buf = EventBuf::new();
+    /// buf.begin(SiteKey::of(&EV));
+    /// buf.span(SiteKey::of(&SPAN), fields.field_bytes());
+    /// ```
+    pub fn span(&mut self, site: SiteKey, encoded_fields: &[u8]) {
+        self.end_span();
+        self.bytes.push(ITEM_SPAN);
+        self.bytes.extend_from_slice(&site.get().to_le_bytes());
+        self.bytes
+            .extend_from_slice(&(encoded_fields.len() as u32).to_le_bytes());
+        self.bytes.extend_from_slice(encoded_fields);
+    }
+
+    /// Closes the span opened by [`begin_span`](EventBuf::begin_span); the
+    /// fields that follow belong to the event. Does nothing if no span is
+    /// open.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// nowait_core::event::EventBuf::new().end_span();
+    /// ```
+    pub fn end_span(&mut self) {
+        if let Some(at) = self.span_len_at.take() {
+            let len = (self.bytes.len() - at - 4) as u32;
+            self.bytes[at..at + 4].copy_from_slice(&len.to_le_bytes());
+        }
+    }
+
+    /// Clears the buffer to encode a list of fields alone (see
+    /// [`span`](EventBuf::span)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut fields = nowait_core::event::EventBuf::new();
+    /// fields.clear();
+    /// fields.bool(nowait_core::event::FieldName::Index(0), true);
+    /// assert_eq!(fields.field_bytes().len(), 3);
+    /// ```
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.span_len_at = None;
+    }
+
+    /// The encoded fields of a buffer used without `begin` (see
+    /// [`span`](EventBuf::span)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(nowait_core::event::EventBuf::new().field_bytes().is_empty());
+    /// ```
+    pub fn field_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The encoded event, to push as one record.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # static SITE: u8 = 0;
+    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// buf.begin_at(1, nowait_core::event::SiteKey::of(&SITE));
+    /// assert_eq!(&buf.as_bytes()[..8], &1u64.to_le_bytes());
+    /// ```
+    pub fn as_bytes(&mut self) -> &[u8] {
+        self.end_span();
+        &self.bytes
+    }
+
+    /// Current encoded length in bytes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(nowait_core::event::EventBuf::new().len(), 0);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// Whether nothing is encoded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(nowait_core::event::EventBuf::new().is_empty());
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.bytes.is_empty()
+    }
+
+    #[inline]
+    fn name(&mut self, name: FieldName<'_>) {
+        match name {
+            FieldName::Index(i) if i <= MAX_FIELD_INDEX => self.bytes.push(i as u8),
+            FieldName::Index(i) => {
+                // Not addressable by index: name it by number instead of
+                // losing it.
+                let mut b = itoa::Buffer::new();
+                let s = b.format(i);
+                self.bytes.push(ITEM_INLINE);
+                self.bytes.push(s.len() as u8);
+                self.bytes.extend_from_slice(s.as_bytes());
+            }
+            FieldName::Inline(s) => {
+                let s = cut(s, u8::MAX as usize);
+                self.bytes.push(ITEM_INLINE);
+                self.bytes.push(s.len() as u8);
+                self.bytes.extend_from_slice(s.as_bytes());
+            }
+        }
+    }
+
+    /// Appends a string field (printed quoted and escaped in text).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// nowait_core::event::EventBuf::new().str(nowait_core::event::FieldName::Inline("user"), "ana");
+    /// ```
+    #[inline]
+    pub fn str(&mut self, name: FieldName<'_>, value: &str) {
+        self.name(name);
+        self.str_value(T_STR, value.as_bytes());
+    }
+
+    /// Appends an unsigned integer field.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// nowait_core::event::EventBuf::new().u64(nowait_core::event::FieldName::Index(0), 200);
+    /// ```
+    #[inline]
+    pub fn u64(&mut self, name: FieldName<'_>, value: u64) {
+        self.name(name);
+        self.bytes.push(T_U64);
+        self.bytes.extend_from_slice(&value.to_le_bytes());
+    }
+
+    /// Appends a signed integer field.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// nowait_core::event::EventBuf::new().i64(nowait_core::event::FieldName::Index(0), -1);
+    /// ```
+    #[inline]
+    pub fn i64(&mut self, name: FieldName<'_>, value: i64) {
+        self.name(name);
+        self.bytes.push(T_I64);
+        self.bytes.extend_from_slice(&value.to_le_bytes());
+    }
+
+    /// Appends a floating-point field.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// nowait_core::event::EventBuf::new().f64(nowait_core::event::FieldName::Index(0), 0.25);
+    /// ```
+    #[inline]
+    pub fn f64(&mut self, name: FieldName<'_>, value: f64) {
+        self.name(name);
+        self.bytes.push(T_F64);
+        self.bytes.extend_from_slice(&value.to_bits().to_le_bytes());
+    }
+
+    /// Appends a boolean field.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// nowait_core::event::EventBuf::new().bool(nowait_core::event::FieldName::Index(0), true);
+    /// ```
+    #[inline]
+    pub fn bool(&mut self, name: FieldName<'_>, value: bool) {
+        self.name(name);
+        self.bytes.push(T_BOOL);
+        self.bytes.push(value as u8);
+    }
+
+    /// Appends a character field.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// nowait_core::event::EventBuf::new().char(nowait_core::event::FieldName::Index(0), 'x');
+    /// ```
+    #[inline]
+    pub fn char(&mut self, name: FieldName<'_>, value: char) {
+        self.name(name);
+        self.bytes.push(T_CHAR);
+        self.bytes
+            .extend_from_slice(&u32::from(value).to_le_bytes());
+    }
+
+    /// Appends a field rendered now, on the calling thread, with `Display`
+    /// or `Debug` (`format_args!("{:?}", v)`): for values that cannot be
+    /// copied as one of the typed forms. Printed as is (escaped) in text.
+    ///
+    /// Returns `Err` if the value's formatting failed or panicked; the
+    /// field then holds what was written before the failure, and the caller
+    /// should discard the event (see [`Logger::discarded`](crate::Logger::discarded)).
+    ///
+    /// # Errors
+    ///
+    /// [`fmt::Error`] if the value's `Display`/`Debug` returned an error or
+    /// panicked.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// buf.rendered(nowait_core::event::FieldName::Index(0), format_args!("{:?}", [1, 2])).unwrap();
+    /// ```
+    pub fn rendered(&mut self, name: FieldName<'_>, value: fmt::Arguments<'_>) -> fmt::Result {
+        self.name(name);
+        self.rendered_value(value)
+    }
+
+    /// Appends the arguments of the call site's deferred message format:
+    /// `count` values follow, written with the `arg_*` methods.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// buf.args(nowait_core::event::FieldName::Index(0), 2);
+    /// buf.arg_u64(200);
+    /// buf.arg_str("/index.html");
+    /// ```
+    #[inline]
+    pub fn args(&mut self, name: FieldName<'_>, count: u8) {
+        self.name(name);
+        self.bytes.push(T_ARGS);
+        self.bytes.push(count);
+    }
+
+    /// A deferred argument: unsigned integer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// nowait_core::event::EventBuf::new().arg_u64(1);
+    /// ```
+    #[inline]
+    pub fn arg_u64(&mut self, value: u64) {
+        self.bytes.push(T_U64);
+        self.bytes.extend_from_slice(&value.to_le_bytes());
+    }
+
+    /// A deferred argument: signed integer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// nowait_core::event::EventBuf::new().arg_i64(-1);
+    /// ```
+    #[inline]
+    pub fn arg_i64(&mut self, value: i64) {
+        self.bytes.push(T_I64);
+        self.bytes.extend_from_slice(&value.to_le_bytes());
+    }
+
+    /// A deferred argument: floating point.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// nowait_core::event::EventBuf::new().arg_f64(0.5);
+    /// ```
+    #[inline]
+    pub fn arg_f64(&mut self, value: f64) {
+        self.bytes.push(T_F64);
+        self.bytes.extend_from_slice(&value.to_bits().to_le_bytes());
+    }
+
+    /// A deferred argument: boolean.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// nowait_core::event::EventBuf::new().arg_bool(true);
+    /// ```
+    #[inline]
+    pub fn arg_bool(&mut self, value: bool) {
+        self.bytes.push(T_BOOL);
+        self.bytes.push(value as u8);
+    }
+
+    /// A deferred argument: character.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// nowait_core::event::EventBuf::new().arg_char('x');
+    /// ```
+    #[inline]
+    pub fn arg_char(&mut self, value: char) {
+        self.bytes.push(T_CHAR);
+        self.bytes
+            .extend_from_slice(&u32::from(value).to_le_bytes());
+    }
+
+    /// A deferred argument: string.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// nowait_core::event::EventBuf::new().arg_str("x");
+    /// ```
+    #[inline]
+    pub fn arg_str(&mut self, value: &str) {
+        self.str_value(T_STR, value.as_bytes());
+    }
+
+    /// A deferred argument rendered now (a type the writer cannot format).
+    ///
+    /// # Errors
+    ///
+    /// As [`rendered`](EventBuf::rendered).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// nowait_core::event::EventBuf::new().arg_rendered(format_args!("{:?}", ())).unwrap();
+    /// ```
+    pub fn arg_rendered(&mut self, value: fmt::Arguments<'_>) -> fmt::Result {
+        self.rendered_value(value)
+    }
+
+    #[inline]
+    fn str_value(&mut self, tag: u8, bytes: &[u8]) {
+        self.bytes.push(tag);
+        let len = bytes.len().min(u32::MAX as usize);
+        self.bytes.extend_from_slice(&(len as u32).to_le_bytes());
+        self.bytes.extend_from_slice(&bytes[..len]);
+    }
+
+    fn rendered_value(&mut self, value: fmt::Arguments<'_>) -> fmt::Result {
+        self.bytes.push(T_RENDERED);
+        let at = self.bytes.len();
+        self.bytes.extend_from_slice(&0u32.to_le_bytes());
+        let result = match value.as_str() {
+            Some(s) => {
+                self.bytes.extend_from_slice(s.as_bytes());
+                Ok(())
+            }
+            None => {
+                let bytes = &mut self.bytes;
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    Utf8Sink(bytes).write_fmt(value)
+                }))
+                .unwrap_or(Err(fmt::Error))
+            }
+        };
+        let len = (self.bytes.len() - at - 4).min(u32::MAX as usize) as u32;
+        self.bytes[at..at + 4].copy_from_slice(&len.to_le_bytes());
+        result
+    }
+}
+
+struct Utf8Sink<'a>(&'a mut Vec<u8>);
+
+impl fmt::Write for Utf8Sink<'_> {
+    fn write_str(&mut self, s: &str) -> fmt::Result {
+        self.0.extend_from_slice(s.as_bytes());
+        Ok(())
+    }
+}
+
+/// Cuts `s` to at most `max` bytes on a character boundary.
+fn cut(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// The wall clock in nanoseconds since the Unix epoch (one vDSO call).
+#[inline]
+pub(crate) fn now_nanos() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+}
+
+thread_local! {
+    static BUF: RefCell<EventBuf> = RefCell::new(EventBuf::new());
+}
+
+/// Runs `f` with the calling thread's reusable [`EventBuf`].
+///
+/// The buffer keeps its capacity between events, so encoding allocates
+/// nothing once it has grown to the largest event. If `f` logs again (a
+/// `Display` impl that logs), the inner call gets a fresh buffer instead of
+/// deadlocking or panicking; during thread teardown, too.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::event::{with_event_buf, FieldName};
+///
+/// let len = with_event_buf(|buf| {
+///     buf.clear();
+///     buf.u64(FieldName::Index(0), 1);
+///     buf.len()
+/// });
+/// assert_eq!(len, 10);
+/// ```
+pub fn with_event_buf<R>(f: impl FnOnce(&mut EventBuf) -> R) -> R {
+    let mut f = Some(f);
+    let done = BUF.try_with(|cell| {
+        cell.try_borrow_mut()
+            .ok()
+            .map(|mut buf| (f.take().expect("called once"))(&mut buf))
+    });
+    match done {
+        Ok(Some(r)) => r,
+        _ => (f.take().expect("not called yet"))(&mut EventBuf::new()),
+    }
+}

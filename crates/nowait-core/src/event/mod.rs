@@ -1,0 +1,52 @@
+//! Structured events: the compact binary form the front ends write into the
+//! ring, the call-site registry the writer reads names from, and the decoder.
+//!
+//! # Encoding ([`kind::EVENT`](crate::kind::EVENT) payloads)
+//!
+//! All integers are little-endian.
+//!
+//! ```text
+//! event   := time:u64 (ns since the Unix epoch) site:u64 [target] item*
+//! target  := len:u16 bytes                      (only when site == 0)
+//! item    := index:u8 value                     (0..=252: the call site's field #index)
+//!          | 0xFD len:u8 name value             (a field named inline)
+//!          | 0xFE site:u64 len:u32 field-items  (one enclosing span, outermost first)
+//! value   := 0 len:u32 bytes    a string, printed quoted in text
+//!          | 1 len:u32 bytes    text rendered on the caller (Debug/Display), printed as is
+//!          | 2 u64 | 3 i64 | 4 f64 | 5 bool:u8 | 6 char:u32
+//!          | 7 n:u8 value{n}    the arguments of the call site's deferred message format
+//! ```
+//!
+//! Call sites are identified by a [`SiteKey`]: the address of a `'static`
+//! item that describes them (a `tracing` `Metadata`, a macro's static). The
+//! front end registers a [`Callsite`] under that key once; the writer looks
+//! names up by key, so an event carries no names, only values.
+
+mod callsite;
+mod decode;
+mod encode;
+pub(crate) mod message;
+
+pub use callsite::{register_callsite, Callsite, SiteKey};
+pub use decode::{Args, Event, Item, Items, SpanFields, Value};
+pub use encode::{with_event_buf, EventBuf, FieldName};
+
+pub(crate) use callsite::SiteCache;
+pub(crate) use decode::field_name as decode_field_name;
+
+pub(crate) const ITEM_INLINE: u8 = 0xFD;
+pub(crate) const ITEM_SPAN: u8 = 0xFE;
+/// Highest field index an event can refer to.
+pub(crate) const MAX_FIELD_INDEX: usize = 0xFC;
+
+pub(crate) const T_STR: u8 = 0;
+pub(crate) const T_RENDERED: u8 = 1;
+pub(crate) const T_U64: u8 = 2;
+pub(crate) const T_I64: u8 = 3;
+pub(crate) const T_F64: u8 = 4;
+pub(crate) const T_BOOL: u8 = 5;
+pub(crate) const T_CHAR: u8 = 6;
+pub(crate) const T_ARGS: u8 = 7;
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,241 @@
+//! nowait's own logging macros, with deferred formatting.
+//!
+//! `info!("GET {} {}", path, status)` copies the call site's address and the
+//! raw arguments into the ring; the writer thread formats the message. A
+//! format string or argument that cannot be deferred is rendered on the
+//! caller instead, with the same result.
+
+/// Logs an event at the given level through the global logger (see
+/// [`set_global`](crate::set_global)).
+///
+/// ```text
+/// event!(Level::Info, "GET {} {}", path, status);
+/// event!(Level::Info, target: "http", user = "ana", "login");
+/// event!(Level::Warn, retries = 3, delay_ms = 1.5, reason = %err, state = ?s);
+/// ```
+///
+/// Fields come first (`name = value`, `name = %display`, `name = ?debug`),
+/// then an optional message: a `std::fmt` format string and its arguments.
+/// Integers, floats, `bool`, `char`, `&str` and `String` (and references to
+/// them) are copied and formatted on the writer thread; other values are
+/// rendered on the calling thread. A message whose format uses named
+/// arguments, captured identifiers (`{x}`) or runtime width/precision is
+/// rendered on the calling thread too.
+///
+/// A disabled level costs one relaxed atomic load (and nothing at all below
+/// [`STATIC_MAX_LEVEL`](crate::STATIC_MAX_LEVEL)). A value whose `Display` or
+/// `Debug` panics discards the event and counts it in
+/// [`Stats::discarded`](crate::Stats::discarded).
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::{event, Level};
+///
+/// let path = "/index.html";
+/// event!(Level::Info, "GET {} {}", path, 200);
+/// event!(Level::Debug, target: "cache", hit = true, "lookup");
+/// ```
+#[macro_export]
+macro_rules! event {
+    ($lvl:expr, target: $target:expr, $($rest:tt)+) => {
+        $crate::__nowait_fields!(($lvl, $target) [] $($rest)+)
+    };
+    ($lvl:expr, $($rest:tt)+) => {
+        $crate::__nowait_fields!(($lvl, ::core::module_path!()) [] $($rest)+)
+    };
+}
+
+/// Logs at TRACE level; see [`event!`](crate::event!) for the syntax.
+///
+/// # Examples
+///
+/// ```
+/// nowait_core::trace!(bytes = 512usize, "read");
+/// ```
+#[macro_export]
+macro_rules! trace {
+    ($($arg:tt)+) => { $crate::event!($crate::Level::Trace, $($arg)+) };
+}
+
+/// Logs at DEBUG level; see [`event!`](crate::event!) for the syntax.
+///
+/// # Examples
+///
+/// ```
+/// nowait_core::debug!("cache miss for {}", "key");
+/// ```
+#[macro_export]
+macro_rules! debug {
+    ($($arg:tt)+) => { $crate::event!($crate::Level::Debug, $($arg)+) };
+}
+
+/// Logs at INFO level; see [`event!`](crate::event!) for the syntax.
+///
+/// # Examples
+///
+/// ```
+/// nowait_core::info!(status = 200u16, "GET {}", "/");
+/// ```
+#[macro_export]
+macro_rules! info {
+    ($($arg:tt)+) => { $crate::event!($crate::Level::Info, $($arg)+) };
+}
+
+/// Logs at WARN level; see [`event!`](crate::event!) for the syntax.
+///
+/// # Examples
+///
+/// ```
+/// nowait_core::warn!(target: "db", millis = 812u64, "slow query");
+/// ```
+#[macro_export]
+macro_rules! warn {
+    ($($arg:tt)+) => { $crate::event!($crate::Level::Warn, $($arg)+) };
+}
+
+/// Logs at ERROR level; see [`event!`](crate::event!) for the syntax.
+///
+/// # Examples
+///
+/// ```
+/// let err = std::io::Error::other("disk full");
+/// nowait_core::error!(error = %err, "write failed");
+/// ```
+#[macro_export]
+macro_rules! error {
+    ($($arg:tt)+) => { $crate::event!($crate::Level::Error, $($arg)+) };
+}
+
+/// Collects `name = value` fields, then hands over to the message.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_fields {
+    // A message follows.
+    ($head:tt [$($f:tt)*] $fmt:literal $(, $arg:expr)* $(,)?) => {
+        $crate::__nowait_emit!($head [$($f)*] ($fmt) [] $($arg,)*)
+    };
+    // Fields.
+    ($head:tt [$($f:tt)*] $k:ident = % $v:expr $(, $($rest:tt)*)?) => {
+        $crate::__nowait_fields!($head [$($f)* (display $k $v)] $($($rest)*)?)
+    };
+    ($head:tt [$($f:tt)*] $k:ident = ? $v:expr $(, $($rest:tt)*)?) => {
+        $crate::__nowait_fields!($head [$($f)* (debug $k $v)] $($($rest)*)?)
+    };
+    ($head:tt [$($f:tt)*] $k:ident = $v:expr $(, $($rest:tt)*)?) => {
+        $crate::__nowait_fields!($head [$($f)* (value $k $v)] $($($rest)*)?)
+    };
+    // Fields only, no message.
+    ($head:tt [$($f:tt)*]) => {
+        $crate::__nowait_emit!($head [$($f)*] () [])
+    };
+}
+
+/// Binds each message argument once (a fresh hygienic `__a` per step),
+/// then expands the event.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_emit {
+    ($head:tt [$($f:tt)*] ($($fmt:literal)?) [$($bound:ident)*] $next:expr, $($rest:expr,)*) => {
+        match &$next {
+            __a => $crate::__nowait_emit!($head [$($f)*] ($($fmt)?) [$($bound)* __a] $($rest,)*),
+        }
+    };
+    (($lvl:expr, $target:expr) [$(($how:ident $k:ident $v:expr))*] ($($fmt:literal)?) [$($bound:ident)*]) => {{
+        const __LEVEL: $crate::Level = $lvl;
+        if __LEVEL as u8 >= $crate::STATIC_MAX_LEVEL as u8 && $crate::__private::enabled(__LEVEL) {
+            const __DEFERRED: bool = $crate::__nowait_deferrable!(($($fmt)?) [$($bound)*]);
+            static __SITE: $crate::__private::MacroSite = $crate::__private::MacroSite::new(
+                __LEVEL,
+                $target,
+                ::core::module_path!(),
+                ::core::file!(),
+                ::core::line!(),
+                $crate::__nowait_format!(__DEFERRED, $($fmt)?),
+                &["message" $(, ::core::stringify!($k))*],
+            );
+            #[allow(unused_imports)]
+            use $crate::__private::{ArgOther as _, ArgPlain as _, FieldOther as _, FieldPlain as _};
+            $crate::__private::emit(&__SITE, |__buf| {
+                $crate::__nowait_message!(__buf, __DEFERRED, ($($fmt)?) [$($bound)*]);
+                let mut __i = 0usize;
+                $(
+                    __i += 1;
+                    $crate::__nowait_field!(__buf, __i, $how, $v);
+                )*
+                let _ = __i;
+                ::core::result::Result::Ok(())
+            });
+        }
+    }};
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_message {
+    ($buf:ident, $deferred:ident, () []) => {};
+    ($buf:ident, $deferred:ident, ($fmt:literal) [$($bound:ident)*]) => {
+        if $deferred $(&& (&$crate::__private::Wrap($bound)).nowait_plain())* {
+            $buf.args($crate::event::FieldName::Index(0), $crate::__nowait_count!($($bound)*));
+            $((&$crate::__private::Wrap($bound)).nowait_encode($buf);)*
+        } else {
+            $buf.rendered(
+                $crate::event::FieldName::Index(0),
+                ::core::format_args!($fmt $(, $bound)*),
+            )?;
+        }
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_field {
+    ($buf:ident, $i:ident, value, $v:expr) => {
+        (&$crate::__private::Wrap(&$v)).nowait_field($buf, $crate::event::FieldName::Index($i))?
+    };
+    ($buf:ident, $i:ident, display, $v:expr) => {
+        $buf.rendered(
+            $crate::event::FieldName::Index($i),
+            ::core::format_args!("{}", $v),
+        )?
+    };
+    ($buf:ident, $i:ident, debug, $v:expr) => {
+        $buf.rendered(
+            $crate::event::FieldName::Index($i),
+            ::core::format_args!("{:?}", $v),
+        )?
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_deferrable {
+    (() [$($bound:ident)*]) => {
+        false
+    };
+    (($fmt:literal) [$($bound:ident)*]) => {
+        $crate::__private::deferrable($fmt, $crate::__nowait_count!($($bound)*) as usize)
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_format {
+    ($deferred:ident,) => {
+        ""
+    };
+    ($deferred:ident, $fmt:literal) => {
+        if $deferred {
+            $fmt
+        } else {
+            ""
+        }
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_count {
+    () => { 0u8 };
+    ($head:ident $($rest:ident)*) => { 1u8 + $crate::__nowait_count!($($rest)*) };
+}

@@ -1,0 +1,148 @@
+//! nowait's own macros through the global logger: exact text and JSON
+//! output, deferred and caller-rendered messages, fields, levels, panicking
+//! and self-logging `Display` impls.
+//!
+//! One process-wide logger, so everything runs in one test.
+
+use std::fmt;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use nowait_core::{debug, error, event, info, trace, warn, Builder, Json, Level, Sink, Text};
+
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Shared {
+    fn take(&self) -> String {
+        String::from_utf8(std::mem::take(&mut *self.0.lock().unwrap())).unwrap()
+    }
+}
+
+struct Panics;
+impl fmt::Display for Panics {
+    fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+        panic!("Display of Panics")
+    }
+}
+
+struct LogsItself;
+impl fmt::Display for LogsItself {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        info!("inner {}", 1);
+        f.write_str("outer-value")
+    }
+}
+
+#[derive(Debug)]
+#[allow(dead_code)]
+struct Point {
+    x: i32,
+    y: i32,
+}
+
+/// Drops the 27-byte timestamp and the space after it.
+fn strip_times(text: &str) -> Vec<String> {
+    text.lines()
+        .map(|l| {
+            assert_eq!(&l[4..5], "-", "line starts with a timestamp: {l:?}");
+            assert_eq!(&l[26..27], "Z", "line starts with a timestamp: {l:?}");
+            l[28..].to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn macros_render_exactly() {
+    // Before a global logger exists, macros are disabled and cost nothing.
+    info!("dropped on the floor {}", 1);
+
+    let text = Shared::default();
+    let json = Shared::default();
+    let (logger, _guard) = Builder::new()
+        .catch_panics(false)
+        .flush_on_exit(false)
+        .sink(Sink::writer(text.clone()).format(Text::new().ansi(false)))
+        .sink(Sink::writer(json.clone()).format(Json::new()))
+        .build()
+        .unwrap();
+    nowait_core::set_global(logger.clone()).unwrap();
+
+    let path = "/index.html";
+    let owned = String::from("owned");
+    info!("GET {} {} {}us", path, 200u16, 41.5);
+    warn!(target: "db", millis = 812u64, table = "users", "slow query");
+    error!(code = -3i32, ok = false, c = 'x');
+    debug!(
+        "hex {:#06x} pad [{:>5}] prec {:.2} dbg {:?} {}",
+        255u32,
+        "ab",
+        2.0f64 / 3.0,
+        "q\"",
+        owned
+    );
+    trace!("captured {path}");
+    info!("point {:?}", Point { x: 1, y: -2 });
+    info!(p = ?Point { x: 3, y: 4 }, d = %path, "fields");
+    // Hostile values cannot forge lines or escapes.
+    let evil = "a\nINFO forged\x1b[31m\r";
+    info!(user = evil, "login {}", evil);
+    event!(Level::Info, "evaluated once: {}", {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+    });
+
+    // A panicking Display discards the event and counts it.
+    let before = logger.stats().discarded;
+    info!("boom {}", Panics);
+    assert_eq!(logger.stats().discarded, before + 1);
+    // A Display that logs does not deadlock; both events are written.
+    info!("outer {}", LogsItself);
+
+    // Level filter.
+    nowait_core::set_max_level(Level::Warn);
+    info!("filtered out");
+    warn!("kept");
+    nowait_core::set_max_level(Level::Trace);
+
+    logger.flush().unwrap();
+    let lines = strip_times(&text.take());
+    let want = [
+        " INFO macros: GET /index.html 200 41.5us",
+        " WARN db: slow query millis=812 table=\"users\"",
+        "ERROR macros: code=-3 ok=false c='x'",
+        "DEBUG macros: hex 0x00ff pad [   ab] prec 0.67 dbg \"q\\\"\" owned",
+        "TRACE macros: captured /index.html",
+        " INFO macros: point Point { x: 1, y: -2 }",
+        " INFO macros: fields p=Point { x: 3, y: 4 } d=/index.html",
+        " INFO macros: login a\\nINFO forged\\x1b[31m\\r user=\"a\\nINFO forged\\u{1b}[31m\\r\"",
+        " INFO macros: evaluated once: 1",
+        " INFO macros: inner 1",
+        " INFO macros: outer outer-value",
+        " WARN macros: kept",
+    ];
+    assert_eq!(lines, want);
+
+    let json = json.take();
+    let json: Vec<&str> = json.lines().collect();
+    assert_eq!(json.len(), want.len());
+    assert_eq!(
+        &json[1][43..],
+        r#""level":"WARN","target":"db","message":"slow query","fields":{"millis":812,"table":"users"},"spans":[]}"#
+    );
+    assert_eq!(
+        &json[7][43..],
+        r#""level":"INFO","target":"macros","message":"login a\nINFO forged\u001b[31m\r","fields":{"user":"a\nINFO forged\u001b[31m\r"},"spans":[]}"#
+    );
+    assert!(json[0].starts_with(r#"{"timestamp":"20"#));
+}
