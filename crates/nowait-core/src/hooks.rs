@@ -15,6 +15,7 @@ use crate::{kind, Level};
 pub(crate) struct Options {
     pub(crate) catch_panics: bool,
     pub(crate) flush_on_exit: bool,
+    #[cfg_attr(not(feature = "signals"), allow(dead_code))]
     pub(crate) drain_on_signals: bool,
     pub(crate) timeout: Duration,
 }

@@ -1,1 +1,287 @@
-//! nowait-tracing
+//! A [`tracing-subscriber`](tracing_subscriber) [`Layer`] that hands events to
+//! [nowait](https://docs.rs/nowait)'s lock-free ring: the request thread
+//! copies the event's raw values, the writer thread formats and writes them.
+//!
+//! # Quick start
+//!
+//! ```
+//! use nowait_core::{Builder, Sink};
+//! use tracing_subscriber::prelude::*;
+//!
+//! # let dir = tempfile::tempdir().unwrap();
+//! let (layer, guard) = nowait_tracing::layer(Builder::new().sink(Sink::file(dir.path().join("app.log"))))?;
+//! let subscriber = tracing_subscriber::registry().with(layer);
+//! tracing::subscriber::with_default(subscriber, || {
+//!     tracing::info!(status = 200, "GET /");
+//! });
+//! drop(guard); // drains and flushes
+//! # Ok::<(), nowait_core::BuildError>(())
+//! ```
+//!
+//! In a program, `tracing_subscriber::registry().with(layer).init()`
+//! installs it for good; it composes with `EnvFilter`, per-layer filters
+//! and other layers like any layer.
+//!
+//! # What runs on the calling thread
+//!
+//! For each event: one clock read, the call site's address, and the values
+//! `tracing` hands over (`u64`, `i64`, `f64`, `bool` and `&str` are copied as
+//! they are; the message and `Debug`-only values are rendered into the
+//! thread's reusable buffer), plus the fields of the enclosing spans, which
+//! were encoded when each span was created. No allocation once the buffer
+//! has grown, no lock, no system call. Names, targets and the text or JSON
+//! layout are the writer thread's business (see [`nowait_core::Text`] and
+//! [`nowait_core::Json`]).
+//!
+//! # Panics and re-entrancy
+//!
+//! A `Debug` or `Display` implementation that panics while its event is
+//! being encoded discards that event (counted in
+//! [`Stats::discarded`](nowait_core::Stats::discarded) and reported in the
+//! output) instead of unwinding into the caller. One that logs from inside
+//! its own formatting gets a fresh buffer: no deadlock.
+//!
+//! # Migrating from `tracing_appender::non_blocking`
+//!
+//! ```text
+//! - let (writer, _guard) = tracing_appender::non_blocking(std::io::stdout());
+//! - tracing_subscriber::fmt().with_writer(writer).init();
+//! + let (layer, _guard) = nowait_tracing::layer(nowait_core::Builder::new().sink(nowait_core::Sink::stdout()))?;
+//! + tracing_subscriber::registry().with(layer).init();
+//! ```
+//!
+//! The default text layout is that of `tracing_subscriber::fmt()`.
+#![deny(unsafe_code)]
+#![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
+
+use std::fmt;
+
+use nowait_core::event::{
+    register_callsite, with_event_buf, Callsite, EventBuf, FieldName, SiteKey,
+};
+use nowait_core::{kind, BuildError, Builder, Guard, Level, Logger};
+use tracing_core::field::{Field, Visit};
+use tracing_core::span::{Attributes, Id, Record};
+use tracing_core::{Event, Interest, Metadata, Subscriber};
+use tracing_subscriber::layer::Context;
+use tracing_subscriber::registry::LookupSpan;
+use tracing_subscriber::Layer;
+
+/// Builds a logger from `builder` and a layer feeding it.
+///
+/// # Errors
+///
+/// [`BuildError`] if the logger cannot be built (a file that cannot be
+/// opened, an invalid setting).
+///
+/// # Examples
+///
+/// ```
+/// use tracing_subscriber::prelude::*;
+///
+/// let (layer, _guard) = nowait_tracing::layer(nowait_core::Builder::new())?;
+/// let _subscriber = tracing_subscriber::registry().with(layer);
+/// # Ok::<(), nowait_core::BuildError>(())
+/// ```
+pub fn layer(builder: Builder) -> Result<(NowaitLayer, Guard), BuildError> {
+    let (logger, guard) = builder.build()?;
+    Ok((NowaitLayer::new(logger), guard))
+}
+
+/// The `tracing` layer: encodes each event into the logger's ring.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::{Builder, Sink};
+/// use tracing_subscriber::{prelude::*, EnvFilter};
+///
+/// let (logger, _guard) = Builder::new().sink(Sink::writer(std::io::sink())).build()?;
+/// let subscriber = tracing_subscriber::registry()
+///     .with(EnvFilter::new("info"))
+///     .with(nowait_tracing::NowaitLayer::new(logger));
+/// tracing::subscriber::with_default(subscriber, || tracing::warn!(disk = "sda", "90% full"));
+/// # Ok::<(), nowait_core::BuildError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct NowaitLayer {
+    logger: Logger,
+}
+
+impl NowaitLayer {
+    /// A layer that pushes events to `logger`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let (logger, _guard) = nowait_core::Builder::new().sink(nowait_core::Sink::writer(std::io::sink())).build().unwrap();
+    /// let layer = nowait_tracing::NowaitLayer::new(logger);
+    /// # let _ = layer;
+    /// ```
+    pub fn new(logger: Logger) -> NowaitLayer {
+        NowaitLayer { logger }
+    }
+
+    /// The logger the layer feeds (for [`Logger::flush`] and
+    /// [`Logger::stats`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let (logger, _guard) = nowait_core::Builder::new().sink(nowait_core::Sink::writer(std::io::sink())).build().unwrap();
+    /// let layer = nowait_tracing::NowaitLayer::new(logger);
+    /// layer.logger().flush().unwrap();
+    /// ```
+    pub fn logger(&self) -> &Logger {
+        &self.logger
+    }
+}
+
+/// The fields of a span, encoded once when it was created (and extended by
+/// `Span::record`), copied into each event inside it.
+struct SpanFields(Vec<u8>);
+
+fn level_of(meta: &Metadata<'_>) -> Level {
+    match *meta.level() {
+        tracing_core::Level::TRACE => Level::Trace,
+        tracing_core::Level::DEBUG => Level::Debug,
+        tracing_core::Level::INFO => Level::Info,
+        tracing_core::Level::WARN => Level::Warn,
+        _ => Level::Error,
+    }
+}
+
+fn register(meta: &'static Metadata<'static>) {
+    let site = Callsite::new(level_of(meta), meta.target(), meta.name())
+        .fields(meta.fields().iter().map(|f| f.name()).collect())
+        .location(meta.module_path(), meta.file(), meta.line());
+    register_callsite(SiteKey::of(meta), site);
+}
+
+impl<S> Layer<S> for NowaitLayer
+where
+    S: Subscriber + for<'a> LookupSpan<'a>,
+{
+    fn register_callsite(&self, meta: &'static Metadata<'static>) -> Interest {
+        register(meta);
+        Interest::always()
+    }
+
+    fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else { return };
+        let mut buf = EventBuf::new();
+        let mut visitor = Visitor::new(&mut buf);
+        attrs.record(&mut visitor);
+        if visitor.failed {
+            self.logger.discarded();
+        }
+        span.extensions_mut()
+            .insert(SpanFields(buf.field_bytes().to_vec()));
+    }
+
+    fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
+        let Some(span) = ctx.span(id) else { return };
+        let mut buf = EventBuf::new();
+        let mut visitor = Visitor::new(&mut buf);
+        values.record(&mut visitor);
+        let mut ext = span.extensions_mut();
+        match ext.get_mut::<SpanFields>() {
+            Some(fields) => fields.0.extend_from_slice(buf.field_bytes()),
+            None => ext.insert(SpanFields(buf.field_bytes().to_vec())),
+        }
+    }
+
+    fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
+        let meta = event.metadata();
+        let logger = &self.logger;
+        with_event_buf(|buf| {
+            buf.begin(SiteKey::of(meta));
+            if let Some(scope) = ctx.event_scope(event) {
+                for span in scope.from_root() {
+                    let ext = span.extensions();
+                    let fields = ext.get::<SpanFields>().map_or(&[][..], |f| &f.0[..]);
+                    buf.span(SiteKey::of(span.metadata()), fields);
+                }
+            }
+            let mut visitor = Visitor::new(buf);
+            event.record(&mut visitor);
+            if visitor.failed {
+                logger.discarded();
+                return;
+            }
+            let _ = logger.push(level_of(meta), kind::EVENT, &[buf.as_bytes()]);
+        });
+    }
+}
+
+/// Copies the values `tracing` hands over into an [`EventBuf`].
+struct Visitor<'a> {
+    buf: &'a mut EventBuf,
+    failed: bool,
+}
+
+impl<'a> Visitor<'a> {
+    fn new(buf: &'a mut EventBuf) -> Visitor<'a> {
+        Visitor { buf, failed: false }
+    }
+}
+
+fn name(field: &Field) -> FieldName<'static> {
+    FieldName::Index(field.index())
+}
+
+impl Visit for Visitor<'_> {
+    fn record_f64(&mut self, field: &Field, value: f64) {
+        self.buf.f64(name(field), value);
+    }
+
+    fn record_i64(&mut self, field: &Field, value: i64) {
+        self.buf.i64(name(field), value);
+    }
+
+    fn record_u64(&mut self, field: &Field, value: u64) {
+        self.buf.u64(name(field), value);
+    }
+
+    fn record_i128(&mut self, field: &Field, value: i128) {
+        match i64::try_from(value) {
+            Ok(v) => self.buf.i64(name(field), v),
+            Err(_) => self.record_debug(field, &value),
+        }
+    }
+
+    fn record_u128(&mut self, field: &Field, value: u128) {
+        match u64::try_from(value) {
+            Ok(v) => self.buf.u64(name(field), v),
+            Err(_) => self.record_debug(field, &value),
+        }
+    }
+
+    fn record_bool(&mut self, field: &Field, value: bool) {
+        self.buf.bool(name(field), value);
+    }
+
+    fn record_str(&mut self, field: &Field, value: &str) {
+        self.buf.str(name(field), value);
+    }
+
+    fn record_error(&mut self, field: &Field, value: &(dyn std::error::Error + 'static)) {
+        if self
+            .buf
+            .rendered(name(field), format_args!("{value}"))
+            .is_err()
+        {
+            self.failed = true;
+        }
+    }
+
+    fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
+        if self
+            .buf
+            .rendered(name(field), format_args!("{value:?}"))
+            .is_err()
+        {
+            self.failed = true;
+        }
+    }
+}

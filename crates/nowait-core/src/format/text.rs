@@ -43,6 +43,7 @@ use crate::Level;
 pub struct Text {
     ansi: Option<bool>,
     target: Option<bool>,
+    time: Option<bool>,
 }
 
 impl Text {
@@ -70,6 +71,18 @@ impl Text {
         self
     }
 
+    /// Whether to print the timestamp (default `true`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _no_time = nowait_core::Text::new().with_time(false);
+    /// ```
+    pub fn with_time(mut self, on: bool) -> Text {
+        self.time = Some(on);
+        self
+    }
+
     /// Whether to print the target (default `true`).
     ///
     /// # Examples
@@ -91,6 +104,7 @@ impl MakeFormat for Text {
         Box::new(TextFormat {
             ansi,
             target: self.target.unwrap_or(true),
+            time: self.time.unwrap_or(true),
             ..TextFormat::default()
         })
     }
@@ -107,6 +121,7 @@ fn no_color() -> bool {
 pub(crate) struct TextFormat {
     pub(crate) ansi: bool,
     pub(crate) target: bool,
+    pub(crate) time: bool,
     sites: SiteCache,
     clock: TimeCache,
     scratch: (String, String),
@@ -128,10 +143,12 @@ impl TextFormat {
     }
 
     fn head(&mut self, nanos: u64, level: Level, out: &mut Vec<u8>) {
-        self.paint(out, b"2");
-        self.clock.write(nanos, out);
-        self.reset(out);
-        out.push(b' ');
+        if self.time {
+            self.paint(out, b"2");
+            self.clock.write(nanos, out);
+            self.reset(out);
+            out.push(b' ');
+        }
         self.paint(out, level_colour(level));
         out.extend_from_slice(match level {
             Level::Trace => b"TRACE",

@@ -1,0 +1,247 @@
+//! The `tracing` layer: exact output bytes in text and JSON, the same text
+//! as `tracing_subscriber::fmt()`, spans, filters, hostile values, panicking
+//! `Debug` impls.
+
+use std::fmt;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use nowait_core::{Builder, Json, Logger, Sink, Text};
+use tracing::{info, info_span, warn};
+use tracing_subscriber::prelude::*;
+
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Shared {
+    type Writer = Shared;
+    fn make_writer(&'a self) -> Shared {
+        self.clone()
+    }
+}
+
+impl Shared {
+    fn take(&self) -> String {
+        String::from_utf8(std::mem::take(&mut *self.0.lock().unwrap())).unwrap()
+    }
+}
+
+fn logger(out: &Shared, format: impl nowait_core::MakeFormat) -> (Logger, nowait_core::Guard) {
+    Builder::new()
+        .catch_panics(false)
+        .flush_on_exit(false)
+        .sink(Sink::writer(out.clone()).format(format))
+        .build()
+        .unwrap()
+}
+
+struct PanicsInDebug;
+impl fmt::Debug for PanicsInDebug {
+    fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+        panic!("Debug of PanicsInDebug")
+    }
+}
+
+/// The workload every comparison below runs.
+fn workload() {
+    let conn = info_span!("conn", peer = "10.0.0.7", port = 4431u64);
+    let _c = conn.enter();
+    let req = info_span!("request", id = 42i64);
+    let _r = req.enter();
+    info!(status = 200u64, micros = 41.5, cached = false, "GET {}", "/index.html");
+    warn!(target: "db", table = "users", "slow query");
+    req.record("id", 43i64);
+    info!(answer = ?Some(42), "no message args");
+    tracing::error!(error = &std::io::Error::other("disk full") as &dyn std::error::Error);
+}
+
+#[test]
+fn text_matches_tracing_subscriber_fmt_byte_for_byte() {
+    // tracing-subscriber's own output, without time and colours.
+    let theirs = Shared::default();
+    let fmt_layer = tracing_subscriber::fmt::layer()
+        .without_time()
+        .with_ansi(false)
+        .with_writer(theirs.clone());
+    tracing::subscriber::with_default(tracing_subscriber::registry().with(fmt_layer), workload);
+
+    let ours = Shared::default();
+    let (logger, _guard) = logger(&ours, Text::new().ansi(false).with_time(false));
+    let layer = nowait_tracing::NowaitLayer::new(logger.clone());
+    tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), workload);
+    logger.flush().unwrap();
+
+    let theirs = theirs.take();
+    assert_eq!(theirs.lines().count(), 4);
+    assert_eq!(ours.take(), theirs);
+}
+
+#[test]
+fn text_with_time_exact() {
+    let out = Shared::default();
+    let (logger, _guard) = logger(&out, Text::new().ansi(false));
+    let layer = nowait_tracing::NowaitLayer::new(logger.clone());
+    tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), workload);
+    logger.flush().unwrap();
+    let text = out.take();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4);
+    for l in &lines {
+        // 2026-11-23T03:31:05.648578Z
+        assert_eq!(l.as_bytes()[10], b'T');
+        assert_eq!(&l[26..28], "Z ");
+    }
+    assert_eq!(
+        &lines[0][28..],
+        " INFO conn{peer=\"10.0.0.7\" port=4431}:request{id=42}: layer: GET /index.html status=200 micros=41.5 cached=false"
+    );
+}
+
+#[test]
+fn json_exact() {
+    let out = Shared::default();
+    let (logger, _guard) = logger(&out, Json::new());
+    let layer = nowait_tracing::NowaitLayer::new(logger.clone());
+    tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), workload);
+    logger.flush().unwrap();
+    let text = out.take();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4);
+    let rest: Vec<&str> = lines.iter().map(|l| &l[43..]).collect();
+    assert_eq!(
+        rest,
+        [
+            r#""level":"INFO","target":"layer","message":"GET /index.html","fields":{"status":200,"micros":41.5,"cached":false},"spans":[{"name":"conn","peer":"10.0.0.7","port":4431},{"name":"request","id":42}]}"#,
+            r#""level":"WARN","target":"db","message":"slow query","fields":{"table":"users"},"spans":[{"name":"conn","peer":"10.0.0.7","port":4431},{"name":"request","id":42}]}"#,
+            r#""level":"INFO","target":"layer","message":"no message args","fields":{"answer":"Some(42)"},"spans":[{"name":"conn","peer":"10.0.0.7","port":4431},{"name":"request","id":42,"id":43}]}"#,
+            r#""level":"ERROR","target":"layer","message":"","fields":{"error":"disk full"},"spans":[{"name":"conn","peer":"10.0.0.7","port":4431},{"name":"request","id":42,"id":43}]}"#,
+        ]
+    );
+    assert!(lines[0].starts_with(r#"{"timestamp":"20"#));
+}
+
+#[test]
+fn composes_with_env_filter_and_per_layer_filters() {
+    let out = Shared::default();
+    let (logger, _guard) = logger(&out, Text::new().ansi(false).with_time(false));
+    let layer = nowait_tracing::NowaitLayer::new(logger.clone())
+        .with_filter(tracing_subscriber::filter::LevelFilter::WARN);
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_subscriber::EnvFilter::new("info,noisy=error"))
+        .with(layer);
+    tracing::subscriber::with_default(subscriber, || {
+        tracing::debug!("debug: filtered by both");
+        info!("info: filtered by the per-layer filter");
+        warn!(target: "noisy", "warn: filtered by EnvFilter");
+        warn!("kept");
+    });
+    logger.flush().unwrap();
+    assert_eq!(out.take(), " WARN layer: kept\n");
+}
+
+#[test]
+fn hostile_values_stay_on_one_line() {
+    let out = Shared::default();
+    let json = Shared::default();
+    let (logger, _guard) = Builder::new()
+        .catch_panics(false)
+        .flush_on_exit(false)
+        .sink(Sink::writer(out.clone()).format(Text::new().ansi(false).with_time(false)))
+        .sink(Sink::writer(json.clone()).format(Json::new()))
+        .build()
+        .unwrap();
+    let layer = nowait_tracing::NowaitLayer::new(logger.clone());
+    tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
+        let evil = "x\n2026-01-01T00:00:00.000000Z ERROR forged\x1b]0;pwned\x07\u{9b}2J";
+        info!(user = evil, dbg = ?evil, "login {}", evil);
+    });
+    logger.flush().unwrap();
+    assert_eq!(
+        out.take(),
+        " INFO layer: login x\\n2026-01-01T00:00:00.000000Z ERROR forged\\x1b]0;pwned\\x07\\u{9b}2J \
+         user=\"x\\n2026-01-01T00:00:00.000000Z ERROR forged\\u{1b}]0;pwned\\u{7}\\u{9b}2J\" \
+         dbg=\"x\\n2026-01-01T00:00:00.000000Z ERROR forged\\u{1b}]0;pwned\\u{7}\\u{9b}2J\"\n"
+    );
+    let json = json.take();
+    assert_eq!(json.lines().count(), 1);
+    assert!(json.contains(r#""message":"login x\n2026-01-01T00:00:00.000000Z ERROR forged\u001b]0;pwned\u0007\u009b2J""#));
+}
+
+#[test]
+fn panicking_debug_discards_the_event_and_counts_it() {
+    let out = Shared::default();
+    let (logger, _guard) = logger(&out, Text::new().ansi(false).with_time(false));
+    let layer = nowait_tracing::NowaitLayer::new(logger.clone());
+    tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
+        info!(bad = ?PanicsInDebug, "never written");
+        info!("after");
+    });
+    logger.flush().unwrap();
+    assert_eq!(logger.stats().discarded, 1);
+    let text = out.take();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines[0], " INFO layer: after");
+    assert!(
+        lines[1].starts_with(" WARN nowait: 1 record dropped (discarded by the front end"),
+        "the loss is reported in the output: {text:?}"
+    );
+    assert!(!text.contains("never written"));
+}
+
+mod prop {
+    use super::*;
+    use proptest::prelude::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]
+        /// Any string, as message, string field or Debug field: exactly one
+        /// line out, free of control characters, in text and JSON; and the
+        /// JSON line parses back to the same strings.
+        #[test]
+        fn one_record_one_line(s in any::<String>(), bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let lossy = String::from_utf8_lossy(&bytes).into_owned();
+            let out = Shared::default();
+            let json = Shared::default();
+            let (logger, _guard) = Builder::new()
+                .catch_panics(false)
+                .flush_on_exit(false)
+                .sink(Sink::writer(out.clone()).format(Text::new().ansi(true)))
+                .sink(Sink::writer(json.clone()).format(Json::new()))
+                .build()
+                .unwrap();
+            let layer = nowait_tracing::NowaitLayer::new(logger.clone());
+            tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
+                info!(f = s.as_str(), d = ?lossy, "{}", s);
+            });
+            logger.flush().unwrap();
+            let text = out.take();
+            prop_assert_eq!(text.matches('\n').count(), 1);
+            prop_assert!(text.ends_with('\n'));
+            // Only our own colour codes may contain ESC.
+            let no_sgr = text
+                .replace("\x1b[0m", "")
+                .replace("\x1b[1m", "")
+                .replace("\x1b[2m", "")
+                .replace("\x1b[3m", "")
+                .replace("\x1b[32m", "");
+            prop_assert!(!no_sgr[..no_sgr.len() - 1].chars().any(char::is_control), "{:?}", text);
+            let json = json.take();
+            prop_assert_eq!(json.matches('\n').count(), 1);
+            prop_assert!(!json[..json.len() - 1].chars().any(char::is_control));
+            let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+            prop_assert_eq!(v["message"].as_str().unwrap(), s.as_str());
+            prop_assert_eq!(v["fields"]["f"].as_str().unwrap(), s.as_str());
+            prop_assert_eq!(v["fields"]["d"].as_str().unwrap(), format!("{:?}", lossy));
+        }
+    }
+}
