@@ -294,6 +294,9 @@ impl Logger {
 
     /// Waits until every record pushed before the call is written to every
     /// sink (or counted as dropped there) and custom writers are flushed.
+    /// Records lost in the ring before the call (full, shed, discarded) are
+    /// reported in the output before it returns, not at the end of their
+    /// reporting window.
     ///
     /// Waits at most the flush timeout (see [`Builder::flush_timeout`],
     /// default 5 s). Records behind a stalled terminal stay pending.

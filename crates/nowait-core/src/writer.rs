@@ -561,6 +561,12 @@ impl Writer {
 
     fn report_losses(&mut self, force: bool) {
         let now = SystemTime::now();
+        self.report_ring_losses(now, force);
+        self.report_sink_losses(now, force);
+    }
+
+    /// Ring-level losses (full, shed, too large, discarded).
+    fn report_ring_losses(&mut self, now: SystemTime, force: bool) {
         let c = &self.shared.counters;
         let totals = [
             c.dropped_full.load(Ordering::Relaxed),
@@ -575,6 +581,10 @@ impl Writer {
                 self.broadcast(Level::Warn, &msg, None);
             }
         }
+    }
+
+    /// Per-sink losses (overflow of a slow sink, a failed sink).
+    fn report_sink_losses(&mut self, now: SystemTime, force: bool) {
         for i in 0..self.sinks.len() {
             let sink = &mut self.sinks[i];
             sink.failed_loss.observe(sink.dropped_failed, now);
@@ -612,12 +622,18 @@ impl Writer {
                 target,
                 deadline,
                 ack,
-            } => self.flushes.push(PendingFlush {
-                target,
-                deadline,
-                ack,
-                marks: None,
-            }),
+            } => {
+                // Losses counted before the flush was asked for are part of
+                // what it waits for: report them now rather than at the end
+                // of their time window.
+                self.report_ring_losses(SystemTime::now(), true);
+                self.flushes.push(PendingFlush {
+                    target,
+                    deadline,
+                    ack,
+                    marks: None,
+                });
+            }
             Control::Reopen { ack } => {
                 self.check_rotation(true);
                 let result = match self

@@ -70,3 +70,32 @@ fn producer_thread_does_not_allocate() {
     run(FullPolicy::Drop);
     run(FullPolicy::Block);
 }
+
+/// The macros: deferred arguments, a caller-rendered argument, fields.
+#[test]
+fn macros_do_not_allocate() {
+    let (logger, guard) = Builder::new()
+        .full_policy(FullPolicy::Block)
+        .sink(Sink::writer(std::io::sink()))
+        .build()
+        .unwrap();
+    nowait_core::set_global(logger.clone()).unwrap();
+    let path = String::from("/index.html");
+    let emit = |i: u64| {
+        nowait_core::info!(status = 200u16, cached = true, "GET {} {} {}us", path, i, 41.5);
+        nowait_core::warn!(peer = ?("10.0.0.7", 4431), "slow {:?}", [i, i + 1]);
+    };
+    for i in 0..1000 {
+        emit(i);
+    }
+    ALLOCS.store(0, Ordering::SeqCst);
+    COUNT_HERE.with(|c| c.set(true));
+    for i in 0..50_000 {
+        emit(i);
+    }
+    COUNT_HERE.with(|c| c.set(false));
+    let allocs = ALLOCS.load(Ordering::SeqCst);
+    drop(guard);
+    assert_eq!(allocs, 0, "allocations on the producer thread (macros)");
+    assert_eq!(logger.stats().records_written, 102_000);
+}

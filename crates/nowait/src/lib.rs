@@ -34,3 +34,14 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
 pub use nowait_core::*;
+
+/// The `tracing` front end (`nowait-tracing`): [`NowaitLayer`] and
+/// [`layer`](fn@layer).
+#[cfg(feature = "tracing")]
+pub use nowait_tracing::{layer, NowaitLayer};
+
+/// The `log` facade front end (`nowait-log`).
+#[cfg(feature = "log")]
+pub mod log {
+    pub use nowait_log::*;
+}
