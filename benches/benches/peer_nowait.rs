@@ -1,23 +1,35 @@
-//! nowait on the shared workload (see `benches/src/lib.rs`): the line is
-//! formatted on the caller into a reused buffer and pushed as a text record
-//! (the core API; the front ends' deferred formatting is measured in their
-//! own benches). The writer thread drains into `io::sink()`.
+//! nowait on the shared workload (see `benches/src/lib.rs`), through each of
+//! its front ends. The writer thread drains into `io::sink()`.
+//!
+//! * `nowait-core-text`: the line formatted on the caller into a reused
+//!   buffer and pushed as a text record (the engine alone).
+//! * `nowait-layer`: `tracing::info!` with three fields through
+//!   `NowaitLayer` (raw values copied, formatted on the writer thread).
+//! * `nowait-macro`: `nowait::info!` with the same three fields.
+//! * `nowait-macro-args`: `nowait::info!("served {} {} {}", ...)`: a message
+//!   with three deferred arguments.
 
 use std::fmt::Write;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use nowait::{Builder, FullPolicy, Level, Sink};
 use nowait_benches::{request, GROUP};
+use tracing_subscriber::prelude::*;
 
-fn bench(c: &mut Criterion) {
-    let mut group = c.benchmark_group(GROUP);
-    group.throughput(Throughput::Elements(1));
-    let (logger, guard) = Builder::new()
+fn logger() -> (nowait::Logger, nowait::Guard) {
+    Builder::new()
         .capacity(8 << 20)
         .full_policy(FullPolicy::Block)
         .sink(Sink::writer(std::io::sink()))
         .build()
-        .expect("logger");
+        .expect("logger")
+}
+
+fn bench(c: &mut Criterion) {
+    let mut group = c.benchmark_group(GROUP);
+    group.throughput(Throughput::Elements(1));
+
+    let (text_logger, text_guard) = logger();
     let mut line = String::with_capacity(256);
     let mut i = 0u64;
     group.bench_function(BenchmarkId::new("nowait-core-text", 3), |b| {
@@ -30,12 +42,66 @@ fn bench(c: &mut Criterion) {
                 "served path={} status={} latency_us={}",
                 r.path, r.status, r.latency_us
             );
-            logger.log(Level::Info, &line)
+            text_logger.log(Level::Info, &line)
+        })
+    });
+    drop(text_guard);
+
+    let (layer_logger, layer_guard) = logger();
+    let subscriber =
+        tracing_subscriber::registry().with(nowait::NowaitLayer::new(layer_logger.clone()));
+    let default = tracing::subscriber::set_default(subscriber);
+    group.bench_function(BenchmarkId::new("nowait-layer", 3), |b| {
+        b.iter(|| {
+            i += 1;
+            let r = request(i);
+            tracing::info!(
+                path = r.path,
+                status = r.status,
+                latency_us = r.latency_us,
+                "served"
+            );
+        })
+    });
+    drop(default);
+    drop(layer_guard);
+
+    let (macro_logger, _macro_guard) = logger();
+    nowait::set_global(macro_logger.clone()).expect("first global logger");
+    group.bench_function(BenchmarkId::new("nowait-macro", 3), |b| {
+        b.iter(|| {
+            i += 1;
+            let r = request(i);
+            nowait::info!(
+                path = r.path,
+                status = r.status,
+                latency_us = r.latency_us,
+                "served"
+            );
+        })
+    });
+    group.bench_function(BenchmarkId::new("nowait-macro-args", 3), |b| {
+        b.iter(|| {
+            i += 1;
+            let r = request(i);
+            nowait::info!("served {} {} {}", r.path, r.status, r.latency_us);
         })
     });
     group.finish();
-    drop(guard);
-    eprintln!("nowait stats: {:?}", logger.stats());
+    macro_logger.flush().expect("flush");
+    for (name, l) in [
+        ("text", &text_logger),
+        ("layer", &layer_logger),
+        ("macro", &macro_logger),
+    ] {
+        let s = l.stats();
+        eprintln!(
+            "nowait {name}: written {} dropped {} discarded {}",
+            s.records_written,
+            s.dropped(),
+            s.discarded
+        );
+    }
 }
 
 criterion_group!(benches, bench);

@@ -94,6 +94,7 @@
 )]
 
 pub mod docs;
+mod clock;
 mod error;
 pub mod event;
 #[allow(unsafe_code)]

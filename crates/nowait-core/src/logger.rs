@@ -821,6 +821,7 @@ impl Builder {
     /// # drop((logger, guard));
     /// ```
     pub fn build(mut self) -> Result<(Logger, Guard), BuildError> {
+        crate::clock::init();
         if self.capacity < 1024 {
             return Err(BuildError::config(format!(
                 "capacity must be at least 1024 bytes, got {}",

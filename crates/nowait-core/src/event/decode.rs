@@ -66,7 +66,7 @@ impl<'a> Event<'a> {
     /// assert_eq!(nowait_core::event::Event::parse(buf.as_bytes()).unwrap().time_nanos(), 5);
     /// ```
     pub fn time_nanos(&self) -> u64 {
-        self.time_nanos
+        crate::clock::to_unix_nanos(self.time_nanos)
     }
 
     /// The call site's key, if the event has one.

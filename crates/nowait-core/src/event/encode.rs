@@ -2,7 +2,6 @@
 
 use std::cell::RefCell;
 use std::fmt::{self, Write as _};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::*;
 
@@ -82,11 +81,12 @@ impl EventBuf {
     /// ```
     #[inline]
     pub fn begin(&mut self, site: SiteKey) {
-        self.begin_at(now_nanos(), site);
+        self.begin_at(crate::clock::now(), site);
     }
 
     /// Starts an event of call site `site` with an explicit timestamp
-    /// (nanoseconds since the Unix epoch); for tests and replays.
+    /// (nanoseconds since the Unix epoch, or a [`timestamp`]); for tests,
+    /// replays and front ends that read the clock themselves.
     ///
     /// # Examples
     ///
@@ -545,13 +545,6 @@ fn cut(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
-/// The wall clock in nanoseconds since the Unix epoch (one vDSO call).
-#[inline]
-pub(crate) fn now_nanos() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64)
-}
 
 thread_local! {
     static BUF: RefCell<EventBuf> = RefCell::new(EventBuf::new());

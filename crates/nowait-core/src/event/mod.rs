@@ -6,7 +6,8 @@
 //! All integers are little-endian.
 //!
 //! ```text
-//! event   := time:u64 (ns since the Unix epoch) site:u64 [target] item*
+//! event   := time:u64 site:u64 [target] item*
+//! time    := ns since the Unix epoch | raw clock ticks with the top bit set
 //! target  := len:u16 bytes                      (only when site == 0)
 //! item    := index:u8 value                     (0..=252: the call site's field #index)
 //!          | 0xFD len:u8 name value             (a field named inline)
@@ -33,6 +34,22 @@ pub use encode::{with_event_buf, EventBuf, FieldName};
 
 pub(crate) use callsite::SiteCache;
 pub(crate) use decode::field_name as decode_field_name;
+
+/// The time field of an event happening now, for
+/// [`EventBuf::begin_at`] and [`EventBuf::begin_inline`]: raw clock ticks
+/// (one TSC read) once a logger has been built, which the writer thread
+/// converts to wall-clock time.
+///
+/// # Examples
+///
+/// ```
+/// let mut buf = nowait_core::event::EventBuf::new();
+/// buf.begin_inline(nowait_core::event::timestamp(), "app");
+/// ```
+#[inline]
+pub fn timestamp() -> u64 {
+    crate::clock::now()
+}
 
 pub(crate) const ITEM_INLINE: u8 = 0xFD;
 pub(crate) const ITEM_SPAN: u8 = 0xFE;

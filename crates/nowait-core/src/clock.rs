@@ -1,0 +1,90 @@
+//! Timestamps: a raw TSC read on the calling thread (`quanta`), turned into
+//! wall-clock time on the writer thread.
+//!
+//! An event's time field holds either nanoseconds since the Unix epoch (top
+//! bit clear) or raw clock ticks tagged with the top bit. Ticks are
+//! converted against an anchor pair (ticks, wall time) that the converting
+//! thread refreshes every second, so calibration error and NTP slewing
+//! never accumulate: the error is that of the tick rate over at most the
+//! age of the event plus one second.
+
+use std::cell::Cell;
+use std::sync::OnceLock;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+const RAW: u64 = 1 << 63;
+const REANCHOR_NANOS: u64 = 1_000_000_000;
+
+static CLOCK: OnceLock<quanta::Clock> = OnceLock::new();
+
+/// Calibrates the tick clock (10–20 ms, once per process; `quanta` caps it
+/// at 200 ms). Until then, and under Miri, timestamps read the wall clock.
+pub(crate) fn init() {
+    if !cfg!(miri) {
+        CLOCK.get_or_init(quanta::Clock::new);
+    }
+}
+
+/// The time field for an event happening now.
+#[inline]
+pub(crate) fn now() -> u64 {
+    match CLOCK.get() {
+        Some(clock) => clock.raw() | RAW,
+        None => wall_nanos(),
+    }
+}
+
+pub(crate) fn wall_nanos() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64)
+        & !RAW
+}
+
+thread_local! {
+    static ANCHOR: Cell<Option<(u64, u64)>> = const { Cell::new(None) };
+}
+
+/// Nanoseconds since the Unix epoch for a time field.
+pub(crate) fn to_unix_nanos(field: u64) -> u64 {
+    if field & RAW == 0 {
+        return field;
+    }
+    let ticks = field & !RAW;
+    let Some(clock) = CLOCK.get() else {
+        return wall_nanos();
+    };
+    let now = clock.raw();
+    let (t0, n0) = match ANCHOR.try_with(Cell::get).ok().flatten() {
+        Some((t0, n0)) if now >= t0 && clock.delta_as_nanos(t0, now) < REANCHOR_NANOS => (t0, n0),
+        _ => {
+            let anchor = (clock.raw(), wall_nanos());
+            let _ = ANCHOR.try_with(|a| a.set(Some(anchor)));
+            anchor
+        }
+    };
+    if ticks >= t0 {
+        n0 + clock.delta_as_nanos(t0, ticks)
+    } else {
+        n0.saturating_sub(clock.delta_as_nanos(ticks, t0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    #[cfg_attr(miri, ignore = "quanta reads the TSC, which Miri does not support")]
+    fn ticks_convert_to_wall_time() {
+        init();
+        let before = wall_nanos();
+        let t = now();
+        let after = wall_nanos();
+        assert_ne!(t & RAW, 0);
+        let n = to_unix_nanos(t);
+        // Within a millisecond of the wall clock around the read.
+        assert!(n + 1_000_000 >= before && n <= after + 1_000_000, "{before} {n} {after}");
+        assert_eq!(to_unix_nanos(12345), 12345);
+    }
+}
