@@ -25,8 +25,10 @@ import argparse, json, os, re, signal, statistics, subprocess, sys, tempfile, ti
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 BIN = os.path.join(ROOT, "target", "release")
 LOSSLESS = {"println", "tracing-fmt", "tracing-appender-lossless"}
-NOWAIT = {"nowait-core"}
-ALL_MODES = ["none", "println", "tracing-fmt", "tracing-appender", "tracing-appender-lossless", "nowait-core"]
+NOWAIT = {"nowait-core", "nowait", "nowait-macro", "nowait-log"}
+ALL_MODES = ["none", "println", "tracing-fmt", "tracing-appender", "tracing-appender-lossless",
+             "nowait-core", "nowait", "nowait-macro", "nowait-log"]
+ANSI_RE = re.compile(r"\x1b\[[0-9;]*m")
 ALL_SINKS = ["devnull", "file", "pty", "pty+file"]
 DROP_RE = re.compile(r"(\d+) records? dropped \(")
 
@@ -41,7 +43,7 @@ def count_output(path, sink_name):
         return None, None
     with open(path, "rb") as f:
         for raw in f:
-            line = raw.decode("utf-8", "replace")
+            line = ANSI_RE.sub("", raw.decode("utf-8", "replace"))
             if "served req=" in line:
                 lines += 1
                 continue
@@ -213,7 +215,7 @@ def main():
     args = ap.parse_args()
     if args.quick:
         args.reps, args.duration = 1, 1
-        args.modes = "none,println,tracing-appender,nowait-core"
+        args.modes = "none,println,tracing-appender,nowait-core,nowait,nowait-macro,nowait-log"
         args.scenarios = args.scenarios or "pinned,tokio"
     args.scenarios = args.scenarios or "pinned,onecore,tokio"
     modes, sinks, scenarios = args.modes.split(","), args.sinks.split(","), args.scenarios.split(",")

@@ -31,17 +31,26 @@ pub enum Mode {
     /// nowait's core API: the line is formatted on the request thread and
     /// pushed as a text record.
     NowaitCore,
+    /// `tracing::info!` through nowait's `NowaitLayer`.
+    Nowait,
+    /// nowait's own `info!` macro (fields copied, formatted by the writer).
+    NowaitMacro,
+    /// `log::info!` with key-values through nowait's `log` front end.
+    NowaitLog,
 }
 
 impl Mode {
     /// Every mode, baseline first.
-    pub const ALL: [Mode; 6] = [
+    pub const ALL: [Mode; 9] = [
         Mode::None,
         Mode::Println,
         Mode::TracingFmt,
         Mode::TracingAppender,
         Mode::TracingAppenderLossless,
         Mode::NowaitCore,
+        Mode::Nowait,
+        Mode::NowaitMacro,
+        Mode::NowaitLog,
     ];
 
     /// The mode's command-line name.
@@ -53,6 +62,9 @@ impl Mode {
             Mode::TracingAppender => "tracing-appender",
             Mode::TracingAppenderLossless => "tracing-appender-lossless",
             Mode::NowaitCore => "nowait-core",
+            Mode::Nowait => "nowait",
+            Mode::NowaitMacro => "nowait-macro",
+            Mode::NowaitLog => "nowait-log",
         }
     }
 
@@ -104,6 +116,7 @@ enum Inner {
     Nowait {
         logger: nowait::Logger,
         guard: Option<nowait::Guard>,
+        front: Mode,
     },
 }
 
@@ -198,7 +211,7 @@ impl Logging {
                 tracing::subscriber::set_global_default(subscriber).map_err(io::Error::other)?;
                 Inner::Tracing { guards, counters }
             }
-            Mode::NowaitCore => {
+            Mode::NowaitCore | Mode::Nowait | Mode::NowaitMacro | Mode::NowaitLog => {
                 let mut builder = nowait::Builder::new();
                 if sink.stdout {
                     builder = builder.sink(nowait::Sink::stdout());
@@ -213,9 +226,25 @@ impl Logging {
                     .full_policy(nowait::FullPolicy::Drop)
                     .build()
                     .map_err(io::Error::other)?;
+                match mode {
+                    Mode::Nowait => {
+                        let subscriber = tracing_subscriber::registry()
+                            .with(nowait::NowaitLayer::new(logger.clone()));
+                        tracing::subscriber::set_global_default(subscriber)
+                            .map_err(io::Error::other)?;
+                    }
+                    Mode::NowaitMacro => {
+                        nowait::set_global(logger.clone()).map_err(io::Error::other)?;
+                    }
+                    Mode::NowaitLog => {
+                        nowait::log::init(logger.clone()).map_err(io::Error::other)?;
+                    }
+                    _ => {}
+                }
                 Inner::Nowait {
                     logger,
                     guard: Some(guard),
+                    front: mode,
                 }
             }
         };
@@ -253,6 +282,38 @@ impl Logging {
                     "served"
                 );
             }
+            Inner::Nowait {
+                front: Mode::Nowait,
+                ..
+            } => {
+                tracing::info!(
+                    req = n,
+                    method = "GET",
+                    path,
+                    status = 200u16,
+                    bytes = 12u64,
+                    "served"
+                );
+            }
+            Inner::Nowait {
+                front: Mode::NowaitMacro,
+                ..
+            } => {
+                nowait::info!(
+                    req = n,
+                    method = "GET",
+                    path = path,
+                    status = 200u16,
+                    bytes = 12u64,
+                    "served"
+                );
+            }
+            Inner::Nowait {
+                front: Mode::NowaitLog,
+                ..
+            } => {
+                log::info!(req = n, method = "GET", path = path, status = 200u16, bytes = 12u64; "served");
+            }
             Inner::Nowait { logger, .. } => LINE.with(|line| {
                 let mut line = line.borrow_mut();
                 line.clear();
@@ -279,7 +340,9 @@ impl Logging {
                 let dropped: u64 = counters.iter().map(|c| c.dropped_lines() as u64).sum();
                 format!("\"dropped\":{dropped}")
             }
-            Inner::Nowait { logger, mut guard } => {
+            Inner::Nowait {
+                logger, mut guard, ..
+            } => {
                 drop(guard.take());
                 let s = logger.stats();
                 let mut out = format!(

@@ -84,7 +84,10 @@ mod tests {
         assert_ne!(t & RAW, 0);
         let n = to_unix_nanos(t);
         // Within a millisecond of the wall clock around the read.
-        assert!(n + 1_000_000 >= before && n <= after + 1_000_000, "{before} {n} {after}");
+        assert!(
+            n + 1_000_000 >= before && n <= after + 1_000_000,
+            "{before} {n} {after}"
+        );
         assert_eq!(to_unix_nanos(12345), 12345);
     }
 }

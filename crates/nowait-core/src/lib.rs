@@ -93,8 +93,8 @@
     clippy::undocumented_unsafe_blocks
 )]
 
-pub mod docs;
 mod clock;
+pub mod docs;
 mod error;
 pub mod event;
 #[allow(unsafe_code)]

@@ -11,7 +11,9 @@ use nowait_core::{kind, Builder, FlushError, FullPolicy, Level, PushError, Sink}
 /// Loggers in this binary leave the process-wide panic hook alone: one
 /// test's deliberate panic must not log into another test's logger.
 fn builder() -> Builder {
-    Builder::new().catch_panics(false).format(nowait_core::Plain)
+    Builder::new()
+        .catch_panics(false)
+        .format(nowait_core::Plain)
 }
 
 fn scale(n: usize) -> usize {

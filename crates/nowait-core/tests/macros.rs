@@ -117,8 +117,9 @@ fn macros_render_exactly() {
 
     logger.flush().unwrap();
     let all = strip_times(&text.take());
-    let (notices, lines): (Vec<String>, Vec<String>) =
-        all.into_iter().partition(|l| l.starts_with(" WARN nowait: "));
+    let (notices, lines): (Vec<String>, Vec<String>) = all
+        .into_iter()
+        .partition(|l| l.starts_with(" WARN nowait: "));
     assert_eq!(notices.len(), 1, "{notices:?}");
     assert!(
         notices[0].starts_with(" WARN nowait: 1 record dropped (discarded by the front end"),

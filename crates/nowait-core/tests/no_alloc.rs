@@ -82,7 +82,14 @@ fn macros_do_not_allocate() {
     nowait_core::set_global(logger.clone()).unwrap();
     let path = String::from("/index.html");
     let emit = |i: u64| {
-        nowait_core::info!(status = 200u16, cached = true, "GET {} {} {}us", path, i, 41.5);
+        nowait_core::info!(
+            status = 200u16,
+            cached = true,
+            "GET {} {} {}us",
+            path,
+            i,
+            41.5
+        );
         nowait_core::warn!(peer = ?("10.0.0.7", 4431), "slow {:?}", [i, i + 1]);
     };
     for i in 0..1000 {

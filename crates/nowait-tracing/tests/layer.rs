@@ -58,7 +58,13 @@ fn workload() {
     let _c = conn.enter();
     let req = info_span!("request", id = 42i64);
     let _r = req.enter();
-    info!(status = 200u64, micros = 41.5, cached = false, "GET {}", "/index.html");
+    info!(
+        status = 200u64,
+        micros = 41.5,
+        cached = false,
+        "GET {}",
+        "/index.html"
+    );
     warn!(target: "db", table = "users", "slow query");
     req.record("id", 43i64);
     info!(answer = ?Some(42), "no message args");

@@ -59,7 +59,13 @@ fn events_do_not_allocate() {
         let req = tracing::info_span!("request", id = 42u64);
         let _r = req.enter();
         let emit = |i: u64| {
-            tracing::info!(status = 200u64, micros = 41.5, path = "/index.html", "GET {}", i);
+            tracing::info!(
+                status = 200u64,
+                micros = 41.5,
+                path = "/index.html",
+                "GET {}",
+                i
+            );
             tracing::warn!(peer = ?("10.0.0.7", 4431), "slow");
             tracing::debug!("disabled");
         };

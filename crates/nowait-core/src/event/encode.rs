@@ -545,7 +545,6 @@ fn cut(s: &str, max: usize) -> &str {
     &s[..end]
 }
 
-
 thread_local! {
     static BUF: RefCell<EventBuf> = RefCell::new(EventBuf::new());
 }
