@@ -209,6 +209,7 @@ fn json_field(
         }
         Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
         Value::Str(s) | Value::Rendered(s) => json_str(s, out),
+        Value::Char(c) => json_str(c.encode_utf8(&mut [0u8; 4]).as_bytes(), out),
         other => {
             let mut raw = Vec::new();
             message_raw(other, site, &mut raw, scratch);
