@@ -54,6 +54,25 @@
 //!   what happened into the output; a sink that fails for good (broken pipe)
 //!   is reported in the other sinks.
 //!
+//! # Events, formats and macros
+//!
+//! Front ends push structured events ([`kind::EVENT`]) in a compact binary
+//! form ([`event`]): a TSC timestamp, the address of a `'static` call-site
+//! description, and the typed values, copied as they are. The writer thread
+//! looks names up in the call-site registry and renders each event per sink
+//! with [`Text`] (the layout of `tracing-subscriber`'s default format) or
+//! [`Json`] (one object per line). The macros ([`info!`] and friends) defer
+//! formatting the same way:
+//!
+//! ```
+//! # let (logger, _guard) = nowait_core::Builder::new().sink(nowait_core::Sink::writer(std::io::sink())).build().unwrap();
+//! nowait_core::set_global(logger).unwrap();
+//! let (path, micros) = ("/index.html", 41u64);
+//! // Copies the call site's address, "/index.html" and 41; the writer
+//! // thread formats `GET /index.html in 41us status=200`.
+//! nowait_core::info!(status = 200u16, "GET {} in {}us", path, micros);
+//! ```
+//!
 //! # Full ring
 //!
 //! [`FullPolicy::Drop`] drops and counts; [`FullPolicy::Block`] parks the

@@ -22,6 +22,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Front ends
+//!
+//! * `tracing`: [`layer`](fn@layer) / [`NowaitLayer`], a
+//!   `tracing-subscriber` layer.
+//! * nowait's own macros, [`info!`] and friends, with deferred formatting
+//!   (after [`set_global`]).
+//! * the `log` facade: [`log::init`](crate::log::init).
+//!
 //! # Features
 //!
 //! * `tracing` (default): the `tracing-subscriber` layer from

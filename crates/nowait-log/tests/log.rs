@@ -1,0 +1,181 @@
+//! The `log` front end: exact text and JSON output with targets and typed
+//! key-values, hostile messages, panicking `Display`, level filters, and
+//! the global install (one per process, so in one test).
+
+use std::fmt;
+use std::io::Write;
+use std::sync::{Arc, Mutex};
+
+use log::Log;
+use nowait_core::{Builder, Json, Logger, Sink, Text};
+use nowait_log::NowaitLogger;
+
+#[derive(Clone, Default)]
+struct Shared(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Shared {
+    fn take(&self) -> String {
+        String::from_utf8(std::mem::take(&mut *self.0.lock().unwrap())).unwrap()
+    }
+}
+
+fn logger(text: &Shared, json: &Shared) -> (Logger, nowait_core::Guard) {
+    Builder::new()
+        .catch_panics(false)
+        .flush_on_exit(false)
+        .sink(Sink::writer(text.clone()).format(Text::new().ansi(false).with_time(false)))
+        .sink(Sink::writer(json.clone()).format(Json::new()))
+        .build()
+        .unwrap()
+}
+
+struct Panics;
+impl fmt::Display for Panics {
+    fn fmt(&self, _: &mut fmt::Formatter<'_>) -> fmt::Result {
+        panic!("Display of Panics")
+    }
+}
+
+fn json_tail(line: &str) -> &str {
+    &line[43..]
+}
+
+#[test]
+fn records_with_targets_and_key_values_exact() {
+    let (text, json) = (Shared::default(), Shared::default());
+    let (logger, _guard) = logger(&text, &json);
+    let log = NowaitLogger::new(logger.clone());
+    let peer = String::from("10.0.0.7");
+    let kvs: &[(&str, log::kv::Value<'_>)] = &[
+        ("peer", log::kv::Value::from(peer.as_str())),
+        ("bytes", log::kv::Value::from(512u64)),
+        ("delta", log::kv::Value::from(-3i64)),
+        ("ratio", log::kv::Value::from(0.25f64)),
+        ("tls", log::kv::Value::from(true)),
+        (
+            "addr",
+            log::kv::Value::from_display(&std::net::Ipv4Addr::LOCALHOST),
+        ),
+    ];
+    log.log(
+        &log::Record::builder()
+            .level(log::Level::Info)
+            .target("hyper::proto")
+            .args(format_args!("connection closed"))
+            .key_values(&kvs)
+            .build(),
+    );
+    log.log(
+        &log::Record::builder()
+            .level(log::Level::Warn)
+            .target("app")
+            .args(format_args!("retry {} of {}", 2, 5))
+            .build(),
+    );
+    logger.flush().unwrap();
+    assert_eq!(
+        text.take(),
+        concat!(
+            " INFO hyper::proto: connection closed peer=\"10.0.0.7\" bytes=512 delta=-3 ratio=0.25 tls=true addr=127.0.0.1\n",
+            " WARN app: retry 2 of 5\n"
+        )
+    );
+    let json = json.take();
+    let lines: Vec<&str> = json.lines().collect();
+    assert_eq!(
+        json_tail(lines[0]),
+        r#""level":"INFO","target":"hyper::proto","message":"connection closed","fields":{"peer":"10.0.0.7","bytes":512,"delta":-3,"ratio":0.25,"tls":true,"addr":"127.0.0.1"},"spans":[]}"#
+    );
+    assert_eq!(
+        json_tail(lines[1]),
+        r#""level":"WARN","target":"app","message":"retry 2 of 5","fields":{},"spans":[]}"#
+    );
+}
+
+#[test]
+fn hostile_message_and_values_stay_on_one_line() {
+    let (text, json) = (Shared::default(), Shared::default());
+    let (logger, _guard) = logger(&text, &json);
+    let log = NowaitLogger::new(logger.clone());
+    let evil = "x\r\n ERROR forged\x1b[2J\u{9b}";
+    let kvs: &[(&str, &str)] = &[("user", evil)];
+    log.log(
+        &log::Record::builder()
+            .level(log::Level::Info)
+            .target("auth\nforged")
+            .args(format_args!("login {evil}"))
+            .key_values(&kvs)
+            .build(),
+    );
+    logger.flush().unwrap();
+    assert_eq!(
+        text.take(),
+        " INFO auth\\nforged: login x\\r\\n ERROR forged\\x1b[2J\\u{9b} \
+         user=\"x\\r\\n ERROR forged\\u{1b}[2J\\u{9b}\"\n"
+    );
+    let json = json.take();
+    assert_eq!(json.lines().count(), 1);
+    assert_eq!(
+        json_tail(&json),
+        "\"level\":\"INFO\",\"target\":\"auth\\nforged\",\"message\":\"login x\\r\\n ERROR forged\\u001b[2J\\u009b\",\
+         \"fields\":{\"user\":\"x\\r\\n ERROR forged\\u001b[2J\\u009b\"},\"spans\":[]}\n"
+    );
+}
+
+#[test]
+fn panicking_display_discards_and_counts() {
+    let (text, json) = (Shared::default(), Shared::default());
+    let (logger, _guard) = logger(&text, &json);
+    let log = NowaitLogger::new(logger.clone());
+    log.log(
+        &log::Record::builder()
+            .level(log::Level::Info)
+            .args(format_args!("boom {}", Panics))
+            .build(),
+    );
+    let kvs: &[(&str, log::kv::Value<'_>)] = &[("bad", log::kv::Value::from_display(&Panics))];
+    log.log(
+        &log::Record::builder()
+            .level(log::Level::Info)
+            .args(format_args!("kv boom"))
+            .key_values(&kvs)
+            .build(),
+    );
+    logger.flush().unwrap();
+    assert_eq!(logger.stats().discarded, 2);
+    let text = text.take();
+    assert!(!text.contains("boom"), "{text:?}");
+    assert!(
+        text.starts_with(" WARN nowait: 2 records dropped (discarded by the front end"),
+        "{text:?}"
+    );
+}
+
+#[test]
+fn level_filter_and_global_install() {
+    let (text, json) = (Shared::default(), Shared::default());
+    let (logger, _guard) = logger(&text, &json);
+    nowait_log::init_with_level(logger.clone(), log::LevelFilter::Info).unwrap();
+    assert!(
+        nowait_log::init(logger.clone()).is_err(),
+        "one logger per process"
+    );
+    log::debug!("filtered");
+    log::info!(target: "db", rows = 3; "query done");
+    log::error!("failed: {}", "disk full");
+    log::logger().flush();
+    assert_eq!(
+        text.take(),
+        " INFO db: query done rows=3\nERROR log: failed: disk full\n"
+    );
+}
