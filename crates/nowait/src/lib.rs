@@ -28,14 +28,14 @@
 //!   `tracing-subscriber` layer.
 //! * nowait's own macros, [`info!`] and friends, with deferred formatting
 //!   (after [`set_global`]).
-//! * the `log` facade: [`log::init`](crate::log::init).
+//! * the `log` facade: [`log::init`].
 //!
 //! # Features
 //!
 //! * `tracing` (default): the `tracing-subscriber` layer from
 //!   `nowait-tracing`, re-exported here.
 //! * `log` (default): the `log` facade front end from `nowait-log`,
-//!   re-exported as [`log`](crate::log).
+//!   re-exported as [`log`].
 //! * `signals` (default): SIGTERM/SIGINT draining
 //!   ([`Builder::drain_on_signals`]).
 #![deny(unsafe_code)]
