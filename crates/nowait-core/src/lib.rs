@@ -57,7 +57,7 @@
 //! # Events, formats and macros
 //!
 //! Front ends push structured events ([`kind::EVENT`]) in a compact binary
-//! form ([`event`]): a TSC timestamp, the address of a `'static` call-site
+//! form ([`event`](mod@event)): a TSC timestamp, the address of a `'static` call-site
 //! description, and the typed values, copied as they are. The writer thread
 //! looks names up in the call-site registry and renders each event per sink
 //! with [`Text`] (the layout of `tracing-subscriber`'s default format) or
