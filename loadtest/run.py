@@ -208,16 +208,17 @@ def main():
     ap.add_argument("--quick", action="store_true", help="1 run x 1 s, reduced matrix (CI smoke test)")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--duration", type=int, default=5, help="seconds per wrk run")
-    ap.add_argument("--modes", default=",".join(ALL_MODES))
+    ap.add_argument("--modes", default=None, help="default: all (--quick: a subset)")
     ap.add_argument("--sinks", default=",".join(ALL_SINKS))
     ap.add_argument("--scenarios", default=None, help="default pinned,onecore,tokio (--quick: pinned,tokio)")
     ap.add_argument("--out", default=os.path.join(ROOT, "loadtest", "results"))
     args = ap.parse_args()
     if args.quick:
         args.reps, args.duration = 1, 1
-        args.modes = "none,println,tracing-appender,nowait-core,nowait,nowait-macro,nowait-log"
+        args.modes = args.modes or "none,println,tracing-appender,nowait-core,nowait,nowait-macro,nowait-log"
         args.scenarios = args.scenarios or "pinned,tokio"
     args.scenarios = args.scenarios or "pinned,onecore,tokio"
+    args.modes = args.modes or ",".join(ALL_MODES)
     modes, sinks, scenarios = args.modes.split(","), args.sinks.split(","), args.scenarios.split(",")
     for m in modes:
         if m not in ALL_MODES:
