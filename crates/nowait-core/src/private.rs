@@ -8,25 +8,51 @@ use crate::{kind, Level};
 
 pub use crate::event::message::deferrable;
 
-/// Levels below this are compiled out of the macros. Set with the
-/// `max_level_*` features (none by default: everything is compiled in).
+/// Levels below this are compiled out of the macros: set at build time
+/// with the environment variable `NOWAIT_STATIC_MAX_LEVEL` (`trace`,
+/// `debug`, `info`, `warn` or `error`; default `trace`: everything is
+/// compiled in). An environment variable rather than cargo features, so
+/// that `--all-features` builds keep every level.
 ///
 /// # Examples
 ///
 /// ```
 /// assert!(nowait_core::STATIC_MAX_LEVEL <= nowait_core::Level::Error);
 /// ```
-pub const STATIC_MAX_LEVEL: Level = if cfg!(feature = "max_level_error") {
-    Level::Error
-} else if cfg!(feature = "max_level_warn") {
-    Level::Warn
-} else if cfg!(feature = "max_level_info") {
-    Level::Info
-} else if cfg!(feature = "max_level_debug") {
-    Level::Debug
-} else {
-    Level::Trace
+pub const STATIC_MAX_LEVEL: Level = match option_env!("NOWAIT_STATIC_MAX_LEVEL") {
+    Some(s) => parse_level(s.as_bytes()),
+    None => Level::Trace,
 };
+
+const fn parse_level(s: &[u8]) -> Level {
+    if eq_ignore_case(s, b"trace") {
+        Level::Trace
+    } else if eq_ignore_case(s, b"debug") {
+        Level::Debug
+    } else if eq_ignore_case(s, b"info") {
+        Level::Info
+    } else if eq_ignore_case(s, b"warn") {
+        Level::Warn
+    } else if eq_ignore_case(s, b"error") {
+        Level::Error
+    } else {
+        panic!("NOWAIT_STATIC_MAX_LEVEL must be trace, debug, info, warn or error")
+    }
+}
+
+const fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i].to_ascii_lowercase() != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 
 /// Lowest level the macros emit (`OFF` = 5 until a global logger is set).
 static FILTER: AtomicU8 = AtomicU8::new(OFF);
