@@ -14,7 +14,8 @@
 /// event!(Level::Warn, retries = 3, delay_ms = 1.5, reason = %err, state = ?s);
 /// ```
 ///
-/// Fields come first (`name = value`, `name = %display`, `name = ?debug`),
+/// Fields come first (`name = value`, `name = %display`, `name = ?debug`,
+/// or the shorthands `name`, `%name`, `?name` for a variable of that name),
 /// then an optional message: a `std::fmt` format string and its arguments.
 /// Integers, floats, `bool`, `char`, `&str` and `String` (and references to
 /// them) are copied and formatted on the writer thread; other values are
@@ -124,6 +125,16 @@ macro_rules! __nowait_fields {
     };
     ($head:tt [$($f:tt)*] $k:ident = $v:expr $(, $($rest:tt)*)?) => {
         $crate::__nowait_fields!($head [$($f)* (value $k $v)] $($($rest)*)?)
+    };
+    // Shorthands: `name` for `name = name`, `%name`, `?name`.
+    ($head:tt [$($f:tt)*] % $k:ident $(, $($rest:tt)*)?) => {
+        $crate::__nowait_fields!($head [$($f)* (display $k $k)] $($($rest)*)?)
+    };
+    ($head:tt [$($f:tt)*] ? $k:ident $(, $($rest:tt)*)?) => {
+        $crate::__nowait_fields!($head [$($f)* (debug $k $k)] $($($rest)*)?)
+    };
+    ($head:tt [$($f:tt)*] $k:ident $(, $($rest:tt)*)?) => {
+        $crate::__nowait_fields!($head [$($f)* (value $k $k)] $($($rest)*)?)
     };
     // Fields only, no message.
     ($head:tt [$($f:tt)*]) => {

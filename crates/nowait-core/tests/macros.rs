@@ -94,6 +94,8 @@ fn macros_render_exactly() {
     trace!("captured {path}");
     info!("point {:?}", Point { x: 1, y: -2 });
     info!(p = ?Point { x: 3, y: 4 }, d = %path, "fields");
+    let (status, peer) = (204u16, Point { x: 5, y: 6 });
+    info!(status, ?peer, %path);
     // Hostile values cannot forge lines or escapes.
     let evil = "a\nINFO forged\x1b[31m\r";
     info!(user = evil, "login {}", evil);
@@ -133,6 +135,7 @@ fn macros_render_exactly() {
         "TRACE macros: captured /index.html",
         " INFO macros: point Point { x: 1, y: -2 }",
         " INFO macros: fields p=Point { x: 3, y: 4 } d=/index.html",
+        " INFO macros: status=204 peer=Point { x: 5, y: 6 } path=/index.html",
         " INFO macros: login a\\nINFO forged\\x1b[31m\\r user=\"a\\nINFO forged\\u{1b}[31m\\r\"",
         " INFO macros: evaluated once: 1",
         " INFO macros: inner 1",
@@ -152,7 +155,7 @@ fn macros_render_exactly() {
         r#""level":"WARN","target":"db","message":"slow query","fields":{"millis":812,"table":"users"},"spans":[]}"#
     );
     assert_eq!(
-        &json[7][43..],
+        &json[8][43..],
         r#""level":"INFO","target":"macros","message":"login a\nINFO forged\u001b[31m\r","fields":{"user":"a\nINFO forged\u001b[31m\r"},"spans":[]}"#
     );
     assert!(json[0].starts_with(r#"{"timestamp":"20"#));
