@@ -145,6 +145,7 @@ fn panic_is_logged_and_flushed_before_the_previous_hook() {
     );
 }
 
+#[cfg(feature = "signals")] // drain_on_signals needs the feature
 #[test]
 fn sigterm_drains_then_dies_of_the_signal() {
     use std::os::unix::process::ExitStatusExt;
