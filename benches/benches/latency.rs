@@ -14,7 +14,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use nowait::{Builder, FullPolicy, Sink};
-use nowait_benches::request;
+use nowait_benches::{request, tracing_request};
 use tracing_subscriber::prelude::*;
 
 const CALLS: usize = 200_000;
@@ -46,6 +46,16 @@ fn measure(clock: &quanta::Clock, overhead: f64, mut call: impl FnMut(u64)) -> (
     samples.sort_by(f64::total_cmp);
     let q = |p: f64| (samples[((CALLS as f64 - 1.0) * p) as usize] - overhead).max(0.0);
     (q(0.5), q(0.99), q(0.999))
+}
+
+/// [`measure`] of the shared `tracing` call with `subscriber` as the default.
+fn measure_tracing(
+    clock: &quanta::Clock,
+    overhead: f64,
+    subscriber: impl tracing::Subscriber + Send + Sync + 'static,
+) -> (f64, f64, f64) {
+    let _default = tracing::subscriber::set_default(subscriber);
+    measure(clock, overhead, tracing_request)
 }
 
 fn logger() -> (nowait::Logger, nowait::Guard) {
@@ -107,65 +117,34 @@ fn main() {
     );
     nowait::set_max_level(nowait::Level::Trace);
 
-    // The tracing layer.
+    // The tracing layer, then peers on the same call.
     let (layer_logger, layer_guard) = logger();
     let sub = tracing_subscriber::registry().with(nowait::NowaitLayer::new(layer_logger.clone()));
-    let default = tracing::subscriber::set_default(sub);
     add(
         "tracing + NowaitLayer (3 fields)",
-        measure(&clock, overhead, |i| {
-            let r = request(i);
-            tracing::info!(
-                path = r.path,
-                status = r.status,
-                latency_us = r.latency_us,
-                "served"
-            );
-        }),
+        measure_tracing(&clock, overhead, sub),
     );
-    drop(default);
     drop(layer_guard);
 
-    // Peers on the same call.
     let (writer, appender_guard) = tracing_appender::non_blocking(std::io::sink());
     let sub = tracing_subscriber::fmt()
         .with_writer(writer)
         .with_ansi(false)
         .finish();
-    let default = tracing::subscriber::set_default(sub);
     add(
         "tracing fmt + tracing-appender",
-        measure(&clock, overhead, |i| {
-            let r = request(i);
-            tracing::info!(
-                path = r.path,
-                status = r.status,
-                latency_us = r.latency_us,
-                "served"
-            );
-        }),
+        measure_tracing(&clock, overhead, sub),
     );
-    drop(default);
     drop(appender_guard);
 
     let sub = tracing_subscriber::fmt()
         .with_writer(std::io::sink)
         .with_ansi(false)
         .finish();
-    let default = tracing::subscriber::set_default(sub);
     add(
         "tracing fmt (blocking, null writer)",
-        measure(&clock, overhead, |i| {
-            let r = request(i);
-            tracing::info!(
-                path = r.path,
-                status = r.status,
-                latency_us = r.latency_us,
-                "served"
-            );
-        }),
+        measure_tracing(&clock, overhead, sub),
     );
-    drop(default);
 
     println!("timer overhead subtracted: {overhead:.1} ns; {CALLS} calls each");
     println!(

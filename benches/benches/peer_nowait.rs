@@ -13,7 +13,7 @@ use std::fmt::Write;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use nowait::{Builder, FullPolicy, Level, Sink};
-use nowait_benches::{request, GROUP};
+use nowait_benches::{request, tracing_request, GROUP};
 use tracing_subscriber::prelude::*;
 
 fn logger() -> (nowait::Logger, nowait::Guard) {
@@ -54,13 +54,7 @@ fn bench(c: &mut Criterion) {
     group.bench_function(BenchmarkId::new("nowait-layer", 3), |b| {
         b.iter(|| {
             i += 1;
-            let r = request(i);
-            tracing::info!(
-                path = r.path,
-                status = r.status,
-                latency_us = r.latency_us,
-                "served"
-            );
+            tracing_request(i);
         })
     });
     drop(default);

@@ -3,7 +3,7 @@
 //! writes into `io::sink()`.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use nowait_benches::{request, GROUP};
+use nowait_benches::{tracing_request, GROUP};
 
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group(GROUP);
@@ -27,13 +27,7 @@ fn bench(c: &mut Criterion) {
         group.bench_function(BenchmarkId::new(name, 3), |b| {
             b.iter(|| {
                 i += 1;
-                let r = request(i);
-                tracing::info!(
-                    path = r.path,
-                    status = r.status,
-                    latency_us = r.latency_us,
-                    "served"
-                );
+                tracing_request(i);
             })
         });
         drop(_default);

@@ -44,3 +44,22 @@ pub fn request(i: u64) -> Request {
         latency_us: 100.0 + (i % 1000) as f64 * 1.5,
     })
 }
+
+/// Logs request `i` of the workload through `tracing` (whichever
+/// subscriber is the default): a message and three typed fields.
+///
+/// # Examples
+///
+/// ```
+/// nowait_benches::tracing_request(1); // no subscriber: a no-op
+/// ```
+#[inline]
+pub fn tracing_request(i: u64) {
+    let r = request(i);
+    tracing::info!(
+        path = r.path,
+        status = r.status,
+        latency_us = r.latency_us,
+        "served"
+    );
+}

@@ -272,17 +272,10 @@ impl Logging {
                     }
                 }
             }
-            Inner::Tracing { .. } => {
-                tracing::info!(
-                    req = n,
-                    method = "GET",
-                    path,
-                    status = 200u16,
-                    bytes = 12u64,
-                    "served"
-                );
-            }
-            Inner::Nowait {
+            // The same call whether tracing-subscriber or nowait's layer is
+            // behind it.
+            Inner::Tracing { .. }
+            | Inner::Nowait {
                 front: Mode::Nowait,
                 ..
             } => {

@@ -5,29 +5,9 @@
 //! One process-wide logger, so everything runs in one test.
 
 use std::fmt;
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 
 use nowait_core::{debug, error, event, info, trace, warn, Builder, Json, Level, Sink, Text};
-
-#[derive(Clone, Default)]
-struct Shared(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Shared {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Shared {
-    fn take(&self) -> String {
-        String::from_utf8(std::mem::take(&mut *self.0.lock().unwrap())).unwrap()
-    }
-}
+use nowait_testkit::Shared;
 
 struct Panics;
 impl fmt::Display for Panics {

@@ -3,43 +3,10 @@
 //! under both full policies.
 #![cfg(not(miri))] // Miri's allocator is not the global one under test.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use nowait_core::{kind, Builder, FullPolicy, Level, Sink};
 
-struct Counting;
-
-static ALLOCS: AtomicU64 = AtomicU64::new(0);
-thread_local! {
-    static COUNT_HERE: Cell<bool> = const { Cell::new(false) };
-}
-
-// SAFETY: forwards to the system allocator unchanged; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if COUNT_HERE.with(Cell::get) {
-            ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as ours.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: same contract as ours.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if COUNT_HERE.with(Cell::get) {
-            ALLOCS.fetch_add(1, Ordering::Relaxed);
-        }
-        // SAFETY: same contract as ours.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static ALLOC: nowait_testkit::Counting = nowait_testkit::Counting;
 
 fn run(policy: FullPolicy) {
     let (logger, guard) = Builder::new()
@@ -51,14 +18,12 @@ fn run(policy: FullPolicy) {
     for _ in 0..1000 {
         logger.log(Level::Info, line).unwrap();
     }
-    ALLOCS.store(0, Ordering::SeqCst);
-    COUNT_HERE.with(|c| c.set(true));
-    for i in 0..100_000u32 {
-        let _ = logger.log(Level::Info, line);
-        let _ = logger.try_push(Level::Warn, kind::TEXT, &[b"n=", &i.to_le_bytes()]);
-    }
-    COUNT_HERE.with(|c| c.set(false));
-    let allocs = ALLOCS.load(Ordering::SeqCst);
+    let allocs = nowait_testkit::count(|| {
+        for i in 0..100_000u32 {
+            let _ = logger.log(Level::Info, line);
+            let _ = logger.try_push(Level::Warn, kind::TEXT, &[b"n=", &i.to_le_bytes()]);
+        }
+    });
     drop(guard);
     let stats = logger.stats();
     assert_eq!(allocs, 0, "allocations on the producer thread ({policy:?})");
@@ -95,13 +60,11 @@ fn macros_do_not_allocate() {
     for i in 0..1000 {
         emit(i);
     }
-    ALLOCS.store(0, Ordering::SeqCst);
-    COUNT_HERE.with(|c| c.set(true));
-    for i in 0..50_000 {
-        emit(i);
-    }
-    COUNT_HERE.with(|c| c.set(false));
-    let allocs = ALLOCS.load(Ordering::SeqCst);
+    let allocs = nowait_testkit::count(|| {
+        for i in 0..50_000 {
+            emit(i);
+        }
+    });
     drop(guard);
     assert_eq!(allocs, 0, "allocations on the producer thread (macros)");
     assert_eq!(logger.stats().records_written, 102_000);

@@ -3,31 +3,11 @@
 //! the global install (one per process, so in one test).
 
 use std::fmt;
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 
 use log::Log;
 use nowait_core::{Builder, Json, Logger, Sink, Text};
 use nowait_log::NowaitLogger;
-
-#[derive(Clone, Default)]
-struct Shared(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Shared {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Shared {
-    fn take(&self) -> String {
-        String::from_utf8(std::mem::take(&mut *self.0.lock().unwrap())).unwrap()
-    }
-}
+use nowait_testkit::Shared;
 
 fn logger(text: &Shared, json: &Shared) -> (Logger, nowait_core::Guard) {
     Builder::new()

@@ -3,38 +3,11 @@
 //! `Debug` impls.
 
 use std::fmt;
-use std::io::Write;
-use std::sync::{Arc, Mutex};
 
 use nowait_core::{Builder, Json, Logger, Sink, Text};
+use nowait_testkit::Shared;
 use tracing::{info, info_span, warn};
 use tracing_subscriber::prelude::*;
-
-#[derive(Clone, Default)]
-struct Shared(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Shared {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for Shared {
-    type Writer = Shared;
-    fn make_writer(&'a self) -> Shared {
-        self.clone()
-    }
-}
-
-impl Shared {
-    fn take(&self) -> String {
-        String::from_utf8(std::mem::take(&mut *self.0.lock().unwrap())).unwrap()
-    }
-}
 
 fn logger(out: &Shared, format: impl nowait_core::MakeFormat) -> (Logger, nowait_core::Guard) {
     Builder::new()
@@ -78,7 +51,10 @@ fn text_matches_tracing_subscriber_fmt_byte_for_byte() {
     let fmt_layer = tracing_subscriber::fmt::layer()
         .without_time()
         .with_ansi(false)
-        .with_writer(theirs.clone());
+        .with_writer({
+            let theirs = theirs.clone();
+            move || theirs.clone()
+        });
     tracing::subscriber::with_default(tracing_subscriber::registry().with(fmt_layer), workload);
 
     let ours = Shared::default();

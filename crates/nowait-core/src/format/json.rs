@@ -2,7 +2,7 @@
 
 use std::io::Write as _;
 
-use super::{is_message, system_nanos, Resolved, TimeCache};
+use super::{copy_into, is_message, message_with, system_nanos, Resolved, TimeCache};
 use crate::event::{decode_field_name, Event, Item, SiteCache, Value};
 use crate::record::{kind, Format, MakeFormat, Notice, Record, SinkInfo};
 use crate::Level;
@@ -111,7 +111,13 @@ impl JsonFormat {
                 if is_message(ev.name_of(name)) {
                     // Render unescaped text, then JSON-escape it.
                     let mut plain = std::mem::take(&mut self.msg);
-                    message_raw(value, ev.site.as_ref(), &mut plain, &mut self.scratch);
+                    message_with(
+                        value,
+                        ev.site.as_ref(),
+                        &mut plain,
+                        &mut self.scratch,
+                        copy_into,
+                    );
                     self.msg = plain;
                     break;
                 }
@@ -170,28 +176,6 @@ impl JsonFormat {
     }
 }
 
-/// A message value as raw (unescaped) text.
-fn message_raw(
-    value: Value<'_>,
-    site: Option<&std::sync::Arc<crate::event::Callsite>>,
-    out: &mut Vec<u8>,
-    scratch: &mut (String, String),
-) {
-    match value {
-        Value::Str(s) | Value::Rendered(s) => out.extend_from_slice(s),
-        Value::Args(args) => {
-            let (msg, tmp) = scratch;
-            msg.clear();
-            match site.and_then(|s| s.pieces()) {
-                Some(pieces) => pieces.render(args.iter(), msg, tmp),
-                None => msg.push_str("<no format>"),
-            }
-            out.extend_from_slice(msg.as_bytes());
-        }
-        other => super::scalar_text(other, out),
-    }
-}
-
 fn json_field(
     name: &str,
     value: Value<'_>,
@@ -212,7 +196,7 @@ fn json_field(
         Value::Char(c) => json_str(c.encode_utf8(&mut [0u8; 4]).as_bytes(), out),
         other => {
             let mut raw = Vec::new();
-            message_raw(other, site, &mut raw, scratch);
+            message_with(other, site, &mut raw, scratch, copy_into);
             json_str(&raw, out);
         }
     }

@@ -75,15 +75,18 @@ pub(crate) fn is_message(name: &str) -> bool {
     name == "message"
 }
 
-/// Renders a message value as plain text (the caller escapes it).
-pub(crate) fn message_text(
+/// Renders a message value (a deferred format is formatted here), handing
+/// the text to `emit`: `escape_into` for text, a plain copy for JSON, which
+/// escapes the whole message afterwards.
+pub(crate) fn message_with(
     value: Value<'_>,
     site: Option<&Arc<Callsite>>,
     out: &mut Vec<u8>,
     scratch: &mut (String, String),
+    emit: fn(&[u8], &mut Vec<u8>),
 ) {
     match value {
-        Value::Str(s) | Value::Rendered(s) => escape_into(s, out),
+        Value::Str(s) | Value::Rendered(s) => emit(s, out),
         Value::Args(args) => {
             let (msg, tmp) = scratch;
             msg.clear();
@@ -91,10 +94,15 @@ pub(crate) fn message_text(
                 Some(pieces) => pieces.render(args.iter(), msg, tmp),
                 None => msg.push_str("<no format>"),
             }
-            escape_into(msg.as_bytes(), out);
+            emit(msg.as_bytes(), out);
         }
         other => scalar_text(other, out),
     }
+}
+
+/// Appends bytes as they are (see [`message_with`]).
+pub(crate) fn copy_into(bytes: &[u8], out: &mut Vec<u8>) {
+    out.extend_from_slice(bytes);
 }
 
 /// Numbers, booleans and characters as `Debug` prints them (which is what

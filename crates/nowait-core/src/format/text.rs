@@ -2,7 +2,7 @@
 
 use std::io::Write as _;
 
-use super::{is_message, message_text, scalar_text, system_nanos, Resolved, TimeCache};
+use super::{is_message, message_with, scalar_text, system_nanos, Resolved, TimeCache};
 use crate::event::{Event, Item, SiteCache, Value};
 use crate::record::{escape_into, kind, Format, MakeFormat, Notice, Record, SinkInfo};
 use crate::Level;
@@ -231,7 +231,7 @@ impl TextFormat {
         for item in event.items() {
             if let Item::Field { name, value } = item {
                 if is_message(ev.name_of(name)) {
-                    message_text(value, ev.site.as_ref(), out, &mut self.scratch);
+                    message_with(value, ev.site.as_ref(), out, &mut self.scratch, escape_into);
                     wrote = true;
                     break;
                 }

@@ -1,0 +1,124 @@
+//! Test support shared by nowait's crates (unpublished): [`Shared`], an
+//! in-memory sink the test can read back, and [`Counting`], a global
+//! allocator that counts allocations made on opted-in threads.
+#![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::io::{self, Write};
+use std::sync::{Arc, Mutex};
+
+/// An `io::Write` sink whose clones share one buffer.
+///
+/// # Examples
+///
+/// ```
+/// use std::io::Write;
+///
+/// let out = nowait_testkit::Shared::default();
+/// out.clone().write_all(b"line\n").unwrap();
+/// assert_eq!(out.take(), "line\n");
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Shared(Arc<Mutex<Vec<u8>>>);
+
+impl Shared {
+    /// Takes what was written so far (UTF-8 expected).
+    ///
+    /// # Panics
+    ///
+    /// If the output is not UTF-8 (nowait's formats always write UTF-8).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(nowait_testkit::Shared::default().take(), "");
+    /// ```
+    pub fn take(&self) -> String {
+        let bytes = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
+        String::from_utf8(bytes).expect("sink output is UTF-8")
+    }
+}
+
+impl Write for Shared {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .extend_from_slice(buf);
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A global allocator that forwards to the system allocator and counts the
+/// allocations (and reallocations) made on threads inside [`count`].
+///
+/// # Examples
+///
+/// ```
+/// #[global_allocator]
+/// static ALLOC: nowait_testkit::Counting = nowait_testkit::Counting;
+///
+/// let n = nowait_testkit::count(|| {
+///     let v: Vec<u8> = Vec::with_capacity(8);
+///     drop(v);
+/// });
+/// assert_eq!(n, 1);
+/// ```
+#[derive(Debug)]
+pub struct Counting;
+
+thread_local! {
+    /// `Some(n)` while this thread counts: `n` allocations so far.
+    static COUNTED: Cell<Option<u64>> = const { Cell::new(None) };
+}
+
+fn note() {
+    let _ = COUNTED.try_with(|c| {
+        if let Some(n) = c.get() {
+            c.set(Some(n + 1));
+        }
+    });
+}
+
+/// Runs `f` and returns how many allocations it made on this thread
+/// (other threads are not counted; only meaningful with [`Counting`]
+/// installed as the global allocator).
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(nowait_testkit::count(|| {}), 0);
+/// ```
+pub fn count(f: impl FnOnce()) -> u64 {
+    COUNTED.with(|c| c.set(Some(0)));
+    f();
+    COUNTED.with(|c| c.take()).unwrap_or(0)
+}
+
+// SAFETY: forwards every call to the system allocator unchanged; it only
+// counts, without allocating itself.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note();
+        // SAFETY: the caller upholds `GlobalAlloc::alloc`'s contract, which
+        // is the system allocator's.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: `ptr` came from `System` with `layout` (we forward all).
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note();
+        // SAFETY: as for `dealloc`, and the caller upholds `realloc`'s
+        // contract.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
