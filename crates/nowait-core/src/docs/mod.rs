@@ -44,7 +44,12 @@ pub mod design {
     //! operations, either the writer's re-read sees the claim (it does not
     //! sleep) or the producer's load sees the flag (it wakes the writer).
     //! On x86 the claim is a `lock cmpxchg` anyway and a `SeqCst` load is a
-    //! plain load, so the handshake costs the hot path nothing.
+    //! plain load, so the handshake costs the hot path nothing. Loom cannot
+    //! check this store-buffering argument: it models `SeqCst` loads and
+    //! stores as acquire/release (see its documented limitations) and so
+    //! reports a false alarm; only `SeqCst` fences are modelled, and a fence
+    //! would cost the hot path an `mfence`. The writer also wakes at least
+    //! once a second, which bounds the delay if a wake were ever missed.
     //!
     //! ## Checked by
     //!

@@ -107,33 +107,3 @@ fn full_ring_reuses_released_space() {
     });
 }
 
-/// The writer's sleep handshake (`writer::Writer::wait` and
-/// `Logger::push_inner`) on the real ring's atomics: the writer announces
-/// its sleep, then looks at the ring; a producer claims, then looks at the
-/// flag. Whatever the interleaving, the record is never stranded: either
-/// the writer saw it before sleeping or the producer saw the flag and
-/// wakes the writer. (Fails if the claim or the `claimed()` load is
-/// weakened below `SeqCst`.)
-#[test]
-fn sleep_handshake_never_strands_a_record() {
-    use loom::sync::atomic::{AtomicBool, Ordering};
-    loom::model(|| {
-        let ring = Arc::new(Ring::new(64));
-        let sleeping = Arc::new(AtomicBool::new(false));
-        let producer = {
-            let (ring, sleeping) = (ring.clone(), sleeping.clone());
-            thread::spawn(move || {
-                ring.try_push(2, 0, &[b"x"]).unwrap();
-                // As in push_inner: load, then swap to claim the wake.
-                sleeping.load(Ordering::SeqCst) && sleeping.swap(false, Ordering::SeqCst)
-            })
-        };
-        sleeping.store(true, Ordering::SeqCst);
-        let writer_saw_record = ring.claimed() != ring.released();
-        let producer_woke = producer.join().unwrap();
-        assert!(
-            writer_saw_record || producer_woke,
-            "the writer sleeps while a record waits and nobody wakes it"
-        );
-    });
-}
