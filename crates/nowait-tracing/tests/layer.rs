@@ -231,3 +231,31 @@ mod prop {
         }
     }
 }
+
+/// A `Debug` impl that logs through `tracing` while its own event is being
+/// encoded: no deadlock, no panic, the outer event written. (The inner one
+/// never reaches any subscriber: `tracing` does not re-enter the
+/// dispatcher from inside a subscriber call, so it is `tracing`, not
+/// nowait, that drops it.)
+#[test]
+fn debug_that_logs_does_not_deadlock() {
+    struct LogsItself;
+    impl fmt::Debug for LogsItself {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            info!(depth = 2u64, "inner");
+            f.write_str("outer-value")
+        }
+    }
+    let out = Shared::default();
+    let (logger, _guard) = logger(&out, Text::new().ansi(false).with_time(false));
+    let layer = nowait_tracing::NowaitLayer::new(logger.clone());
+    tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
+        info!(v = ?LogsItself, "outer");
+    });
+    logger.flush().unwrap();
+    assert_eq!(
+        out.take(),
+        " INFO layer: outer v=outer-value\n"
+    );
+    assert_eq!(logger.stats().discarded, 0);
+}
