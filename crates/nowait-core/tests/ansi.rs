@@ -10,7 +10,10 @@ fn render(terminal: bool) -> String {
     buf.str(FieldName::Inline("message"), "hello");
     let mut format = Text::new().make_format(&SinkInfo::new("stdout", terminal));
     let mut out = Vec::new();
-    format.format(&Record::new(Level::Info, kind::EVENT, buf.as_bytes()), &mut out);
+    format.format(
+        &Record::new(Level::Info, kind::EVENT, buf.as_bytes()),
+        &mut out,
+    );
     String::from_utf8(out).unwrap()
 }
 
@@ -21,7 +24,10 @@ fn colours_only_on_terminals_without_no_color() {
     assert!(!render(false).contains('\x1b'));
 
     std::env::set_var("NO_COLOR", "1");
-    assert!(!render(true).contains('\x1b'), "NO_COLOR=1 disables colours");
+    assert!(
+        !render(true).contains('\x1b'),
+        "NO_COLOR=1 disables colours"
+    );
     std::env::set_var("NO_COLOR", "");
     assert!(render(true).contains('\x1b'), "an empty NO_COLOR does not");
     std::env::remove_var("NO_COLOR");

@@ -253,9 +253,6 @@ fn debug_that_logs_does_not_deadlock() {
         info!(v = ?LogsItself, "outer");
     });
     logger.flush().unwrap();
-    assert_eq!(
-        out.take(),
-        " INFO layer: outer v=outer-value\n"
-    );
+    assert_eq!(out.take(), " INFO layer: outer v=outer-value\n");
     assert_eq!(logger.stats().discarded, 0);
 }

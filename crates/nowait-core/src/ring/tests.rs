@@ -106,4 +106,3 @@ fn full_ring_reuses_released_space() {
         assert_eq!(ring.used_bytes(), 0);
     });
 }
-
