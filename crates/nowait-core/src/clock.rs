@@ -54,9 +54,11 @@ pub(crate) fn to_unix_nanos(field: u64) -> u64 {
     let Some(clock) = CLOCK.get() else {
         return wall_nanos();
     };
-    let now = clock.raw();
+    // Re-anchor when the event is more than a second away from the anchor
+    // (in either direction); events arrive roughly in order, so this reads
+    // the clocks about once a second, not once per event.
     let (t0, n0) = match ANCHOR.try_with(Cell::get).ok().flatten() {
-        Some((t0, n0)) if now >= t0 && clock.delta_as_nanos(t0, now) < REANCHOR_NANOS => (t0, n0),
+        Some((t0, n0)) if distance(clock, t0, ticks) < REANCHOR_NANOS => (t0, n0),
         _ => {
             let anchor = (clock.raw(), wall_nanos());
             let _ = ANCHOR.try_with(|a| a.set(Some(anchor)));
@@ -67,6 +69,14 @@ pub(crate) fn to_unix_nanos(field: u64) -> u64 {
         n0 + clock.delta_as_nanos(t0, ticks)
     } else {
         n0.saturating_sub(clock.delta_as_nanos(ticks, t0))
+    }
+}
+
+fn distance(clock: &quanta::Clock, a: u64, b: u64) -> u64 {
+    if a <= b {
+        clock.delta_as_nanos(a, b)
+    } else {
+        clock.delta_as_nanos(b, a)
     }
 }
 

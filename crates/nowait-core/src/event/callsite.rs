@@ -1,6 +1,7 @@
 //! The process-wide call-site registry.
 
 use std::collections::HashMap;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::Level;
@@ -306,7 +307,28 @@ pub(crate) fn lookup(key: u64) -> Option<Arc<Callsite>> {
 /// takes the registry lock once per call site, not once per event.
 #[derive(Debug, Default)]
 pub(crate) struct SiteCache {
-    map: HashMap<u64, Arc<Callsite>>,
+    map: HashMap<u64, Arc<Callsite>, BuildHasherDefault<KeyHasher>>,
+}
+
+/// Keys are addresses, already unique and well spread: one multiply
+/// (Fibonacci hashing) instead of SipHash.
+#[derive(Debug, Default)]
+pub(crate) struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_u64(&mut self, n: u64) {
+        self.0 = n.wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
 }
 
 impl SiteCache {

@@ -125,6 +125,8 @@ pub(crate) struct TextFormat {
     sites: SiteCache,
     clock: TimeCache,
     scratch: (String, String),
+    /// The fields after the message, rendered during the single pass.
+    rest: Vec<u8>,
 }
 
 impl TextFormat {
@@ -179,9 +181,7 @@ impl TextFormat {
         out.push(b'=');
         self.reset(out);
         match value {
-            Value::Str(s) => {
-                let _ = write!(out, "{:?}", String::from_utf8_lossy(s));
-            }
+            Value::Str(s) => quoted(s, out),
             other => scalar_text(other, out),
         }
     }
@@ -195,68 +195,75 @@ impl TextFormat {
         let ev = Resolved { site, event };
         self.head(event.time_nanos(), record.level(), out);
 
-        // Spans, outermost first: `name{a=1 b=2}:`.
+        // One pass over the items: spans (they come first) go straight to
+        // the line, the message is kept aside, the other fields go to
+        // `rest`, each with a leading space.
+        let mut rest = std::mem::take(&mut self.rest);
+        rest.clear();
         let mut any_span = false;
+        let mut message = None;
         for item in event.items() {
-            let Item::Span { site, fields } = item else {
-                continue;
-            };
-            let span_site = self.sites.get(site.get());
-            any_span = true;
-            self.paint(out, b"1");
-            out.extend_from_slice(span_site.as_ref().map_or("?", |s| s.name()).as_bytes());
-            self.reset(out);
-            let mut first = true;
-            for f in fields.items() {
-                let Item::Field { name, value } = f else {
-                    continue;
-                };
-                out.extend_from_slice(if first { b"{" } else { b" " });
-                first = false;
-                let name = crate::event::decode_field_name(name, span_site.as_ref());
-                self.field(name, value, out);
+            match item {
+                Item::Span { site, fields } => {
+                    let span_site = self.sites.get(site.get());
+                    any_span = true;
+                    self.paint(out, b"1");
+                    out.extend_from_slice(span_site.as_ref().map_or("?", |s| s.name()).as_bytes());
+                    self.reset(out);
+                    let mut first = true;
+                    for f in fields.items() {
+                        let Item::Field { name, value } = f else {
+                            continue;
+                        };
+                        out.extend_from_slice(if first { b"{" } else { b" " });
+                        first = false;
+                        let name = crate::event::decode_field_name(name, span_site.as_ref());
+                        self.field(name, value, out);
+                    }
+                    if !first {
+                        out.push(b'}');
+                    }
+                    out.push(b':');
+                }
+                Item::Field { name, value } => {
+                    let name = ev.name_of(name);
+                    if message.is_none() && is_message(name) {
+                        message = Some(value);
+                    } else {
+                        rest.push(b' ');
+                        self.field(name, value, &mut rest);
+                    }
+                }
+                Item::Malformed => rest.extend_from_slice(b" <malformed>"),
             }
-            if !first {
-                out.push(b'}');
-            }
-            out.push(b':');
         }
         if any_span {
             out.push(b' ');
         }
         self.target(ev.target(), out);
-
-        // The message first, then the other fields.
-        let mut wrote = false;
-        for item in event.items() {
-            if let Item::Field { name, value } = item {
-                if is_message(ev.name_of(name)) {
-                    message_with(value, ev.site.as_ref(), out, &mut self.scratch, escape_into);
-                    wrote = true;
-                    break;
-                }
+        match message {
+            Some(value) => {
+                message_with(value, ev.site.as_ref(), out, &mut self.scratch, escape_into);
+                out.extend_from_slice(&rest);
             }
+            None => out.extend_from_slice(rest.strip_prefix(b" ").unwrap_or(&rest)),
         }
-        for item in event.items() {
-            match item {
-                Item::Field { name, value } => {
-                    let name = ev.name_of(name);
-                    if is_message(name) {
-                        continue;
-                    }
-                    if wrote {
-                        out.push(b' ');
-                    }
-                    wrote = true;
-                    self.field(name, value, out);
-                }
-                Item::Malformed => {
-                    out.extend_from_slice(b" <malformed>");
-                }
-                Item::Span { .. } => {}
-            }
-        }
+        self.rest = rest;
         out.push(b'\n');
+    }
+}
+
+/// A string value quoted and escaped exactly as `Debug` does (what
+/// `tracing-subscriber` prints), with a fast path for plain ASCII.
+fn quoted(s: &[u8], out: &mut Vec<u8>) {
+    if s.iter()
+        .all(|&b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.push(b'"');
+        out.extend_from_slice(s);
+        out.push(b'"');
+    } else {
+        let _ = write!(out, "{:?}", String::from_utf8_lossy(s));
     }
 }
 
