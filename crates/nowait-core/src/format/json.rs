@@ -81,6 +81,9 @@ struct JsonFormat {
     clock: TimeCache,
     scratch: (String, String),
     msg: Vec<u8>,
+    /// Rendered during the single pass over an event's items.
+    fields: Vec<u8>,
+    spans: Vec<u8>,
 }
 
 impl JsonFormat {
@@ -105,73 +108,90 @@ impl JsonFormat {
         let ev = Resolved { site, event };
         self.head(event.time_nanos(), record.level(), ev.target(), out);
 
-        self.msg.clear();
-        for item in event.items() {
-            if let Item::Field { name, value } = item {
-                if is_message(ev.name_of(name)) {
-                    // Render unescaped text, then JSON-escape it.
-                    let mut plain = std::mem::take(&mut self.msg);
-                    message_with(
-                        value,
-                        ev.site.as_ref(),
-                        &mut plain,
-                        &mut self.scratch,
-                        copy_into,
-                    );
-                    self.msg = plain;
-                    break;
-                }
-            }
-        }
-        json_str(&self.msg, out);
-
-        out.extend_from_slice(b",\"fields\":{");
-        let mut first = true;
+        // One pass: spans and fields are rendered into their own buffers,
+        // the message is kept aside, then the line is assembled in schema
+        // order.
+        let (mut fields, mut spans) = (
+            std::mem::take(&mut self.fields),
+            std::mem::take(&mut self.spans),
+        );
+        fields.clear();
+        spans.clear();
+        let mut message = None;
         for item in event.items() {
             match item {
                 Item::Field { name, value } => {
                     let name = ev.name_of(name);
-                    if is_message(name) {
+                    if message.is_none() && is_message(name) {
+                        message = Some(value);
                         continue;
                     }
-                    if !first {
-                        out.push(b',');
+                    if !fields.is_empty() {
+                        fields.push(b',');
                     }
-                    first = false;
-                    json_field(name, value, ev.site.as_ref(), &mut self.scratch, out);
+                    json_field(
+                        name,
+                        value,
+                        ev.site.as_ref(),
+                        &mut self.scratch,
+                        &mut fields,
+                    );
                 }
                 Item::Malformed => {
-                    if !first {
-                        out.push(b',');
+                    if !fields.is_empty() {
+                        fields.push(b',');
                     }
-                    first = false;
-                    out.extend_from_slice(b"\"nowait.malformed\":true");
+                    fields.extend_from_slice(b"\"nowait.malformed\":true");
                 }
-                Item::Span { .. } => {}
+                Item::Span {
+                    site,
+                    fields: span_fields,
+                } => {
+                    let span_site = self.sites.get(site.get());
+                    if !spans.is_empty() {
+                        spans.push(b',');
+                    }
+                    spans.extend_from_slice(b"{\"name\":");
+                    json_str(
+                        span_site.as_ref().map_or("?", |s| s.name()).as_bytes(),
+                        &mut spans,
+                    );
+                    for f in span_fields.items() {
+                        if let Item::Field { name, value } = f {
+                            spans.push(b',');
+                            let name = decode_field_name(name, span_site.as_ref());
+                            json_field(
+                                name,
+                                value,
+                                span_site.as_ref(),
+                                &mut self.scratch,
+                                &mut spans,
+                            );
+                        }
+                    }
+                    spans.push(b'}');
+                }
             }
         }
+        self.msg.clear();
+        if let Some(value) = message {
+            // Render unescaped text, then JSON-escape it.
+            let mut plain = std::mem::take(&mut self.msg);
+            message_with(
+                value,
+                ev.site.as_ref(),
+                &mut plain,
+                &mut self.scratch,
+                copy_into,
+            );
+            self.msg = plain;
+        }
+        json_str(&self.msg, out);
+        out.extend_from_slice(b",\"fields\":{");
+        out.extend_from_slice(&fields);
         out.extend_from_slice(b"},\"spans\":[");
-        let mut first_span = true;
-        for item in event.items() {
-            let Item::Span { site, fields } = item else {
-                continue;
-            };
-            let span_site = self.sites.get(site.get());
-            if !first_span {
-                out.push(b',');
-            }
-            first_span = false;
-            out.extend_from_slice(b"{\"name\":");
-            json_str(span_site.as_ref().map_or("?", |s| s.name()).as_bytes(), out);
-            for f in fields.items() {
-                if let Item::Field { name, value } = f {
-                    out.push(b',');
-                    let name = decode_field_name(name, span_site.as_ref());
-                    json_field(name, value, span_site.as_ref(), &mut self.scratch, out);
-                }
-            }
-            out.push(b'}');
-        }
+        out.extend_from_slice(&spans);
+        (self.fields, self.spans) = (fields, spans);
         out.extend_from_slice(b"]}\n");
     }
 }
