@@ -225,7 +225,9 @@ def main():
             sys.exit(f"unknown mode {m}")
     os.makedirs(args.out, exist_ok=True)
     tmp = tempfile.mkdtemp(prefix="nowait-loadtest-")
-    rows, port = [], 20000 + os.getpid() % 20000
+    # Listening ports below Linux's ephemeral range (32768+), where wrk's own
+    # client ports would otherwise collide with them now and then.
+    rows, port = [], 20000 + os.getpid() % 10000
     total = len(modes) * len(sinks) * len(scenarios) * args.reps
     n = 0
     for scenario in scenarios:
@@ -235,7 +237,19 @@ def main():
                     n += 1
                     port += 1
                     print(f"[{n}/{total}] {scenario} {sink} {mode} run {rep+1}", file=sys.stderr, flush=True)
-                    rows.append(run_one(mode, sink, scenario, args.duration, port, tmp))
+                    for attempt in range(3):
+                        try:
+                            rows.append(run_one(mode, sink, scenario, args.duration, port, tmp))
+                            break
+                        except RuntimeError as e:
+                            # A port taken by another process: try the next
+                            # one; anything else is a real failure.
+                            if "Address already in use" not in str(e) or attempt == 2:
+                                raise
+                            port += 1
+                    # Keep what was measured even if a later run fails.
+                    with open(os.path.join(args.out, "results.partial.json"), "w") as f:
+                        json.dump(rows, f)
     summary = []
     for scenario in scenarios:
         for sink in sinks:

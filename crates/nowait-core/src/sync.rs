@@ -24,6 +24,11 @@ impl<T> UnsafeCell<T> {
     pub(crate) fn get(&self) -> *mut T {
         self.0.get()
     }
+
+    /// The contents, through exclusive access.
+    pub(crate) fn get_mut(&mut self) -> &mut T {
+        self.0.get_mut()
+    }
 }
 
 #[cfg(loom)]
