@@ -5,8 +5,10 @@
 //! format string or argument that cannot be deferred is rendered on the
 //! caller instead, with the same result.
 
-/// Logs an event at the given level through the global logger (see
-/// [`set_global`](crate::set_global)).
+/// Logs an event at the given level (a constant expression, as in
+/// `tracing`) through the global logger (see
+/// [`set_global`](crate::set_global)); before one is set, events are
+/// disabled and cost one relaxed load.
 ///
 /// ```text
 /// event!(Level::Info, "GET {} {}", path, status);

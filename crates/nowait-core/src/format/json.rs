@@ -29,7 +29,12 @@ use crate::Level;
 ///   numbers, booleans are booleans, non-finite floats and everything else
 ///   are strings.
 /// * `spans`: the enclosing spans, outermost first, each an object with
-///   `name` and the span's fields.
+///   `name` and the span's fields. A span field set again with
+///   `Span::record` appears twice, in order; JSON parsers keep the last.
+///
+/// Field names are written as given: an event field named `message` other
+/// than the first goes to `fields`, and nothing stops a field from being
+/// named like a top-level key (it stays inside `fields`).
 ///
 /// Strings are escaped per RFC 8259; in addition DEL, the C1 controls and
 /// U+2028/U+2029 are written as `\u` escapes and invalid UTF-8 as U+FFFD,
