@@ -13,8 +13,7 @@
 use std::hint::black_box;
 use std::time::Duration;
 
-use nowait::{Builder, FullPolicy, Sink};
-use nowait_benches::{request, tracing_request};
+use nowait_benches::{null_logger, request, tracing_request};
 use tracing_subscriber::prelude::*;
 
 const CALLS: usize = 200_000;
@@ -58,15 +57,6 @@ fn measure_tracing(
     measure(clock, overhead, tracing_request)
 }
 
-fn logger() -> (nowait::Logger, nowait::Guard) {
-    Builder::new()
-        .capacity(8 << 20)
-        .full_policy(FullPolicy::Block)
-        .sink(Sink::writer(std::io::sink()))
-        .build()
-        .expect("logger")
-}
-
 fn main() {
     if std::env::args().any(|a| a == "--list" || a == "--test") {
         return; // `cargo test --benches` / `cargo bench --no-run` probes.
@@ -86,7 +76,7 @@ fn main() {
     };
 
     // nowait macros (global logger).
-    let (macro_logger, _macro_guard) = logger();
+    let (macro_logger, _macro_guard) = null_logger();
     nowait::set_global(macro_logger.clone()).expect("first global logger");
     add(
         "nowait::info!(3 deferred args)",
@@ -118,7 +108,7 @@ fn main() {
     nowait::set_max_level(nowait::Level::Trace);
 
     // The tracing layer, then peers on the same call.
-    let (layer_logger, layer_guard) = logger();
+    let (layer_logger, layer_guard) = null_logger();
     let sub = tracing_subscriber::registry().with(nowait::NowaitLayer::new(layer_logger.clone()));
     add(
         "tracing + NowaitLayer (3 fields)",

@@ -12,24 +12,15 @@
 use std::fmt::Write;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use nowait::{Builder, FullPolicy, Level, Sink};
-use nowait_benches::{request, tracing_request, GROUP};
+use nowait::Level;
+use nowait_benches::{null_logger, request, tracing_request, GROUP};
 use tracing_subscriber::prelude::*;
-
-fn logger() -> (nowait::Logger, nowait::Guard) {
-    Builder::new()
-        .capacity(8 << 20)
-        .full_policy(FullPolicy::Block)
-        .sink(Sink::writer(std::io::sink()))
-        .build()
-        .expect("logger")
-}
 
 fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group(GROUP);
     group.throughput(Throughput::Elements(1));
 
-    let (text_logger, text_guard) = logger();
+    let (text_logger, text_guard) = null_logger();
     let mut line = String::with_capacity(256);
     let mut i = 0u64;
     group.bench_function(BenchmarkId::new("nowait-core-text", 3), |b| {
@@ -47,7 +38,7 @@ fn bench(c: &mut Criterion) {
     });
     drop(text_guard);
 
-    let (layer_logger, layer_guard) = logger();
+    let (layer_logger, layer_guard) = null_logger();
     let subscriber =
         tracing_subscriber::registry().with(nowait::NowaitLayer::new(layer_logger.clone()));
     let default = tracing::subscriber::set_default(subscriber);
@@ -60,7 +51,7 @@ fn bench(c: &mut Criterion) {
     drop(default);
     drop(layer_guard);
 
-    let (macro_logger, _macro_guard) = logger();
+    let (macro_logger, _macro_guard) = null_logger();
     nowait::set_global(macro_logger.clone()).expect("first global logger");
     group.bench_function(BenchmarkId::new("nowait-macro", 3), |b| {
         b.iter(|| {

@@ -63,3 +63,25 @@ pub fn tracing_request(i: u64) {
         "served"
     );
 }
+
+/// A nowait logger for the benches: an 8 MiB ring, the block policy (no
+/// loss, so every peer does the same work), and a sink that discards bytes.
+///
+/// # Panics
+///
+/// If the logger cannot be built (it always can: no file is opened).
+///
+/// # Examples
+///
+/// ```
+/// let (logger, _guard) = nowait_benches::null_logger();
+/// logger.log(nowait::Level::Info, "x").unwrap();
+/// ```
+pub fn null_logger() -> (nowait::Logger, nowait::Guard) {
+    nowait::Builder::new()
+        .capacity(8 << 20)
+        .full_policy(nowait::FullPolicy::Block)
+        .sink(nowait::Sink::writer(std::io::sink()))
+        .build()
+        .expect("a logger with a null sink")
+}
