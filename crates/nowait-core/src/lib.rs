@@ -82,7 +82,7 @@
 //! below WARN are shed once the ring is 80 % full so that warnings and errors
 //! keep the headroom ([`Builder::protect`]). Every loss appears in the output
 //! as a notice such as
-//! `nowait: WARN 1234 records dropped (ring full) between 2026-11-22T12:00:01.002000Z and 2026-11-22T12:00:03.117000Z`
+//! `2026-11-22T12:00:03.120000Z  WARN nowait: 1234 records dropped (ring full) between 2026-11-22T12:00:01.002000Z and 2026-11-22T12:00:03.117000Z`
 //! and in [`Stats`].
 //!
 //! # Flushing and shutdown
