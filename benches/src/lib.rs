@@ -64,6 +64,25 @@ pub fn tracing_request(i: u64) {
     );
 }
 
+/// Logs request `i` of the workload through nowait's own macro (the global
+/// logger): the same message and three typed fields as [`tracing_request`].
+///
+/// # Examples
+///
+/// ```
+/// nowait_benches::macro_request(1); // no global logger: a no-op
+/// ```
+#[inline]
+pub fn macro_request(i: u64) {
+    let r = request(i);
+    nowait::info!(
+        path = r.path,
+        status = r.status,
+        latency_us = r.latency_us,
+        "served"
+    );
+}
+
 /// A nowait logger for the benches: an 8 MiB ring, the block policy (no
 /// loss, so every peer does the same work), and a sink that discards bytes.
 ///

@@ -44,6 +44,17 @@ fn workload() {
     tracing::error!(error = &std::io::Error::other("disk full") as &dyn std::error::Error);
 }
 
+/// Runs [`workload`] through `NowaitLayer` with `format` and returns the
+/// output after a flush.
+fn through_layer(format: impl nowait_core::MakeFormat) -> String {
+    let out = Shared::default();
+    let (logger, _guard) = logger(&out, format);
+    let layer = nowait_tracing::NowaitLayer::new(logger.clone());
+    tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), workload);
+    logger.flush().unwrap();
+    out.take()
+}
+
 #[test]
 fn text_matches_tracing_subscriber_fmt_byte_for_byte() {
     // tracing-subscriber's own output, without time and colours.
@@ -57,25 +68,15 @@ fn text_matches_tracing_subscriber_fmt_byte_for_byte() {
         });
     tracing::subscriber::with_default(tracing_subscriber::registry().with(fmt_layer), workload);
 
-    let ours = Shared::default();
-    let (logger, _guard) = logger(&ours, Text::new().ansi(false).with_time(false));
-    let layer = nowait_tracing::NowaitLayer::new(logger.clone());
-    tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), workload);
-    logger.flush().unwrap();
-
+    let ours = through_layer(Text::new().ansi(false).with_time(false));
     let theirs = theirs.take();
     assert_eq!(theirs.lines().count(), 4);
-    assert_eq!(ours.take(), theirs);
+    assert_eq!(ours, theirs);
 }
 
 #[test]
 fn text_with_time_exact() {
-    let out = Shared::default();
-    let (logger, _guard) = logger(&out, Text::new().ansi(false));
-    let layer = nowait_tracing::NowaitLayer::new(logger.clone());
-    tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), workload);
-    logger.flush().unwrap();
-    let text = out.take();
+    let text = through_layer(Text::new().ansi(false));
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 4);
     for l in &lines {
@@ -91,12 +92,7 @@ fn text_with_time_exact() {
 
 #[test]
 fn json_exact() {
-    let out = Shared::default();
-    let (logger, _guard) = logger(&out, Json::new());
-    let layer = nowait_tracing::NowaitLayer::new(logger.clone());
-    tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), workload);
-    logger.flush().unwrap();
-    let text = out.take();
+    let text = through_layer(Json::new());
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 4);
     let rest: Vec<&str> = lines.iter().map(|l| &l[43..]).collect();
