@@ -32,6 +32,8 @@
 //! has grown (a counting-allocator test checks it) and no system call in
 //! steady state; the only lock is the registry's uncontended read lock on
 //! each enclosing span's extensions, where the span's fields are kept.
+//! Creating a span allocates once for its encoded fields (the registry's
+//! extensions are boxed anyway), not per event.
 //! Names, targets and the text or JSON layout are the writer thread's
 //! business (see [`nowait_core::Text`] and [`nowait_core::Json`]).
 //!
