@@ -36,6 +36,10 @@ pub enum PushError {
     /// The logger's guard was dropped: the writer thread is gone. Counted as
     /// "after shutdown".
     Closed,
+    /// The ring stayed full for the whole deadline of
+    /// [`FullPolicy::BlockTimeout`](crate::FullPolicy::BlockTimeout). Counted
+    /// as "block timeout".
+    TimedOut,
 }
 
 impl fmt::Display for PushError {
@@ -45,6 +49,7 @@ impl fmt::Display for PushError {
             PushError::Shed => "record dropped: the nowait ring is above its high-water mark and the record's level is not protected",
             PushError::TooLarge => "record dropped: larger than half the nowait ring",
             PushError::Closed => "record dropped: the nowait logger was shut down",
+            PushError::TimedOut => "record dropped: the nowait ring stayed full for the whole block timeout",
         })
     }
 }
@@ -74,8 +79,15 @@ pub enum FlushError {
         source: io::Error,
     },
     /// The records were not all written before the timeout; they stay
-    /// pending (for example behind a stalled terminal).
+    /// pending (for example behind a slow disk).
     TimedOut,
+    /// A sink has bytes pending and took none for a while (a terminal or
+    /// pipe nobody reads): the flush did not wait for it. Its records stay
+    /// pending, and are dropped and counted if its buffer fills.
+    Stalled {
+        /// The sink's name.
+        sink: String,
+    },
     /// The logger was shut down (its guard dropped) or its writer thread died.
     Closed,
 }
@@ -85,6 +97,12 @@ impl fmt::Display for FlushError {
         match self {
             FlushError::Sink { sink, source } => write!(f, "nowait sink {sink} failed: {source}"),
             FlushError::TimedOut => f.write_str("nowait flush timed out: records still pending"),
+            FlushError::Stalled { sink } => {
+                write!(
+                    f,
+                    "nowait sink {sink} is stalled (its reader takes nothing); not waited for"
+                )
+            }
             FlushError::Closed => f.write_str("nowait logger is shut down"),
         }
     }
@@ -99,14 +117,20 @@ impl std::error::Error for FlushError {
     }
 }
 
-/// A logger could not be built: an invalid setting, or a sink that could not
-/// be opened.
+/// A logger could not be built: an invalid setting, or a sink (or the
+/// writer thread) that could not be had.
+///
+/// An invalid setting displays as `invalid nowait configuration: ...`; an
+/// I/O failure names what failed and why, e.g. `nowait: cannot open
+/// file:/var/log/app.log: Permission denied (os error 13)`, and
+/// [`io_error`](BuildError::io_error) gives the error itself.
 ///
 /// # Examples
 ///
 /// ```
 /// let err = nowait_core::Builder::new().capacity(0).build().unwrap_err();
-/// assert!(err.to_string().contains("capacity"));
+/// assert!(err.to_string().starts_with("invalid nowait configuration: capacity"));
+/// assert!(err.io_error().is_none());
 /// ```
 #[derive(Debug)]
 pub struct BuildError {
@@ -147,12 +171,12 @@ impl BuildError {
 
 impl fmt::Display for BuildError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("invalid nowait logger: ")?;
-        f.write_str(&self.context)?;
-        if let Some(source) = &self.source {
-            write!(f, ": {source}")?;
+        match &self.source {
+            // What failed and why, e.g. "nowait: cannot open file:/x/app.log:
+            // Permission denied (os error 13)".
+            Some(source) => write!(f, "nowait: {}: {source}", self.context),
+            None => write!(f, "invalid nowait configuration: {}", self.context),
         }
-        Ok(())
     }
 }
 

@@ -112,21 +112,28 @@
     clippy::undocumented_unsafe_blocks
 )]
 
+mod builder;
 mod clock;
 pub mod docs;
 mod error;
 pub mod event;
 #[allow(unsafe_code)]
-mod exit_hook;
+mod ffi;
+mod fork;
 mod format;
+mod global;
+mod guard;
 mod hooks;
 mod level;
 mod logger;
 mod macros;
+mod output;
 mod policy;
 mod record;
+mod registry;
 #[allow(unsafe_code)]
 mod ring;
+mod shared;
 mod sink;
 mod stats;
 mod sync;
@@ -137,14 +144,16 @@ mod writer;
 #[path = "private.rs"]
 pub mod __private;
 pub use __private::{set_max_level, STATIC_MAX_LEVEL};
+pub use builder::{
+    Builder, DEFAULT_BATCH_SIZE, DEFAULT_CAPACITY, DEFAULT_FLUSH_INTERVAL, DEFAULT_IDLE_INTERVAL,
+};
 pub use error::{BuildError, FlushError, PushError, SetGlobalError};
 pub use format::{Json, Text};
+pub use global::{global, set_global};
+pub use guard::Guard;
 pub use level::{Level, ParseLevelError};
-pub use logger::{
-    global, set_global, Builder, Guard, Logger, DEFAULT_BATCH_SIZE, DEFAULT_CAPACITY,
-    DEFAULT_FLUSH_INTERVAL,
-};
-pub use policy::FullPolicy;
+pub use logger::Logger;
+pub use policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
 pub use record::{escape_into, kind, Format, MakeFormat, Notice, Plain, Record, SinkInfo};
 pub use sink::Sink;
 pub use stats::{SinkStats, Stats};

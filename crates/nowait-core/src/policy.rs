@@ -8,13 +8,16 @@
 /// # Examples
 ///
 /// ```
+/// use std::time::Duration;
 /// use nowait_core::{Builder, FullPolicy};
 ///
 /// // A service that must never wait on logging, even if a burst overflows:
 /// let builder = Builder::new().full_policy(FullPolicy::Drop);
+/// // Wait up to 20 ms for room, then drop and count:
+/// let builder = Builder::new().full_policy(FullPolicy::BlockTimeout(Duration::from_millis(20)));
 /// # let _ = builder;
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum FullPolicy {
     /// Drop the record and count it. With level protection (see
@@ -22,9 +25,26 @@ pub enum FullPolicy {
     /// dropped already above the high-water mark so that WARN and above keep
     /// the headroom. `try_*` calls behave like this under every policy.
     Drop,
-    /// Wait (parked, not spinning) until the writer frees room: no loss, at
-    /// the price of waiting when logging outruns the sinks. The writer never
-    /// waits on a terminal or pipe, so only the file's disk or a custom
-    /// writer can make producers wait.
+    /// Wait (parked, not spinning) until the writer frees room, however
+    /// long that takes: no loss, at the price of waiting when logging
+    /// outruns the sinks, and of waiting for as long as a file's disk (a
+    /// hung NFS mount) or a custom writer is stuck. Only the explicit choice
+    /// of a user who prefers a stopped service to a lost record; the default
+    /// for files is [`FullPolicy::BlockTimeout`]. The writer never waits on a
+    /// terminal or pipe, so those cannot make producers wait.
     Block,
+    /// Wait for room like [`Block`](FullPolicy::Block), but at most this
+    /// long per record; then drop the record and count it
+    /// ([`Stats::dropped_timeout`](crate::Stats::dropped_timeout)), as
+    /// [`Drop`](FullPolicy::Drop) would. The default when a file or custom
+    /// writer is among the sinks, with [`DEFAULT_BLOCK_TIMEOUT`] (100 ms): a
+    /// burst that outruns the disk loses nothing, and a disk that stops
+    /// costs each request at most the timeout.
+    ///
+    /// [`DEFAULT_BLOCK_TIMEOUT`]: crate::DEFAULT_BLOCK_TIMEOUT
+    BlockTimeout(std::time::Duration),
 }
+
+/// The default deadline of [`FullPolicy::BlockTimeout`] (100 ms), the
+/// default policy when a file or custom writer is among the sinks.
+pub const DEFAULT_BLOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(100);

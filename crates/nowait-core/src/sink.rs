@@ -1,24 +1,11 @@
-//! Where records go: stdout, stderr, files, any `io::Write`.
-//!
-//! Terminals and pipes are written without blocking, so that a stalled
-//! reader never holds up the writer thread (and so never the other sinks):
-//! stdout and stderr are reopened through `/proc/self/fd/N` with
-//! `O_NONBLOCK`, which gives the writer its own open file description and
-//! leaves the process's fd 1 and 2 (and `println!`) blocking as before.
-//! Sockets are written with `MSG_DONTWAIT`. Regular files are written with
-//! plain blocking `write(2)`: the kernel never makes those wait on a reader.
+//! Where records go, as configured: stdout, stderr, files, any `io::Write`.
+//! The opened form is in [`output`](crate::output).
 
 use std::fmt;
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, IsTerminal, Write};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
+use std::io::Write;
+use std::path::PathBuf;
+use std::sync::Arc;
 
-use rustix::fs::{FileType, Mode, OFlags};
-use rustix::net::SendFlags;
-
-use crate::error::BuildError;
 use crate::record::MakeFormat;
 
 /// A destination for records, configured before [`Builder::build`](crate::Builder::build).
@@ -42,7 +29,7 @@ use crate::record::MakeFormat;
 pub struct Sink {
     pub(crate) target: Target,
     pub(crate) buffer_size: usize,
-    pub(crate) format: Option<Box<dyn MakeFormat>>,
+    pub(crate) format: Option<Arc<dyn MakeFormat>>,
 }
 
 pub(crate) enum Target {
@@ -76,6 +63,17 @@ impl Sink {
     /// The process's standard output, written without blocking when it is a
     /// terminal, a pipe or a socket.
     ///
+    /// stdout is reopened through `/proc/self/fd/1` with `O_NONBLOCK`, which
+    /// gives the writer its own open file description and leaves the
+    /// process's fd 1 (and `println!`) blocking as before; sockets are
+    /// written with `MSG_DONTWAIT`; a regular file with plain writes. Where
+    /// the reopen fails (no `/proc`, `EACCES` after a privilege drop, `ENXIO`
+    /// on a FIFO without a reader) the writer keeps a blocking copy of the
+    /// descriptor and writes to it only when `poll` reports room, at most
+    /// `PIPE_BUF` (4 KiB) at a time, so a stalled reader still cannot block
+    /// it; the fallback is reported once in the output and in
+    /// [`SinkStats::non_blocking`](crate::SinkStats::non_blocking).
+    ///
     /// # Examples
     ///
     /// ```
@@ -104,6 +102,13 @@ impl Sink {
     /// directories are created. If the file is deleted or renamed (log
     /// rotation), the writer notices within a second and reopens the path;
     /// [`Logger::reopen`](crate::Logger::reopen) does it at once.
+    ///
+    /// The path's file type is checked when it is opened: a path that is
+    /// really a terminal, a FIFO or a character device (`/dev/stdout`,
+    /// `/dev/tty`, a named pipe) is written without blocking, like
+    /// [`Sink::stdout`], and does not count as a file for the default
+    /// [`FullPolicy`](crate::FullPolicy); a FIFO without a reader is a
+    /// [`BuildError`](crate::BuildError) (`ENXIO`).
     ///
     /// # Examples
     ///
@@ -154,15 +159,8 @@ impl Sink {
     /// # let _ = sink;
     /// ```
     pub fn format(mut self, format: impl MakeFormat) -> Sink {
-        self.format = Some(Box::new(format));
+        self.format = Some(Arc::new(format));
         self
-    }
-
-    /// Whether records for this sink must all be written (files and custom
-    /// writers) rather than shown (terminals); decides the default full-ring
-    /// policy.
-    pub(crate) fn wants_completeness(&self) -> bool {
-        matches!(self.target, Target::File(_) | Target::Writer(_))
     }
 }
 
@@ -174,230 +172,5 @@ impl Target {
             Target::File(p) => format!("file:{}", p.display()),
             Target::Writer(_) => "writer".into(),
         }
-    }
-}
-
-/// The outcome of one attempt to write.
-pub(crate) enum WriteOutcome {
-    /// This many bytes were written (possibly fewer than offered).
-    Wrote(usize),
-    /// The sink cannot take bytes now without blocking.
-    WouldBlock,
-    /// The sink failed.
-    Failed(io::Error),
-}
-
-/// An opened sink.
-pub(crate) enum Output {
-    /// A regular file: blocking writes. `identity` is (device, inode) to
-    /// notice rotation.
-    File {
-        file: File,
-        path: PathBuf,
-        identity: (u64, u64),
-    },
-    /// A terminal, pipe or character device reopened with `O_NONBLOCK`.
-    NonBlocking(OwnedFd),
-    /// A socket, written with `MSG_DONTWAIT`.
-    Socket(OwnedFd),
-    /// A file descriptor written with blocking writes (stdout redirected to a
-    /// regular file, or no way to avoid blocking).
-    Blocking(File),
-    /// A user's writer.
-    Writer(Box<dyn Write + Send>),
-}
-
-impl fmt::Debug for Output {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Output::File { .. } => "File",
-            Output::NonBlocking(_) => "NonBlocking",
-            Output::Socket(_) => "Socket",
-            Output::Blocking(_) => "Blocking",
-            Output::Writer(_) => "Writer",
-        })
-    }
-}
-
-pub(crate) fn open_file(path: &Path) -> io::Result<(File, (u64, u64))> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        fs::create_dir_all(parent)?;
-    }
-    let file = OpenOptions::new().create(true).append(true).open(path)?;
-    let meta = file.metadata()?;
-    Ok((file, (meta.dev(), meta.ino())))
-}
-
-/// Opens a standard stream for writing without blocking where possible.
-fn open_stdio(fd: BorrowedFd<'_>, which: u8) -> io::Result<Output> {
-    let stat = rustix::fs::fstat(fd)?;
-    match FileType::from_raw_mode(stat.st_mode) {
-        FileType::Socket => Ok(Output::Socket(rustix::io::fcntl_dupfd_cloexec(fd, 0)?)),
-        FileType::RegularFile => Ok(Output::Blocking(File::from(
-            rustix::io::fcntl_dupfd_cloexec(fd, 0)?,
-        ))),
-        _ => {
-            // A new open file description, so O_NONBLOCK does not leak into
-            // the process's own fd (and make `println!` fail with EAGAIN).
-            let path = format!("/proc/self/fd/{which}");
-            match rustix::fs::open(
-                path.as_str(),
-                OFlags::WRONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
-                Mode::empty(),
-            ) {
-                Ok(fd) => Ok(Output::NonBlocking(fd)),
-                // No /proc, or a descriptor that cannot be reopened: stay
-                // correct, if blocking.
-                Err(_) => Ok(Output::Blocking(File::from(
-                    rustix::io::fcntl_dupfd_cloexec(fd, 0)?,
-                ))),
-            }
-        }
-    }
-}
-
-impl Output {
-    /// Opens the target. Returns the output and whether it is a terminal.
-    pub(crate) fn open(target: Target) -> Result<(Output, bool), BuildError> {
-        let name = target.name();
-        match target {
-            Target::Stdout => {
-                let out = io::stdout();
-                let tty = out.is_terminal();
-                open_stdio(out.as_fd(), 1)
-                    .map(|o| (o, tty))
-                    .map_err(|e| BuildError::io(format!("cannot open {name}"), e))
-            }
-            Target::Stderr => {
-                let err = io::stderr();
-                let tty = err.is_terminal();
-                open_stdio(err.as_fd(), 2)
-                    .map(|o| (o, tty))
-                    .map_err(|e| BuildError::io(format!("cannot open {name}"), e))
-            }
-            Target::File(path) => {
-                let (file, identity) = open_file(&path)
-                    .map_err(|e| BuildError::io(format!("cannot open {name}"), e))?;
-                Ok((
-                    Output::File {
-                        file,
-                        path,
-                        identity,
-                    },
-                    false,
-                ))
-            }
-            Target::Writer(w) => Ok((Output::Writer(w), false)),
-        }
-    }
-
-    /// One write attempt. Blocking outputs write everything or fail.
-    pub(crate) fn write(&mut self, buf: &[u8]) -> WriteOutcome {
-        fn from_rustix(r: rustix::io::Result<usize>) -> WriteOutcome {
-            match r {
-                Ok(n) => WriteOutcome::Wrote(n),
-                Err(rustix::io::Errno::AGAIN) => WriteOutcome::WouldBlock,
-                Err(e) => WriteOutcome::Failed(e.into()),
-            }
-        }
-        fn write_all(w: &mut impl Write, buf: &[u8]) -> WriteOutcome {
-            let mut done = 0;
-            while done < buf.len() {
-                match w.write(&buf[done..]) {
-                    Ok(0) => {
-                        return if done > 0 {
-                            WriteOutcome::Wrote(done)
-                        } else {
-                            WriteOutcome::Failed(io::ErrorKind::WriteZero.into())
-                        }
-                    }
-                    Ok(n) => done += n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
-                        return if done > 0 {
-                            WriteOutcome::Wrote(done)
-                        } else {
-                            WriteOutcome::WouldBlock
-                        }
-                    }
-                    Err(e) => {
-                        return if done > 0 {
-                            WriteOutcome::Wrote(done)
-                        } else {
-                            WriteOutcome::Failed(e)
-                        }
-                    }
-                }
-            }
-            WriteOutcome::Wrote(done)
-        }
-        match self {
-            Output::NonBlocking(fd) => loop {
-                match rustix::io::write(&*fd, buf) {
-                    Err(rustix::io::Errno::INTR) => continue,
-                    r => return from_rustix(r),
-                }
-            },
-            Output::Socket(fd) => loop {
-                match rustix::net::send(&*fd, buf, SendFlags::DONTWAIT | SendFlags::NOSIGNAL) {
-                    Err(rustix::io::Errno::INTR) => continue,
-                    r => return from_rustix(r),
-                }
-            },
-            Output::Blocking(file) | Output::File { file, .. } => write_all(file, buf),
-            Output::Writer(w) => {
-                // A panicking user writer must not take the writer thread
-                // (and every other sink) down with it.
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| write_all(w, buf)))
-                    .unwrap_or_else(|_| {
-                        WriteOutcome::Failed(io::Error::new(
-                            io::ErrorKind::BrokenPipe,
-                            "the sink's writer panicked",
-                        ))
-                    })
-            }
-        }
-    }
-
-    /// Flushes user writers (files and fds have no user-space buffer).
-    pub(crate) fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Output::Writer(w) => {
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.flush())).unwrap_or_else(
-                    |_| {
-                        Err(io::Error::new(
-                            io::ErrorKind::BrokenPipe,
-                            "the sink's writer panicked",
-                        ))
-                    },
-                )
-            }
-            _ => Ok(()),
-        }
-    }
-
-    /// For a file sink, whether the path now names another file (rotated) or
-    /// none (deleted); if so, reopens it. Returns `Ok(true)` after a reopen.
-    pub(crate) fn reopen_if_moved(&mut self, force: bool) -> io::Result<bool> {
-        let Output::File {
-            file,
-            path,
-            identity,
-        } = self
-        else {
-            return Ok(false);
-        };
-        let moved = match fs::metadata(&*path) {
-            Ok(meta) => (meta.dev(), meta.ino()) != *identity,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => true,
-            Err(e) => return Err(e),
-        };
-        if !moved && !force {
-            return Ok(false);
-        }
-        let (new_file, new_identity) = open_file(path)?;
-        *file = new_file;
-        *identity = new_identity;
-        Ok(true)
     }
 }

@@ -1,6 +1,7 @@
 //! Counters, and the [`Stats`] snapshot that exposes them.
 
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::io;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
 use std::sync::Mutex;
 
 /// Counters updated by producers (on their slow paths only) and by the
@@ -11,35 +12,98 @@ pub(crate) struct Counters {
     pub(crate) dropped_shed: AtomicU64,
     pub(crate) dropped_too_large: AtomicU64,
     pub(crate) dropped_closed: AtomicU64,
+    pub(crate) dropped_timeout: AtomicU64,
     pub(crate) discarded: AtomicU64,
     pub(crate) blocked_waits: AtomicU64,
     pub(crate) truncated: AtomicU64,
     // Written by the writer thread only.
     pub(crate) records_written: AtomicU64,
     pub(crate) abandoned: AtomicU64,
+    pub(crate) abandoned_unknown_bytes: AtomicU64,
     pub(crate) ring_high_water: AtomicU64,
 }
 
-/// Per-sink counters, written by the writer thread only.
+impl Counters {
+    /// Zeroes every counter (in a forked child: its counters start afresh).
+    /// Only atomic stores, so it may run in an `atfork` handler.
+    pub(crate) fn reset(&self) {
+        for c in [
+            &self.dropped_full,
+            &self.dropped_shed,
+            &self.dropped_too_large,
+            &self.dropped_closed,
+            &self.dropped_timeout,
+            &self.discarded,
+            &self.blocked_waits,
+            &self.truncated,
+            &self.records_written,
+            &self.abandoned,
+            &self.abandoned_unknown_bytes,
+            &self.ring_high_water,
+        ] {
+            c.store(0, Relaxed);
+        }
+    }
+}
+
+/// Per-sink counters, written by the writer thread (or, after a shutdown
+/// timed out with the writer stuck in a write, by the thread that took over
+/// the counting).
+///
+/// The two mutexes are only ever taken with `try_lock`, on both sides: a
+/// lock held by a thread that vanished in `fork()` can cost a stale error
+/// message, never a hang.
 #[derive(Debug, Default)]
 pub(crate) struct SinkCounters {
     pub(crate) name: String,
+    /// Whether completeness is wanted (files, custom writers): the sinks a
+    /// durable flush (panic hook, write-through) waits for.
+    pub(crate) durable: bool,
     pub(crate) records_written: AtomicU64,
     pub(crate) bytes_written: AtomicU64,
     pub(crate) write_calls: AtomicU64,
     pub(crate) dropped_overflow: AtomicU64,
     pub(crate) dropped_failed: AtomicU64,
+    pub(crate) dropped_format: AtomicU64,
+    pub(crate) abandoned: AtomicU64,
     pub(crate) write_errors: AtomicU64,
     pub(crate) pending_bytes: AtomicU64,
+    /// Records formatted for this sink and not yet written, as of the last
+    /// publication (what a takeover counts as abandoned for it).
+    pub(crate) pending_records: AtomicU64,
+    pub(crate) non_blocking: AtomicBool,
+    pub(crate) stalled: AtomicBool,
     pub(crate) last_error: Mutex<Option<String>>,
+    /// The first error since the last flush, taken by the next flush.
+    pub(crate) flush_error: Mutex<Option<io::Error>>,
 }
 
 impl SinkCounters {
-    pub(crate) fn new(name: String) -> Self {
+    pub(crate) fn new(name: String, durable: bool) -> Self {
         SinkCounters {
             name,
+            durable,
             ..Default::default()
         }
+    }
+
+    /// Zeroes the counters (forked child); see [`Counters::reset`].
+    pub(crate) fn reset(&self) {
+        for c in [
+            &self.records_written,
+            &self.bytes_written,
+            &self.write_calls,
+            &self.dropped_overflow,
+            &self.dropped_failed,
+            &self.dropped_format,
+            &self.abandoned,
+            &self.write_errors,
+            &self.pending_bytes,
+            &self.pending_records,
+        ] {
+            c.store(0, Relaxed);
+        }
+        self.stalled.store(false, Relaxed);
     }
 }
 
@@ -50,11 +114,19 @@ impl SinkCounters {
 /// After [`Logger::flush`](crate::Logger::flush) returns, or after the
 /// guard is dropped, the counters of everything accepted before are final.
 ///
-/// Every record accepted by [`Logger::push`](crate::Logger::push) ends in
-/// exactly one of: [`records_written`](Stats::records_written) (taken by the
-/// writer thread; per sink it then counts as written, dropped for overflow,
-/// dropped after a failure, or pending) or [`abandoned`](Stats::abandoned).
-/// Records refused at push time are counted in the `dropped_*` fields.
+/// # Accounting
+///
+/// Every record accepted by [`Logger::push`](crate::Logger::push) (an `Ok`
+/// return) ends in exactly one of [`records_written`](Stats::records_written)
+/// (taken from the ring by the writer thread) or
+/// [`abandoned`](Stats::abandoned) (left in the ring when the shutdown
+/// timeout ran out). Each record taken ends, per sink, in exactly one of
+/// [`SinkStats::records_written`], [`SinkStats::dropped_overflow`],
+/// [`SinkStats::dropped_failed`], [`SinkStats::dropped_format`] and
+/// [`SinkStats::abandoned`], or is still pending while the logger runs.
+/// Records refused at push time (an `Err` return) are counted in the
+/// `dropped_*` fields and [`discarded`](Stats::discarded). Once the guard
+/// has been dropped these equations hold exactly.
 ///
 /// # Examples
 ///
@@ -81,8 +153,12 @@ pub struct Stats {
     pub dropped_shed: u64,
     /// Records refused because they could never fit in the ring.
     pub dropped_too_large: u64,
-    /// Records refused because the logger was already shut down.
+    /// Records refused because the logger was already shut down (or was
+    /// shutting down).
     pub dropped_closed: u64,
+    /// Records dropped under [`FullPolicy::BlockTimeout`](crate::FullPolicy::BlockTimeout)
+    /// after waiting the whole timeout for room.
+    pub dropped_timeout: u64,
     /// Records a front end gave up on (for example a `Display` that
     /// panicked), reported through [`Logger::discarded`](crate::Logger::discarded).
     pub discarded: u64,
@@ -90,9 +166,14 @@ pub struct Stats {
     pub truncated: u64,
     /// Times a producer had to wait for room (block policy).
     pub blocked_waits: u64,
-    /// Records still in the ring or in a sink's buffer when the shutdown
-    /// timeout ran out.
+    /// Records still in the ring when the shutdown timeout ran out (records
+    /// pending in a sink's buffer then are in [`SinkStats::abandoned`]).
     pub abandoned: u64,
+    /// Bytes of the ring held by records whose producer had claimed room
+    /// but not finished copying when the shutdown timeout (plus a short
+    /// grace) ran out: their number is unknown. Zero unless a producer
+    /// thread was stopped in the middle of a push.
+    pub abandoned_unknown_bytes: u64,
     /// The ring's capacity in bytes.
     pub ring_capacity: u64,
     /// The most bytes the writer thread ever found in the ring.
@@ -115,6 +196,7 @@ impl Stats {
             + self.dropped_shed
             + self.dropped_too_large
             + self.dropped_closed
+            + self.dropped_timeout
             + self.discarded
     }
 }
@@ -142,12 +224,29 @@ pub struct SinkStats {
     /// (a slow or stalled reader).
     pub dropped_overflow: u64,
     /// Records dropped for this sink because it failed (closed, broken pipe,
-    /// or an error that outlasted its buffer).
+    /// a disk full for longer than its buffer lasted; the cause is in
+    /// [`last_error`](SinkStats::last_error)).
     pub dropped_failed: u64,
+    /// Records this sink's format panicked on (the partial line is removed).
+    pub dropped_format: u64,
+    /// Records still pending for this sink when the shutdown timeout ran
+    /// out, or that it could not take at exit because it was stalled (a
+    /// terminal or pipe nobody reads) or failing. Includes the records of a
+    /// write that had not returned when the timeout ran out: those may still
+    /// reach the sink.
+    pub abandoned: u64,
     /// Write errors (each retry that failed counts).
     pub write_errors: u64,
     /// Bytes formatted but not yet written.
     pub pending_bytes: u64,
+    /// Whether the sink is written without ever blocking the writer thread
+    /// (`false` for files and custom writers, which block by nature, and for
+    /// a terminal or pipe that could not be reopened non-blocking; see
+    /// [`Sink::stdout`](crate::Sink::stdout)).
+    pub non_blocking: bool,
+    /// Whether the sink has pending bytes and has taken none for a while
+    /// (a stalled reader). Flushes do not wait for a stalled sink.
+    pub stalled: bool,
     /// The last write error, if any.
     pub last_error: Option<String>,
 }
@@ -159,10 +258,10 @@ impl SinkStats {
     ///
     /// ```
     /// let s = nowait_core::SinkStats::default();
-    /// assert_eq!(s.dropped(), s.dropped_overflow + s.dropped_failed);
+    /// assert_eq!(s.dropped(), s.dropped_overflow + s.dropped_failed + s.dropped_format + s.abandoned);
     /// ```
     pub fn dropped(&self) -> u64 {
-        self.dropped_overflow + self.dropped_failed
+        self.dropped_overflow + self.dropped_failed + self.dropped_format + self.abandoned
     }
 }
 
@@ -174,10 +273,12 @@ impl Counters {
             dropped_shed: self.dropped_shed.load(Relaxed),
             dropped_too_large: self.dropped_too_large.load(Relaxed),
             dropped_closed: self.dropped_closed.load(Relaxed),
+            dropped_timeout: self.dropped_timeout.load(Relaxed),
             discarded: self.discarded.load(Relaxed),
             truncated: self.truncated.load(Relaxed),
             blocked_waits: self.blocked_waits.load(Relaxed),
             abandoned: self.abandoned.load(Relaxed),
+            abandoned_unknown_bytes: self.abandoned_unknown_bytes.load(Relaxed),
             ring_capacity: ring_capacity as u64,
             ring_high_water: self.ring_high_water.load(Relaxed),
             sinks: sinks
@@ -189,9 +290,13 @@ impl Counters {
                     write_calls: s.write_calls.load(Relaxed),
                     dropped_overflow: s.dropped_overflow.load(Relaxed),
                     dropped_failed: s.dropped_failed.load(Relaxed),
+                    dropped_format: s.dropped_format.load(Relaxed),
+                    abandoned: s.abandoned.load(Relaxed),
                     write_errors: s.write_errors.load(Relaxed),
                     pending_bytes: s.pending_bytes.load(Relaxed),
-                    last_error: s.last_error.lock().map(|e| e.clone()).unwrap_or(None),
+                    non_blocking: s.non_blocking.load(Relaxed),
+                    stalled: s.stalled.load(Relaxed),
+                    last_error: s.last_error.try_lock().map(|e| e.clone()).unwrap_or(None),
                 })
                 .collect(),
         }

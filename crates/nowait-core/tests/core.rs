@@ -274,7 +274,8 @@ fn dev_full_is_reported_and_does_not_hurt_other_sinks() {
 fn invalid_config_is_a_clear_error() {
     let e = builder().capacity(10).build().unwrap_err();
     assert!(
-        e.to_string().contains("capacity must be at least 1024"),
+        e.to_string()
+            .starts_with("invalid nowait configuration: capacity must be between 1024 bytes"),
         "{e}"
     );
     let e = builder().protect(Level::Warn, 1.5).build().unwrap_err();

@@ -63,12 +63,13 @@ fn child_entry() {
             let stats = logger.stats();
             let out = &stats.sinks[1];
             eprintln!(
-                "STATS {} {} {} {} {}",
+                "STATS {} {} {} {} {} {}",
                 stats.sinks[0].records_written,
                 out.records_written,
                 out.dropped_overflow,
                 out.dropped_failed,
-                started.elapsed().as_millis()
+                started.elapsed().as_millis(),
+                out.abandoned,
             );
             // Skip the harness's closing lines: they would block on the
             // stalled pipe (or fail on the closed one), as any println would.
@@ -180,7 +181,9 @@ fn parse_stats(stderr: &str) -> Vec<u64> {
 }
 
 /// A pipe whose reader never reads: the file still gets every line, the
-/// writer never blocks, and the pipe's losses add up exactly.
+/// writer never blocks, the pipe's losses add up exactly, the shutdown does
+/// not wait for the stalled pipe, and what the pipe holds ends with whole
+/// lines and the notice of what it missed (issue 8).
 #[test]
 fn stalled_pipe_never_delays_the_file() {
     let n = 200_000; // ~2.3 MB: far more than the pipe and the sink buffer hold
@@ -195,11 +198,31 @@ fn stalled_pipe_never_delays_the_file() {
     assert!(status.success());
     let mut err = String::new();
     c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let mut piped = Vec::new();
+    c.stdout.take().unwrap().read_to_end(&mut piped).unwrap();
     let s = parse_stats(&err);
-    let (file_written, out_written, overflow, failed) = (s[0], s[1], s[2], s[3]);
+    let (file_written, out_written, overflow, failed, millis, abandoned) =
+        (s[0], s[1], s[2], s[3], s[4], s[5]);
     assert_eq!(file_written, n as u64);
     assert!(overflow > 0, "the stalled pipe should have overflowed");
-    assert_eq!(out_written + overflow + failed, n as u64, "{s:?}");
+    assert_eq!(
+        out_written + overflow + failed + abandoned,
+        n as u64,
+        "{s:?}"
+    );
+    // The shutdown timeout is 500 ms; a stalled pipe is not waited for.
+    assert!(millis < 400, "shutdown took {millis} ms");
+    let piped = String::from_utf8_lossy(&piped);
+    assert!(
+        piped.ends_with('\n'),
+        "torn last line: {:?}",
+        &piped[piped.len().saturating_sub(200)..]
+    );
+    let last = piped.lines().last().unwrap();
+    assert!(
+        last.contains("shutdown timed out") || last.contains("dropped (sink stdout too slow"),
+        "the pipe ends with the notice of its loss: {last} {s:?} {err}"
+    );
     let lines = assert_all_lines(&file, n);
     assert!(
         lines.iter().any(|l| l.contains("pending for sink stdout")),
@@ -236,7 +259,7 @@ fn closed_pipe_is_counted_and_the_file_is_complete() {
     c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
     let s = parse_stats(&err);
     assert_eq!(s[0], n as u64);
-    assert_eq!(s[1] + s[2] + s[3], n as u64, "{s:?}");
+    assert_eq!(s[1] + s[2] + s[3] + s[5], n as u64, "{s:?}");
     assert!(s[3] > 0, "records after the failure count as failed");
     let lines = assert_all_lines(&file, n);
     assert!(lines

@@ -27,6 +27,23 @@
 //! Positions are counted in 8-byte words and never wrap (`u64`), so there is
 //! no ABA problem; the index into the buffer is `position & mask`.
 //!
+//! 5. Closing sets a flag bit in `head` with one `fetch_or` ([`Ring::close`]).
+//!    A producer's claim compare-and-swap expects a `head` without flags, so
+//!    every claim either happened before the close (and lies below the
+//!    position `close` returns, where the consumer will find it) or fails
+//!    and sees the flag. That makes "accepted" and "refused after shutdown"
+//!    exact without any check on the hot path beyond the claim itself. A
+//!    second flag marks a ring inherited by a forked child
+//!    ([`Ring::reset_after_fork`]): claims fail until the child has a writer.
+//!
+//! The consumer resets a record's state byte and advances its position
+//! before lending the payload; if the closure unwinds, a drop guard still
+//! publishes `tail` (the record that panicked counts as consumed), so a
+//! panic can never leave the ring stalled on a state byte already reset.
+//!
+//! Capacity is capped at [`MAX_CAPACITY`] (1 GiB) so that a record length
+//! always fits the header's `u32`.
+//!
 //! The state bytes live beside the data (one per word, 12.5 % overhead) rather
 //! than in the record header so that a header is never read while a producer
 //! may be writing it, and so that loom can model every access.
@@ -52,6 +69,17 @@ const PADDING: u8 = 2;
 /// Bytes per word.
 const WORD: usize = 8;
 
+/// The largest capacity in bytes: records are at most half of it, which
+/// keeps every length well inside the header's `u32`.
+pub(crate) const MAX_CAPACITY: usize = 1 << 30;
+
+/// Flag bit in `head`: the ring is closed, claims fail.
+const CLOSED: u64 = 1 << 63;
+/// Flag bit in `head`: the ring was inherited by a forked child that has no
+/// writer yet; claims fail until [`Ring::clear_forked`].
+const FORKED: u64 = 1 << 62;
+const FLAGS: u64 = CLOSED | FORKED;
+
 /// Why [`Ring::try_push`] did not take a record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum PushError {
@@ -61,6 +89,10 @@ pub(crate) enum PushError {
     Shed,
     /// The record can never fit: it is larger than [`Ring::max_payload`].
     TooLarge,
+    /// The ring is closed ([`Ring::close`]).
+    Closed,
+    /// The ring is in a forked child that has no writer yet.
+    Forked,
 }
 
 /// A record header: payload length, level and kind, packed in one word.
@@ -92,8 +124,9 @@ fn record_words(len: usize) -> u64 {
 
 /// The ring. See the module docs for the algorithm.
 pub(crate) struct Ring {
-    /// Next word position to claim. Only grows, by compare-and-swap from
-    /// producers. Invariant: `tail <= head <= tail + capacity`.
+    /// Next word position to claim, plus the `CLOSED` and `FORKED` flag bits
+    /// (62 and 63). The position only grows, by compare-and-swap from
+    /// producers. Invariant: `tail <= position <= tail + capacity`.
     head: CachePadded<AtomicU64>,
     /// Word position up to which the consumer has released space. Only the
     /// consumer writes it, with `Release` after resetting the state bytes of
@@ -124,6 +157,7 @@ impl Ring {
     /// A ring of at least `min_bytes` bytes (rounded up to a power of two,
     /// at least 64 bytes).
     pub(crate) fn new(min_bytes: usize) -> Ring {
+        debug_assert!(min_bytes <= MAX_CAPACITY, "checked by the builder");
         let words = min_bytes.div_ceil(WORD).max(8).next_power_of_two();
         let mut states: Box<[AtomicU8]> = (0..words).map(|_| AtomicU8::new(FREE)).collect();
         let mut data: Box<[UnsafeCell<u64>]> = (0..words).map(|_| UnsafeCell::new(0)).collect();
@@ -170,7 +204,7 @@ impl Ring {
     /// Bytes claimed and not yet released. Racy: stale as soon as it returns.
     pub(crate) fn used_bytes(&self) -> usize {
         let tail = self.tail.load(Ordering::Acquire);
-        let head = self.head.load(Ordering::Acquire);
+        let head = self.head.load(Ordering::Acquire) & !FLAGS;
         (head.saturating_sub(tail) as usize) * WORD
     }
 
@@ -178,7 +212,41 @@ impl Ring {
     /// before it. Used as a flush target. `SeqCst` so that it orders with the
     /// producers' claims and the writer's sleep flag.
     pub(crate) fn claimed(&self) -> u64 {
-        self.head.load(Ordering::SeqCst)
+        self.head.load(Ordering::SeqCst) & !FLAGS
+    }
+
+    /// Closes the ring: from now on every claim fails with
+    /// [`PushError::Closed`]. Returns the final claim position: every record
+    /// accepted lies before it. Idempotent.
+    pub(crate) fn close(&self) -> u64 {
+        self.head.fetch_or(CLOSED, Ordering::SeqCst) & !FLAGS
+    }
+
+    /// Whether this is a forked child's ring without a writer yet.
+    pub(crate) fn is_forked(&self) -> bool {
+        self.head.load(Ordering::SeqCst) & FORKED != 0
+    }
+
+    /// In a forked child, before any other thread exists: forgets every
+    /// record (they are the parent's, and the parent writes them), including
+    /// regions claimed by threads that do not exist in the child, and sets
+    /// the `FORKED` flag so that claims fail until the child has a writer.
+    /// Only atomic stores: safe in an `atfork` child handler.
+    #[cfg(not(loom))]
+    pub(crate) fn reset_after_fork(&self) {
+        let head = self.head.load(Ordering::Relaxed);
+        for s in self.states.iter() {
+            s.store(FREE, Ordering::Relaxed);
+        }
+        let position = head & !FLAGS;
+        self.tail.store(position, Ordering::Release);
+        let flag = if head & CLOSED != 0 { CLOSED } else { FORKED };
+        self.head.store(position | flag, Ordering::SeqCst);
+    }
+
+    /// Clears the `FORKED` flag (the child now has a writer).
+    pub(crate) fn clear_forked(&self) {
+        self.head.fetch_and(!FORKED, Ordering::SeqCst);
     }
 
     /// The release position: every record before it has been consumed.
@@ -220,6 +288,13 @@ impl Ring {
         // Step 1: claim.
         let mut head = self.head.load(Ordering::Relaxed);
         let (start, used) = loop {
+            if head & FLAGS != 0 {
+                return Err(if head & CLOSED != 0 {
+                    PushError::Closed
+                } else {
+                    PushError::Forked
+                });
+            }
             let tail = self.tail.load(Ordering::Acquire);
             if tail > head {
                 // Our `head` is stale: others claimed and the consumer
@@ -278,32 +353,54 @@ impl Ring {
     /// single consumer. `&mut self` is not required because producers share
     /// the ring; the writer owns the only consumer handle instead.
     pub(crate) fn consume(&self, max_bytes: usize, mut f: impl FnMut(Header, &[u8])) -> usize {
+        /// Step 4 on every exit, unwinding included: hands the space back.
+        /// Release orders our reads of the words and our resets of the state
+        /// bytes before any producer's reuse of them.
+        struct Publish<'a> {
+            tail: &'a AtomicU64,
+            start: u64,
+            pos: u64,
+        }
+        impl Drop for Publish<'_> {
+            fn drop(&mut self) {
+                if self.pos != self.start {
+                    self.tail.store(self.pos, Ordering::Release);
+                }
+            }
+        }
         let cap = self.capacity_words();
         let start = self.tail.load(Ordering::Relaxed);
-        let mut pos = start;
+        let mut publish = Publish {
+            tail: &self.tail,
+            start,
+            pos: start,
+        };
         let mut records = 0;
-        while ((pos - start) as usize) * WORD < max_bytes {
+        while ((publish.pos - start) as usize) * WORD < max_bytes {
+            let pos = publish.pos;
             let index = (pos & self.mask) as usize;
             match self.states[index].load(Ordering::Acquire) {
                 FREE => break,
                 PADDING => {
                     self.states[index].store(FREE, Ordering::Relaxed);
-                    pos += cap - index as u64;
+                    publish.pos = pos + (cap - index as u64);
                 }
                 COMMITTED => {
-                    let header = self.read_record(index, &mut f);
+                    let header = self.read_header(index);
+                    let len = header.len as usize;
+                    assert!(
+                        index + record_words(len) as usize <= self.words.len(),
+                        "nowait bug: record at word {index} with {len} bytes overruns the ring"
+                    );
+                    // Consumed from here on, even if `f` unwinds: the space
+                    // is only handed back when `publish` drops, after `f`.
                     self.states[index].store(FREE, Ordering::Relaxed);
-                    pos += record_words(header.len as usize);
+                    publish.pos = pos + record_words(len);
                     records += 1;
+                    self.lend_payload(index, header, &mut f);
                 }
                 other => unreachable!("nowait bug: ring state byte {other} at word {index}"),
             }
-        }
-        if pos != start {
-            // Step 4: hand the space back. Release orders our reads of the
-            // words and our resets of the state bytes before any producer's
-            // reuse of them.
-            self.tail.store(pos, Ordering::Release);
         }
         records
     }
@@ -337,23 +434,23 @@ impl Ring {
         }
     }
 
-    fn read_record(&self, index: usize, f: &mut impl FnMut(Header, &[u8])) -> Header {
+    fn read_header(&self, index: usize) -> Header {
         // SAFETY: the consumer observed COMMITTED with Acquire, so the
         // producer's writes to this region happened before, and nobody writes
         // it again until the consumer releases it by advancing `tail`.
-        let header = Header::unpack(unsafe { self.words[index].get().read() });
+        Header::unpack(unsafe { self.words[index].get().read() })
+    }
+
+    fn lend_payload(&self, index: usize, header: Header, f: &mut impl FnMut(Header, &[u8])) {
         let len = header.len as usize;
-        assert!(
-            index + record_words(len) as usize <= self.words.len(),
-            "nowait bug: record at word {index} with {len} bytes overruns the ring"
-        );
-        // SAFETY: as above; the payload lies in the committed region (checked
-        // just now) and is initialised (the words were zeroed at creation
-        // and only ever overwritten with bytes).
+        debug_assert!(index + record_words(len) as usize <= self.words.len());
+        // SAFETY: as in `read_header`; the payload lies in the committed
+        // region (the caller checked its bounds) and is initialised (the
+        // words were zeroed at creation and only ever overwritten with
+        // bytes). `tail` is not advanced past it until `f` returns.
         let payload =
             unsafe { std::slice::from_raw_parts(self.base().add((index + 1) * WORD), len) };
         f(header, payload);
-        header
     }
 }
 
@@ -375,9 +472,12 @@ impl Ring {
         }
     }
 
-    fn read_record(&self, index: usize, f: &mut impl FnMut(Header, &[u8])) -> Header {
+    fn read_header(&self, index: usize) -> Header {
         // SAFETY: committed region, see the non-loom version.
-        let header = Header::unpack(self.words[index].with(|p| unsafe { *p }));
+        Header::unpack(self.words[index].with(|p| unsafe { *p }))
+    }
+
+    fn lend_payload(&self, index: usize, header: Header, f: &mut impl FnMut(Header, &[u8])) {
         let len = header.len as usize;
         let mut bytes = Vec::with_capacity(len);
         for i in 0..len.div_ceil(WORD) {
@@ -387,7 +487,6 @@ impl Ring {
         }
         bytes.truncate(len);
         f(header, &bytes);
-        header
     }
 }
 
@@ -464,6 +563,44 @@ mod unit_tests {
         assert_eq!(ring.consume(32, |_, _| n += 1), 2);
         assert_eq!(n, 2);
         assert_eq!(drain(&ring).len(), 8);
+    }
+
+    #[test]
+    fn close_refuses_later_claims_and_returns_the_final_position() {
+        let ring = Ring::new(256);
+        ring.try_push(0, 0, &[b"before"]).unwrap();
+        let end = ring.close();
+        assert_eq!(end, 2);
+        assert_eq!(ring.try_push(0, 0, &[b"after"]), Err(PushError::Closed));
+        assert_eq!(ring.claimed(), end);
+        assert_eq!(drain(&ring), vec![(0, b"before".to_vec())]);
+        assert_eq!(ring.close(), end, "idempotent");
+    }
+
+    #[test]
+    fn fork_reset_forgets_the_parents_records_and_blocks_claims() {
+        let ring = Ring::new(256);
+        ring.try_push(0, 0, &[b"parent"]).unwrap();
+        ring.reset_after_fork();
+        assert_eq!(ring.try_push(0, 0, &[b"child"]), Err(PushError::Forked));
+        assert!(drain(&ring).is_empty());
+        ring.clear_forked();
+        ring.try_push(1, 0, &[b"child"]).unwrap();
+        assert_eq!(drain(&ring), vec![(1, b"child".to_vec())]);
+    }
+
+    #[test]
+    fn a_panicking_consumer_does_not_stall_the_ring() {
+        let ring = Ring::new(256);
+        ring.try_push(0, 0, &[b"poison"]).unwrap();
+        ring.try_push(1, 0, &[b"next"]).unwrap();
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            ring.consume(usize::MAX, |h, _| assert_ne!(h.level, 0, "boom"));
+        }));
+        assert!(unwound.is_err());
+        // The record that panicked is consumed; the next one is still there.
+        assert_eq!(drain(&ring), vec![(1, b"next".to_vec())]);
+        assert_eq!(ring.used_bytes(), 0);
     }
 
     #[test]

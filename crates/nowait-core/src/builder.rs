@@ -1,0 +1,618 @@
+//! [`Builder`]: configures and starts a logger.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use crate::error::BuildError;
+use crate::guard::Guard;
+use crate::logger::Logger;
+use crate::output::{self, Opened, Output};
+use crate::policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
+use crate::record::{MakeFormat, SinkInfo};
+use crate::registry::Options;
+use crate::ring::{Ring, MAX_CAPACITY};
+use crate::shared::{consumer, Config, Shared, Start};
+use crate::sink::{Sink, Target};
+use crate::stats::SinkCounters;
+use crate::writer::{SinkState, Writer};
+use crate::Level;
+
+/// Configures and starts a logger.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use nowait_core::{Builder, FullPolicy, Level, Sink};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let (logger, guard) = Builder::new()
+///     .capacity(4 << 20)
+///     .batch_size(128 << 10)
+///     .flush_interval(Duration::from_millis(2))
+///     .full_policy(FullPolicy::Drop)
+///     .protect(Level::Warn, 0.8)
+///     .sink(Sink::stdout())
+///     .sink(Sink::file(dir.path().join("app.log")))
+///     // Containers and Kubernetes stop a process with SIGTERM: drain first.
+///     .drain_on_signals(true)
+///     .build()
+///     .unwrap();
+/// # drop(guard);
+/// ```
+pub struct Builder {
+    capacity: usize,
+    batch_size: usize,
+    flush_interval: Duration,
+    policy: Option<FullPolicy>,
+    protect: Level,
+    high_water: f64,
+    sinks: Vec<Sink>,
+    format: Arc<dyn MakeFormat>,
+    shutdown_timeout: Duration,
+    flush_timeout: Option<Duration>,
+    panic_timeout: Duration,
+    idle_interval: Duration,
+    write_through: Option<Level>,
+    fsync: bool,
+    catch_panics: bool,
+    flush_on_exit: bool,
+    drain_on_signals: bool,
+    thread_name: String,
+}
+
+impl fmt::Debug for Builder {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Builder")
+            .field("capacity", &self.capacity)
+            .field("batch_size", &self.batch_size)
+            .field("flush_interval", &self.flush_interval)
+            .field("policy", &self.policy)
+            .field("protect", &self.protect)
+            .field("high_water", &self.high_water)
+            .field("sinks", &self.sinks)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Default for Builder {
+    fn default() -> Self {
+        Builder::new()
+    }
+}
+
+/// Default ring capacity.
+pub const DEFAULT_CAPACITY: usize = 1 << 20;
+/// Default batch size: the writer writes once this much is formatted.
+pub const DEFAULT_BATCH_SIZE: usize = 64 << 10;
+/// Default writer wake-up interval while records flow.
+pub const DEFAULT_FLUSH_INTERVAL: Duration = Duration::from_millis(3);
+/// Default longest writer sleep while no records come.
+pub const DEFAULT_IDLE_INTERVAL: Duration = Duration::from_millis(50);
+
+impl Builder {
+    /// A builder with the defaults: 1 MiB ring, 64 KiB batches, a 3 ms
+    /// writer interval (50 ms when idle), WARN protected above 80 %, 5 s
+    /// shutdown timeout, panics logged and flushed to the files (500 ms at
+    /// most), `process::exit` drained, the [`Text`](crate::Text) format,
+    /// and stdout if no sink is added.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new();
+    /// # let _ = builder;
+    /// ```
+    pub fn new() -> Builder {
+        Builder {
+            capacity: DEFAULT_CAPACITY,
+            batch_size: DEFAULT_BATCH_SIZE,
+            flush_interval: DEFAULT_FLUSH_INTERVAL,
+            policy: None,
+            protect: Level::Warn,
+            high_water: 0.8,
+            sinks: Vec::new(),
+            format: Arc::new(crate::Text::new()),
+            shutdown_timeout: Duration::from_secs(5),
+            flush_timeout: None,
+            panic_timeout: Duration::from_millis(500),
+            idle_interval: DEFAULT_IDLE_INTERVAL,
+            write_through: None,
+            fsync: false,
+            catch_panics: true,
+            flush_on_exit: true,
+            drain_on_signals: false,
+            thread_name: "nowait-writer".into(),
+        }
+    }
+
+    /// The ring's capacity in bytes (rounded up to a power of two; default
+    /// 1 MiB). Each record takes 8 bytes of header plus its payload rounded
+    /// up to 8, and the largest record is half the ring. Memory is this plus
+    /// 1/8 for state bytes, allocated once, whatever the number of threads.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new().capacity(8 << 20);
+    /// # let _ = builder;
+    /// ```
+    ///
+    /// At most 1 GiB ([`build`](Builder::build) says so otherwise).
+    pub fn capacity(mut self, bytes: usize) -> Builder {
+        self.capacity = bytes;
+        self
+    }
+
+    /// Bytes formatted per sink before the writer issues a `write` (default
+    /// 64 KiB). At the end of each wake-up whatever is formatted is written
+    /// too, so this bounds batch size, not latency.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new().batch_size(256 << 10);
+    /// # let _ = builder;
+    /// ```
+    pub fn batch_size(mut self, bytes: usize) -> Builder {
+        self.batch_size = bytes;
+        self
+    }
+
+    /// How often the writer wakes while records flow (default 3 ms). A
+    /// record waits at most about this long before it is written while
+    /// records flow. Producers never wake the writer: while none come, the
+    /// writer doubles its sleep up to [`idle_interval`](Builder::idle_interval).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new().flush_interval(std::time::Duration::from_millis(1));
+    /// # let _ = builder;
+    /// ```
+    pub fn flush_interval(mut self, interval: Duration) -> Builder {
+        self.flush_interval = interval;
+        self
+    }
+
+    /// What a full ring does. Default:
+    /// [`FullPolicy::BlockTimeout`]`(`[`DEFAULT_BLOCK_TIMEOUT`]`)` (100 ms)
+    /// if any sink is a regular file or a custom writer (such output should
+    /// be complete, but a hung disk must not park the request threads for
+    /// longer than that), [`FullPolicy::Drop`] if all sinks are terminals,
+    /// pipes or sockets. [`FullPolicy::Block`] (no bound) only if asked for.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new().full_policy(nowait_core::FullPolicy::Drop);
+    /// # let _ = builder;
+    /// ```
+    pub fn full_policy(mut self, policy: FullPolicy) -> Builder {
+        self.policy = Some(policy);
+        self
+    }
+
+    /// Level protection under the drop policy: once more than `high_water`
+    /// (a fraction of the capacity, default 0.8) is in use, records below
+    /// `level` (default WARN) are dropped so that `level` and above keep the
+    /// headroom.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new().protect(nowait_core::Level::Error, 0.9);
+    /// # let _ = builder;
+    /// ```
+    pub fn protect(mut self, level: Level, high_water: f64) -> Builder {
+        self.protect = level;
+        self.high_water = high_water;
+        self
+    }
+
+    /// Adds a sink. With none, records go to stdout.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new().sink(nowait_core::Sink::stderr());
+    /// # let _ = builder;
+    /// ```
+    pub fn sink(mut self, sink: Sink) -> Builder {
+        self.sinks.push(sink);
+        self
+    }
+
+    /// The format for sinks that do not set their own (default [`Text`](crate::Text)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new().format(nowait_core::Plain);
+    /// # let _ = builder;
+    /// ```
+    pub fn format(mut self, format: impl MakeFormat) -> Builder {
+        self.format = Arc::new(format);
+        self
+    }
+
+    /// How long dropping the [`Guard`] (and the exit and signal hooks) may
+    /// take (default 5 s): the bound on every shutdown, whatever the sinks
+    /// do. Sinks that fail or are stalled are not waited for at all.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new().shutdown_timeout(std::time::Duration::from_secs(1));
+    /// # let _ = builder;
+    /// ```
+    pub fn shutdown_timeout(mut self, timeout: Duration) -> Builder {
+        self.shutdown_timeout = timeout;
+        self
+    }
+
+    /// How long [`Logger::flush`] waits (default: the shutdown timeout).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new().flush_timeout(std::time::Duration::from_secs(1));
+    /// # let _ = builder;
+    /// ```
+    pub fn flush_timeout(mut self, timeout: Duration) -> Builder {
+        self.flush_timeout = Some(timeout);
+        self
+    }
+
+    /// Whether a panic on any thread is logged (ERROR, with location) and
+    /// flushed to the durable sinks (at most
+    /// [`panic_timeout`](Builder::panic_timeout)) before the previously
+    /// installed panic hook runs (default on).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new().catch_panics(false);
+    /// # let _ = builder;
+    /// ```
+    pub fn catch_panics(mut self, on: bool) -> Builder {
+        self.catch_panics = on;
+        self
+    }
+
+    /// Whether `std::process::exit` (and returning from `main`) shuts the
+    /// logger down through an `atexit` hook, like dropping the guard
+    /// (default on).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new().flush_on_exit(false);
+    /// # let _ = builder;
+    /// ```
+    pub fn flush_on_exit(mut self, on: bool) -> Builder {
+        self.flush_on_exit = on;
+        self
+    }
+
+    /// Opt-in: on SIGTERM or SIGINT, shut every such logger down (within its
+    /// shutdown timeout), then let the signal take its default action (the
+    /// process dies of it); a second signal during the drain kills at once.
+    /// Turn it on in services: `docker stop` and Kubernetes stop a process
+    /// with SIGTERM, and without it (or a handler of the program's own that
+    /// drops the guard) the records still in the ring die with the process,
+    /// uncounted. Leave it off if the program handles these signals itself.
+    /// Needs the `signals` feature (on by default).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new().drain_on_signals(true);
+    /// # let _ = builder;
+    /// ```
+    pub fn drain_on_signals(mut self, on: bool) -> Builder {
+        self.drain_on_signals = on;
+        self
+    }
+
+    /// The longest the writer sleeps while no records come (default
+    /// 50 ms): the longest an isolated record waits before it is written,
+    /// and the writer's idle cost (about 1 s / this wake-ups per second).
+    /// Producers never wake the writer, so no request pays a system call
+    /// for it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new().idle_interval(std::time::Duration::from_millis(20));
+    /// # let _ = builder;
+    /// ```
+    pub fn idle_interval(mut self, interval: Duration) -> Builder {
+        self.idle_interval = interval;
+        self
+    }
+
+    /// How long the panic hook waits for the panic record to reach the
+    /// durable sinks (files and custom writers; default 500 ms). It never
+    /// waits for a terminal or pipe, so a stalled terminal cannot hold a
+    /// panicking thread.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new().panic_timeout(std::time::Duration::from_millis(100));
+    /// # let _ = builder;
+    /// ```
+    pub fn panic_timeout(mut self, timeout: Duration) -> Builder {
+        self.panic_timeout = timeout;
+        self
+    }
+
+    /// Write-through: a record at `level` or above returns to the caller
+    /// only once it is written to the durable sinks (files and custom
+    /// writers), or the flush timeout passed. For audit trails and the last
+    /// error before a crash, at the price of a wait on the request thread
+    /// for those records only (measured in the crate's README: one write
+    /// per record, about the cost of a `write(2)`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// use nowait_core::{Builder, Level, Sink};
+    ///
+    /// let path = dir.path().join("app.log");
+    /// let (logger, _guard) = Builder::new()
+    ///     .sink(Sink::file(&path))
+    ///     .write_through(Level::Error)
+    ///     .build()
+    ///     .unwrap();
+    /// logger.log(Level::Error, "payment failed").unwrap();
+    /// // Already in the file:
+    /// assert!(std::fs::read_to_string(&path).unwrap().contains("payment failed"));
+    /// ```
+    pub fn write_through(mut self, level: Level) -> Builder {
+        self.write_through = Some(level);
+        self
+    }
+
+    /// With [`write_through`](Builder::write_through): also `fdatasync`
+    /// the files before returning, so the record survives a power loss
+    /// (default off).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new()
+    ///     .write_through(nowait_core::Level::Error)
+    ///     .fsync_write_through(true);
+    /// # let _ = builder;
+    /// ```
+    pub fn fsync_write_through(mut self, on: bool) -> Builder {
+        self.fsync = on;
+        self
+    }
+
+    /// Starts the writer thread and returns the logger and its guard.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError`] for a capacity below 1 KiB, a zero batch size or
+    /// interval, a high-water mark outside (0, 1], a sink that cannot be
+    /// opened, or a thread that cannot be spawned.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let (logger, guard) = nowait_core::Builder::new()
+    ///     .sink(nowait_core::Sink::writer(std::io::sink()))
+    ///     .build()
+    ///     .unwrap();
+    /// # drop((logger, guard));
+    /// ```
+    pub fn build(mut self) -> Result<(Logger, Guard), BuildError> {
+        crate::clock::init();
+        if self.capacity < 1024 || self.capacity > MAX_CAPACITY {
+            return Err(BuildError::config(format!(
+                "capacity must be between 1024 bytes and 1 GiB, got {}",
+                self.capacity
+            )));
+        }
+        if self.batch_size == 0 {
+            return Err(BuildError::config("batch_size must not be zero"));
+        }
+        if self.flush_interval.is_zero() || self.idle_interval.is_zero() {
+            return Err(BuildError::config(
+                "flush_interval and idle_interval must not be zero",
+            ));
+        }
+        if !(self.high_water > 0.0 && self.high_water <= 1.0) {
+            return Err(BuildError::config(format!(
+                "high-water mark must be in (0, 1], got {}",
+                self.high_water
+            )));
+        }
+        if self.sinks.is_empty() {
+            self.sinks.push(Sink::stdout());
+        }
+        if let Some(bad) = self.sinks.iter().find(|s| s.buffer_size < 1024) {
+            return Err(BuildError::config(format!(
+                "sink {} buffer_size must be at least 1024 bytes, got {}",
+                bad.target.name(),
+                bad.buffer_size
+            )));
+        }
+        #[cfg(not(feature = "signals"))]
+        if self.drain_on_signals {
+            return Err(BuildError::config(
+                "drain_on_signals needs nowait-core's `signals` feature",
+            ));
+        }
+
+        let mut specs = Vec::with_capacity(self.sinks.len());
+        let mut states = Vec::with_capacity(self.sinks.len());
+        let mut counters = Vec::with_capacity(self.sinks.len());
+        let mut startup = Vec::new();
+        for sink in self.sinks {
+            let name = sink.target.name();
+            let (opened, reopen) = match sink.target {
+                Target::Stdout => (output::open_stdio(1), Reopen::Stdio(1)),
+                Target::Stderr => (output::open_stdio(2), Reopen::Stdio(2)),
+                Target::File(path) => (output::open_path(&path), Reopen::Path(path)),
+                Target::Writer(w) => (
+                    Ok(Opened {
+                        output: Output::Writer(w),
+                        terminal: false,
+                        fallback: None,
+                    }),
+                    Reopen::None,
+                ),
+            };
+            let opened =
+                opened.map_err(|e| BuildError::io(format!("cannot open sink {name}"), e))?;
+            let spec = Spec {
+                name,
+                reopen,
+                format: sink.format.unwrap_or_else(|| Arc::clone(&self.format)),
+                buffer_size: sink.buffer_size,
+            };
+            let durable = matches!(opened.output, Output::File { .. } | Output::Writer(_));
+            let c = SinkCounters::new(spec.name.clone(), durable);
+            c.non_blocking
+                .store(!opened.output.may_block(), Ordering::Relaxed);
+            if let Some(why) = &opened.fallback {
+                startup.push(format!(
+                    "sink {} is written with blocking calls, only when poll reports room, \
+                     4 KiB at a time: {why}",
+                    spec.name
+                ));
+            }
+            counters.push(c);
+            states.push(spec.state(opened, self.batch_size));
+            specs.push(spec);
+        }
+        let any_durable = counters.iter().any(|c| c.durable);
+        let policy = self.policy.unwrap_or(if any_durable {
+            FullPolicy::BlockTimeout(DEFAULT_BLOCK_TIMEOUT)
+        } else {
+            FullPolicy::Drop
+        });
+
+        let config = Config {
+            policy,
+            protect: self.protect,
+            high_water: self.high_water,
+            write_through: self.write_through.map(|l| (l, self.fsync)),
+            flush_timeout: self.flush_timeout.unwrap_or(self.shutdown_timeout),
+            shutdown_timeout: self.shutdown_timeout,
+            panic_timeout: self.panic_timeout,
+            flush_interval: self.flush_interval,
+            batch_size: self.batch_size,
+        };
+        let initial = Mutex::new(Some((states, startup)));
+        let (interval, idle, batch) = (self.flush_interval, self.idle_interval, self.batch_size);
+        let thread_name = self.thread_name;
+        let start: Start = Box::new(move |shared: &Arc<Shared>| {
+            // The sinks opened by `build`, or, in a forked child, the same
+            // sinks opened again.
+            let (states, startup) = match initial.try_lock().ok().and_then(|mut s| s.take()) {
+                Some(first) => first,
+                None => (
+                    specs.iter().map(|s| s.reopen_in_child(batch)).collect(),
+                    Vec::new(),
+                ),
+            };
+            for (c, s) in shared.sinks.iter().zip(&states) {
+                c.non_blocking
+                    .store(!s.output.may_block(), Ordering::Relaxed);
+            }
+            shared.consumer.store(consumer::WRITER, Ordering::SeqCst);
+            let writer = Writer::new(Arc::clone(shared), states, interval, idle, startup);
+            thread::Builder::new()
+                .name(thread_name.clone())
+                .spawn(move || writer.run())
+                .map(drop)
+                .inspect_err(|_| shared.consumer.store(consumer::NONE, Ordering::SeqCst))
+        });
+        let shared = Shared::new(Ring::new(self.capacity), counters, config, start)
+            .map_err(|e| BuildError::io("cannot create the writer's wake-up eventfd", e))?;
+        shared.ctl.fsync.store(self.fsync, Ordering::Relaxed);
+        let shared = Arc::new(shared);
+        shared
+            .start_writer()
+            .map_err(|e| BuildError::io("cannot spawn the writer thread", e))?;
+
+        crate::hooks::register(
+            &shared,
+            Options {
+                catch_panics: self.catch_panics,
+                flush_on_exit: self.flush_on_exit,
+                drain_on_signals: self.drain_on_signals,
+            },
+        );
+
+        Ok((
+            Logger {
+                shared: Arc::clone(&shared),
+            },
+            Guard {
+                shared,
+                timeout: self.shutdown_timeout,
+            },
+        ))
+    }
+}
+
+/// How to open a sink again in a forked child.
+enum Reopen {
+    Stdio(u8),
+    Path(PathBuf),
+    /// A custom writer: it cannot cross a fork.
+    None,
+}
+
+/// A sink as configured, kept for a forked child's writer.
+struct Spec {
+    name: String,
+    reopen: Reopen,
+    format: Arc<dyn MakeFormat>,
+    buffer_size: usize,
+}
+
+impl Spec {
+    fn state(&self, opened: Opened, batch: usize) -> SinkState {
+        let info = SinkInfo::new(self.name.clone(), opened.terminal);
+        let durable = matches!(opened.output, Output::File { .. } | Output::Writer(_));
+        SinkState::new(
+            self.name.clone(),
+            opened.output,
+            self.format.make_format(&info),
+            durable,
+            self.buffer_size,
+            batch,
+        )
+    }
+
+    fn reopen_in_child(&self, batch: usize) -> SinkState {
+        let opened = match &self.reopen {
+            Reopen::Stdio(fd) => output::open_stdio(*fd),
+            Reopen::Path(path) => output::open_path(path),
+            Reopen::None => Err(std::io::Error::other(
+                "a custom writer cannot be used in a forked child",
+            )),
+        };
+        let opened = opened.unwrap_or_else(|e| Opened {
+            output: Output::Gone(format!("cannot reopen after fork: {e}")),
+            terminal: false,
+            fallback: None,
+        });
+        let mut state = self.state(opened, batch);
+        // Its records in the child: written, or counted as failed.
+        state.durable = matches!(self.reopen, Reopen::Path(_) | Reopen::None);
+        state
+    }
+}

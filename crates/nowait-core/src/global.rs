@@ -1,0 +1,44 @@
+//! The process-wide logger used by the macros and the `log` front end.
+
+use std::sync::OnceLock;
+
+use crate::error::SetGlobalError;
+use crate::logger::Logger;
+
+static GLOBAL: OnceLock<Logger> = OnceLock::new();
+
+/// Sets the process-wide logger used by the macros and the `log` front end.
+///
+/// # Errors
+///
+/// [`SetGlobalError`] if one was already set (it stays).
+///
+/// # Examples
+///
+/// ```
+/// let (logger, _guard) = nowait_core::Builder::new()
+///     .sink(nowait_core::Sink::writer(std::io::sink()))
+///     .build()
+///     .unwrap();
+/// nowait_core::set_global(logger).unwrap();
+/// assert!(nowait_core::global().is_some());
+/// ```
+pub fn set_global(logger: Logger) -> Result<(), SetGlobalError> {
+    GLOBAL.set(logger).map_err(|_| SetGlobalError(()))?;
+    crate::__private::global_installed();
+    Ok(())
+}
+
+/// The process-wide logger, if [`set_global`] was called.
+///
+/// # Examples
+///
+/// ```
+/// if let Some(logger) = nowait_core::global() {
+///     let _ = logger.try_log(nowait_core::Level::Info, "hello");
+/// }
+/// ```
+#[inline]
+pub fn global() -> Option<&'static Logger> {
+    GLOBAL.get()
+}

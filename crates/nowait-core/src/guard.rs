@@ -1,0 +1,53 @@
+//! [`Guard`]: shuts the logger down when dropped.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::shared::Shared;
+
+/// Shuts the writer down when dropped: refuses new records, drains
+/// everything accepted, writes it, flushes the sinks, and returns within
+/// the shutdown timeout ([`Builder::shutdown_timeout`](crate::Builder::shutdown_timeout),
+/// default 5 s) whatever the sinks do.
+///
+/// It does not wait for a sink that is failing or stalled (a terminal or
+/// pipe nobody reads): their pending records are counted at once. Records
+/// still unwritten when the timeout runs out are counted as abandoned and
+/// the output says so; a writer stuck in a blocking write (a hung disk, a
+/// custom writer) is left behind and the counting is done by the dropping
+/// thread, so [`Logger::stats`](crate::Logger::stats) is final when `drop`
+/// returns.
+///
+/// Keep it alive for as long as you log, typically in `main`.
+///
+/// # Examples
+///
+/// ```
+/// let (logger, guard) = nowait_core::Builder::new()
+///     .sink(nowait_core::Sink::writer(std::io::sink()))
+///     .build()
+///     .unwrap();
+/// logger.log(nowait_core::Level::Info, "bye").unwrap();
+/// drop(guard);
+/// assert_eq!(logger.stats().records_written, 1);
+/// ```
+#[must_use = "dropping the guard shuts the logger down at once"]
+pub struct Guard {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) timeout: Duration,
+}
+
+impl fmt::Debug for Guard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Guard")
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Drop for Guard {
+    fn drop(&mut self) {
+        self.shared.shutdown(self.timeout);
+    }
+}

@@ -1,0 +1,50 @@
+//! The live loggers of the process (weak references), for the hooks that
+//! act on all of them: panics, `process::exit`, signals and `fork()`.
+
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use crate::shared::Shared;
+
+/// What a logger asked the hooks for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Options {
+    pub(crate) catch_panics: bool,
+    pub(crate) flush_on_exit: bool,
+    #[cfg_attr(not(feature = "signals"), allow(dead_code))]
+    pub(crate) drain_on_signals: bool,
+}
+
+pub(crate) struct Entry {
+    pub(crate) shared: Weak<Shared>,
+    pub(crate) options: Options,
+}
+
+static REGISTRY: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
+
+/// Locks the registry (poisoning ignored: entries are only ever pushed and
+/// pruned whole).
+pub(crate) fn lock() -> MutexGuard<'static, Vec<Entry>> {
+    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+pub(crate) fn add(shared: &Arc<Shared>, options: Options) {
+    let mut registry = lock();
+    registry.retain(|e| e.shared.strong_count() > 0);
+    registry.push(Entry {
+        shared: Arc::downgrade(shared),
+        options,
+    });
+}
+
+/// Live loggers whose options pass `wanted`. Never blocks: a hook that runs
+/// while the registry is locked (a panic inside `add`) skips it.
+pub(crate) fn live(wanted: impl Fn(&Options) -> bool) -> Vec<Arc<Shared>> {
+    let Ok(registry) = REGISTRY.try_lock() else {
+        return Vec::new();
+    };
+    registry
+        .iter()
+        .filter(|e| wanted(&e.options))
+        .filter_map(|e| e.shared.upgrade())
+        .collect()
+}

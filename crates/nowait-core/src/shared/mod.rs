@@ -1,0 +1,301 @@
+//! The contract between the producers (request threads, hooks, the guard)
+//! and the writer thread: the state both sides share, the control protocol
+//! (flush, reopen, reconfigure, shutdown) and the wake-ups.
+//!
+//! Both sides import this module and neither imports the other. Nothing in
+//! it is a queue: every request is a monotonic number in an atomic
+//! (`flush up to ring position P`, `reopen number N`) that the writer
+//! answers by publishing how far it got, so a request that timed out leaves
+//! nothing behind, any number of callers can wait at once, and no call can
+//! block on a full channel. Waiting uses [`Event`](crate::sync::Event)
+//! (futex, no lock), so nothing here is held across `fork()`.
+//!
+//! # States
+//!
+//! 1. `RUNNING`: the writer drains the ring (or, in a forked child, will be
+//!    started by the first push; see [`fork`](crate::fork)).
+//! 2. `CLOSING`: shutdown asked; the ring is closed ([`Ring::close`]), so
+//!    every later push is refused and counted; the writer drains what was
+//!    accepted until the deadline.
+//! 3. `FINISHED`: every accepted record has its final count. Set by the
+//!    writer, or by the thread that took over the counting when the writer
+//!    was stuck in a write past the deadline (see [`Consumer`]).
+
+mod control;
+mod push;
+
+pub(crate) use control::FlushScope;
+
+use std::io;
+use std::os::fd::{AsFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::policy::FullPolicy;
+use crate::ring::Ring;
+use crate::stats::{Counters, SinkCounters};
+use crate::sync::Event;
+use crate::Level;
+
+/// Values of [`Shared::state`].
+pub(crate) mod state {
+    /// The writer runs (or, in a forked child, starts on first use).
+    pub(crate) const RUNNING: u8 = 0;
+    /// Shutdown asked; the ring is closed.
+    pub(crate) const CLOSING: u8 = 1;
+    /// Every accepted record has its final count.
+    pub(crate) const FINISHED: u8 = 2;
+}
+
+/// Values of [`Shared::consumer`]: who may consume the ring and touch the
+/// counters.
+pub(crate) mod consumer {
+    /// The writer thread, outside any call that can block.
+    pub(crate) const WRITER: u8 = 0;
+    /// The writer thread, inside a call that can block (a file write, a
+    /// user's writer, an fsync). It published what it holds before.
+    pub(crate) const IN_IO: u8 = 1;
+    /// A shutdown whose deadline passed took the consumer role from a writer
+    /// stuck in I/O; the writer exits without touching anything when it
+    /// comes back.
+    pub(crate) const TAKEN: u8 = 2;
+    /// No writer (forked child before its first push, or the writer exited).
+    pub(crate) const NONE: u8 = 3;
+}
+
+/// Starts a writer thread for a [`Shared`] (at build time, and lazily in a
+/// forked child). Made by the builder, which knows the sinks.
+pub(crate) type Start = Box<dyn Fn(&Arc<Shared>) -> io::Result<()> + Send + Sync>;
+
+/// State shared by every [`Logger`](crate::Logger) clone, the
+/// [`Guard`](crate::Guard), the hooks and the writer thread.
+pub(crate) struct Shared {
+    /// The records. Producers claim, the consumer (see `consumer`) drains.
+    pub(crate) ring: Ring,
+    pub(crate) policy: FullPolicy,
+    /// Records below this level are shed above `shed_above` bytes.
+    pub(crate) protect: Level,
+    pub(crate) shed_above: usize,
+    /// Records at or above this level wait until written to the durable
+    /// sinks (and fsynced if the flag is set).
+    pub(crate) write_through: Option<(Level, bool)>,
+    pub(crate) counters: Counters,
+    pub(crate) sinks: Box<[SinkCounters]>,
+    /// See [`state`]. Only moves forward, except in a forked child.
+    pub(crate) state: AtomicU8,
+    /// See [`consumer`].
+    pub(crate) consumer: AtomicU8,
+    /// Set once the final counts are published (by whoever did it).
+    pub(crate) counted: AtomicBool,
+    /// Requests to the writer.
+    pub(crate) ctl: control::Control,
+    /// Wakes the writer out of its poll (an eventfd). Rung by flush,
+    /// reopen, shutdown and producers waiting for room, never by a push.
+    pub(crate) doorbell: Doorbell,
+    /// Producers waiting for room in the ring; notified by the writer after
+    /// it releases space, and at shutdown.
+    pub(crate) space: Event,
+    /// Flush, reopen and shutdown callers; notified by the writer when it
+    /// publishes progress.
+    pub(crate) progress: Event,
+    /// Producers currently waiting for room.
+    pub(crate) blocked: AtomicUsize,
+    pub(crate) flush_timeout: Duration,
+    pub(crate) shutdown_timeout: Duration,
+    /// Bound on the panic hook's wait for the durable sinks.
+    pub(crate) panic_timeout: Duration,
+    start: Start,
+}
+
+impl std::fmt::Debug for Shared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Shared")
+            .field("ring", &self.ring)
+            .field("policy", &self.policy)
+            .field("state", &self.state)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What [`Shared::new`] needs besides the ring and the sinks.
+pub(crate) struct Config {
+    pub(crate) policy: FullPolicy,
+    pub(crate) protect: Level,
+    pub(crate) high_water: f64,
+    pub(crate) write_through: Option<(Level, bool)>,
+    pub(crate) flush_timeout: Duration,
+    pub(crate) shutdown_timeout: Duration,
+    pub(crate) panic_timeout: Duration,
+    pub(crate) flush_interval: Duration,
+    pub(crate) batch_size: usize,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        ring: Ring,
+        sinks: Vec<SinkCounters>,
+        config: Config,
+        start: Start,
+    ) -> io::Result<Shared> {
+        let capacity = ring.capacity_bytes();
+        Ok(Shared {
+            shed_above: (capacity as f64 * config.high_water) as usize,
+            ring,
+            policy: config.policy,
+            protect: config.protect,
+            write_through: config.write_through,
+            counters: Counters::default(),
+            sinks: sinks.into_boxed_slice(),
+            state: AtomicU8::new(state::RUNNING),
+            consumer: AtomicU8::new(consumer::NONE),
+            counted: AtomicBool::new(false),
+            ctl: control::Control::new(config.flush_interval, config.batch_size),
+            doorbell: Doorbell::new()?,
+            space: Event::default(),
+            progress: Event::default(),
+            blocked: AtomicUsize::new(0),
+            flush_timeout: config.flush_timeout,
+            shutdown_timeout: config.shutdown_timeout,
+            panic_timeout: config.panic_timeout,
+            start,
+        })
+    }
+
+    /// Starts the writer thread.
+    pub(crate) fn start_writer(self: &Arc<Self>) -> io::Result<()> {
+        (self.start)(self)
+    }
+
+    /// Whether the current thread is a nowait writer thread (any logger's).
+    /// Such a thread never waits for a writer, its own or another's.
+    pub(crate) fn on_writer_thread() -> bool {
+        IS_WRITER.try_with(|w| w.get()).unwrap_or(false)
+    }
+
+    /// Marks the current thread as a writer thread.
+    pub(crate) fn mark_writer_thread() {
+        let _ = IS_WRITER.try_with(|w| w.set(true));
+    }
+
+    /// In a forked child, before any other thread exists (`atfork` child
+    /// handler): forget the parent's records, zero the counters, and make
+    /// the first push start a writer. Atomic stores only.
+    pub(crate) fn reset_after_fork(&self) {
+        if self.state.load(Ordering::Relaxed) != state::RUNNING {
+            // Closing or closed in the parent: closed in the child too.
+            self.ring.close();
+            self.state.store(state::FINISHED, Ordering::SeqCst);
+            self.consumer.store(consumer::NONE, Ordering::SeqCst);
+            return;
+        }
+        self.ring.reset_after_fork();
+        self.counters.reset();
+        for s in self.sinks.iter() {
+            s.reset();
+        }
+        self.ctl.reset_after_fork(self.ring.claimed());
+        self.consumer.store(consumer::NONE, Ordering::SeqCst);
+        self.blocked.store(0, Ordering::SeqCst);
+    }
+
+    /// In a forked child: starts the writer if none runs yet. Called on the
+    /// slow paths (a push that found the `FORKED` flag, flush, shutdown).
+    pub(crate) fn ensure_writer(self: &Arc<Self>) {
+        if !self.ring.is_forked() {
+            return;
+        }
+        // One thread starts it; the others find the flag gone or the
+        // consumer claimed and carry on (a push then retries its claim).
+        if self
+            .consumer
+            .compare_exchange(
+                consumer::NONE,
+                consumer::WRITER,
+                Ordering::SeqCst,
+                Ordering::SeqCst,
+            )
+            .is_err()
+        {
+            // Being started by another thread: wait for the flag to clear.
+            let until = Instant::now() + Duration::from_millis(100);
+            while self.ring.is_forked() && Instant::now() < until {
+                std::thread::yield_now();
+            }
+            return;
+        }
+        match self.start_writer() {
+            Ok(()) => self.ring.clear_forked(),
+            Err(_) => {
+                // No thread can be had: records are refused and counted
+                // (dropped_closed), never left waiting.
+                self.ring.close();
+                self.ring.clear_forked();
+                self.consumer.store(consumer::NONE, Ordering::SeqCst);
+                self.state.store(state::FINISHED, Ordering::SeqCst);
+                self.counted.store(true, Ordering::SeqCst);
+            }
+        }
+    }
+}
+
+thread_local! {
+    static IS_WRITER: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    static WRITER_PANIC: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+impl Shared {
+    /// Panic hook, on a writer thread: keeps the message for the writer's
+    /// in-band report instead of printing it to a possibly stalled stderr.
+    pub(crate) fn note_writer_panic(message: String) {
+        let _ = WRITER_PANIC.try_with(|p| {
+            if let Ok(mut p) = p.try_borrow_mut() {
+                *p = Some(message);
+            }
+        });
+    }
+
+    /// The last panic message noted on this writer thread.
+    pub(crate) fn take_writer_panic() -> Option<String> {
+        WRITER_PANIC
+            .try_with(|p| p.try_borrow_mut().ok().and_then(|mut p| p.take()))
+            .ok()
+            .flatten()
+    }
+}
+
+/// The writer's wake-up line: an eventfd it polls beside its sinks.
+///
+/// A forked child shares the kernel object with its parent; a wake-up one
+/// of them swallows costs the other at most one poll interval, because every
+/// request is state the writer re-reads on each round, not a message.
+#[derive(Debug)]
+pub(crate) struct Doorbell {
+    fd: OwnedFd,
+}
+
+impl Doorbell {
+    fn new() -> io::Result<Doorbell> {
+        let fd = rustix::event::eventfd(
+            0,
+            rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
+        )?;
+        Ok(Doorbell { fd })
+    }
+
+    /// Wakes the writer (one `write(2)`; never blocks).
+    pub(crate) fn ring(&self) {
+        let _ = rustix::io::write(&self.fd, &1u64.to_ne_bytes());
+    }
+
+    /// Clears pending rings (writer side).
+    pub(crate) fn clear(&self) {
+        let mut buf = [0u8; 8];
+        let _ = rustix::io::read(&self.fd, &mut buf);
+    }
+
+    /// The descriptor to poll.
+    pub(crate) fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
+        self.fd.as_fd()
+    }
+}

@@ -1,0 +1,176 @@
+//! The producer's side of the ring: claim, and on the slow path the full
+//! policy, the forked-child start and the write-through wait.
+
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use super::{FlushScope, Shared};
+use crate::error::PushError;
+use crate::policy::FullPolicy;
+use crate::ring;
+use crate::Level;
+
+/// A blocked producer re-rings the doorbell this often (a forked child
+/// sharing the eventfd may have swallowed a ring).
+const REWAKE: Duration = Duration::from_millis(50);
+
+impl Shared {
+    /// Pushes one record. With `wait`, a full ring is handled by the policy
+    /// (block, block with a deadline, or drop); without, it drops.
+    #[inline]
+    pub(crate) fn push(
+        self: &Arc<Self>,
+        level: Level,
+        kind: u8,
+        parts: &[&[u8]],
+        wait: bool,
+    ) -> Result<(), PushError> {
+        let limit = self.limit(level);
+        match self.ring.try_push_below(level as u8, kind, parts, limit) {
+            Ok(_) => {
+                if self.write_through.is_some() {
+                    self.write_through_wait(level);
+                }
+                Ok(())
+            }
+            Err(e) => self.push_slow(level, kind, parts, wait, e),
+        }
+    }
+
+    #[inline]
+    fn limit(&self, level: Level) -> usize {
+        if level >= self.protect || self.policy != FullPolicy::Drop {
+            usize::MAX
+        } else {
+            self.shed_above
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_slow(
+        self: &Arc<Self>,
+        level: Level,
+        kind: u8,
+        parts: &[&[u8]],
+        wait: bool,
+        first: ring::PushError,
+    ) -> Result<(), PushError> {
+        let c = &self.counters;
+        let bound = match self.policy {
+            FullPolicy::Block => Some(None),
+            FullPolicy::BlockTimeout(d) => Some(Some(d)),
+            _ => None,
+        };
+        // Never wait on a writer thread (it is the one that makes room).
+        let bound = bound.filter(|_| wait && !Shared::on_writer_thread());
+        let mut deadline: Option<Option<Instant>> = None;
+        let mut err = first;
+        loop {
+            match err {
+                ring::PushError::Forked => self.ensure_writer(),
+                ring::PushError::Closed => {
+                    c.dropped_closed.fetch_add(1, Ordering::Relaxed);
+                    return Err(PushError::Closed);
+                }
+                ring::PushError::TooLarge => {
+                    c.dropped_too_large.fetch_add(1, Ordering::Relaxed);
+                    return Err(PushError::TooLarge);
+                }
+                ring::PushError::Shed => {
+                    c.dropped_shed.fetch_add(1, Ordering::Relaxed);
+                    return Err(PushError::Shed);
+                }
+                ring::PushError::Full => {
+                    let Some(bound) = bound else {
+                        c.dropped_full.fetch_add(1, Ordering::Relaxed);
+                        return Err(PushError::Full);
+                    };
+                    let deadline = *deadline.get_or_insert_with(|| {
+                        c.blocked_waits.fetch_add(1, Ordering::Relaxed);
+                        bound.map(|d| Instant::now() + d)
+                    });
+                    match self.wait_for_room(level, kind, parts, deadline) {
+                        Ok(()) => {
+                            if self.write_through.is_some() {
+                                self.write_through_wait(level);
+                            }
+                            return Ok(());
+                        }
+                        Err(ring::PushError::Full) => {
+                            c.dropped_timeout.fetch_add(1, Ordering::Relaxed);
+                            return Err(PushError::TimedOut);
+                        }
+                        Err(e) => {
+                            err = e;
+                            continue;
+                        }
+                    }
+                }
+            }
+            match self
+                .ring
+                .try_push_below(level as u8, kind, parts, self.limit(level))
+            {
+                Ok(_) => {
+                    if self.write_through.is_some() {
+                        self.write_through_wait(level);
+                    }
+                    return Ok(());
+                }
+                Err(e) => err = e,
+            }
+        }
+    }
+
+    /// Retries the claim until it succeeds, fails for another reason than
+    /// a full ring, or `deadline` passes (then `Err(Full)`). Parked on a
+    /// futex between tries; the writer notifies after releasing space.
+    fn wait_for_room(
+        &self,
+        level: Level,
+        kind: u8,
+        parts: &[&[u8]],
+        deadline: Option<Instant>,
+    ) -> Result<(), ring::PushError> {
+        self.blocked.fetch_add(1, Ordering::SeqCst);
+        let result = loop {
+            // Register before the retry, so that space released after the
+            // retry's look at the ring bumps the sequence we sleep on.
+            let seen = self.space.prepare();
+            match self
+                .ring
+                .try_push_below(level as u8, kind, parts, usize::MAX)
+            {
+                Err(ring::PushError::Full) => {}
+                other => {
+                    self.space.done();
+                    break other.map(|_| ());
+                }
+            }
+            let now = Instant::now();
+            let left = deadline.map_or(REWAKE, |d| d.saturating_duration_since(now));
+            if left.is_zero() {
+                self.space.done();
+                break Err(ring::PushError::Full);
+            }
+            self.doorbell.ring();
+            self.space.wait(seen, left.min(REWAKE));
+            self.space.done();
+        };
+        self.blocked.fetch_sub(1, Ordering::SeqCst);
+        result
+    }
+
+    /// Write-through: a record at or above the configured level returns
+    /// only once the durable sinks have it (bounded by the flush timeout).
+    #[cold]
+    fn write_through_wait(self: &Arc<Self>, level: Level) {
+        if let Some((min, _)) = self.write_through {
+            if level >= min {
+                let _ = self.flush(FlushScope::Durable, self.flush_timeout);
+            }
+        }
+    }
+}

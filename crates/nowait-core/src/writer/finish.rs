@@ -1,0 +1,145 @@
+//! Shutdown: drain until the deadline, then give every accepted record its
+//! final count, and say in the output what was lost.
+
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use super::Writer;
+use crate::shared::consumer;
+use crate::Level;
+
+/// The part of the shutdown timeout (at most) kept for counting and the
+/// final notices.
+const MARGIN: Duration = Duration::from_millis(50);
+/// How long a shutdown keeps retrying a failing sink (a transient error
+/// may clear) before it counts that sink's records as lost.
+const FAILING_GRACE: Duration = Duration::from_millis(250);
+
+impl Writer {
+    /// Drains and writes until everything accepted is written (or its sink
+    /// is failed, stalled or shedding) or the deadline is near; then counts
+    /// what is left, writes the notices, publishes and marks the counts
+    /// final.
+    pub(super) fn finish(&mut self) {
+        let start = Instant::now();
+        let deadline = self.shared.ctl.deadline().unwrap_or(start);
+        let margin = (deadline.saturating_duration_since(start) / 4).min(MARGIN);
+        let drain_until = deadline.checked_sub(margin).unwrap_or(deadline);
+        let end = self.shared.ring.close();
+        let retry_until = start + FAILING_GRACE;
+        loop {
+            let retrying = Instant::now() < retry_until;
+            if retrying {
+                for sink in &mut self.sinks {
+                    sink.retry_now();
+                }
+            }
+            self.drain();
+            if self.taken {
+                return;
+            }
+            let now = Instant::now();
+            // Failing sinks are retried for a short grace, whatever their
+            // back-off; after that they are not waited for.
+            self.write_all(now, false);
+            self.report_losses(true);
+            self.write_all(now, false);
+            self.answer(now);
+            if self.taken {
+                return;
+            }
+            let ring_done = self.shared.ring.released() >= end;
+            let now = Instant::now();
+            let sinks_done = self
+                .sinks
+                .iter()
+                .all(|s| s.done_for_shutdown(now, retrying));
+            if ring_done && sinks_done {
+                break;
+            }
+            if now >= drain_until {
+                break;
+            }
+            // Wait for room in a slow sink, or for a producer still copying.
+            self.poll((drain_until - now).min(Duration::from_millis(5)), false);
+        }
+        self.count_and_report();
+        if self.taken {
+            return;
+        }
+        self.publish(Instant::now());
+        self.shared.mark_finished();
+        let _ = self.shared.consumer.compare_exchange(
+            consumer::WRITER,
+            consumer::NONE,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        );
+    }
+
+    /// Counts what the drain could not write and writes one last time:
+    /// the notices, and whatever the sinks still take without waiting.
+    fn count_and_report(&mut self) {
+        let left = self.shared.abandon_ring();
+        let now = Instant::now();
+        let mut detail = Vec::new();
+        let mut shed_notices = Vec::new();
+        for i in 0..self.sinks.len() {
+            let sink = &mut self.sinks[i];
+            let why = if sink.dead {
+                None
+            } else if sink.failing() {
+                Some("failing")
+            } else if sink.stalled(now) {
+                Some("stalled")
+            } else {
+                Some("too slow for the shutdown timeout")
+            };
+            let (n, shed) = sink.abandon_pending();
+            if let Some(msg) = shed {
+                shed_notices.push((i, msg));
+            }
+            if n > 0 {
+                detail.push(format!(
+                    "{n} pending for sink {} ({})",
+                    sink.name,
+                    why.unwrap_or("failed")
+                ));
+            }
+        }
+        for (i, msg) in shed_notices {
+            // Into the sink itself (it may still take a line) and the others.
+            self.sinks[i].add_notice(Level::Warn, &msg);
+            self.broadcast(Level::Warn, &msg, Some(i));
+        }
+        if left > 0 || !detail.is_empty() {
+            let msg = format!(
+                "shutdown timed out: {left} record{} abandoned in the ring{}{}",
+                if left == 1 { "" } else { "s" },
+                if detail.is_empty() { "" } else { "; " },
+                detail.join(", ")
+            );
+            self.broadcast(Level::Warn, &msg, None);
+        }
+        // Refusals counted while draining.
+        self.report_losses(true);
+        // One last write each, the pipes' reserve included; then flush
+        // users' writers.
+        let now = Instant::now();
+        self.write_all(now, true);
+        for i in 0..self.sinks.len() {
+            if self.taken {
+                return;
+            }
+            if self.sinks[i].output.may_block() && !self.sinks[i].dead {
+                if !self.enter_io(now) {
+                    return;
+                }
+                self.sinks[i].flush_output();
+                if !self.leave_io() {
+                    return;
+                }
+            }
+        }
+    }
+}

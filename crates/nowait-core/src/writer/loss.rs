@@ -1,0 +1,78 @@
+//! Loss accounting: counts of records lost, by reason, turned into notices
+//! in the output.
+
+use std::time::{Duration, SystemTime};
+
+use crate::timefmt::rfc3339;
+
+/// A loss that keeps growing is reported at least this often.
+const REPORT_EVERY: Duration = Duration::from_secs(1);
+
+/// A count of losses not yet reported in the output, with the window in
+/// which they happened (as observed by the writer, to its wake-up interval).
+#[derive(Debug, Default)]
+pub(super) struct Loss {
+    seen: u64,
+    reported: u64,
+    first: Option<SystemTime>,
+    last: Option<SystemTime>,
+    grew: bool,
+}
+
+impl Loss {
+    /// Takes in the current value of a monotonic counter.
+    pub(super) fn observe(&mut self, total: u64, now: SystemTime) {
+        self.grew = total > self.seen;
+        if self.grew {
+            self.seen = total;
+            self.first.get_or_insert(now);
+            self.last = Some(now);
+        }
+    }
+
+    /// The loss to report now, if any: once it stopped growing, or every
+    /// [`REPORT_EVERY`] while it grows, or at once if `force`.
+    pub(super) fn take(
+        &mut self,
+        now: SystemTime,
+        force: bool,
+    ) -> Option<(u64, SystemTime, SystemTime)> {
+        let first = self.first?;
+        let due =
+            force || !self.grew || now.duration_since(first).unwrap_or_default() >= REPORT_EVERY;
+        if !due || self.seen == self.reported {
+            return None;
+        }
+        let n = self.seen - self.reported;
+        self.reported = self.seen;
+        self.first = None;
+        Some((n, first, self.last.take().unwrap_or(first)))
+    }
+
+    pub(super) fn unreported(&self) -> bool {
+        self.seen > self.reported
+    }
+}
+
+/// `N records dropped (what) between T1 and T2`.
+pub(super) fn loss_message(n: u64, what: &str, (first, last): (SystemTime, SystemTime)) -> String {
+    let s = if n == 1 { "" } else { "s" };
+    format!(
+        "{n} record{s} dropped ({what}) between {} and {}",
+        rfc3339(first),
+        rfc3339(last)
+    )
+}
+
+/// Ring-level losses, in the order of [`RING_REASONS`].
+pub(super) const RING_LOSSES: usize = 6;
+
+/// Why a record never made it into the ring.
+pub(super) const RING_REASONS: [&str; RING_LOSSES] = [
+    "ring full",
+    "ring above its high-water mark, level below the protected one",
+    "record larger than half the ring",
+    "discarded by the front end, e.g. a panicking Display",
+    "ring full for the whole block timeout",
+    "logged after shutdown began",
+];

@@ -1,0 +1,558 @@
+//! One sink as the writer thread holds it: its pending bytes, its health,
+//! its counters.
+
+use std::collections::VecDeque;
+use std::io;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant, SystemTime};
+
+use super::loss::{loss_message, Loss};
+use crate::output::{Output, WriteOutcome};
+use crate::record::{Format, Notice, Record};
+use crate::shared::Shared;
+use crate::Level;
+
+/// Longest back-off between retries of a failing sink.
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
+/// A sink with bytes pending that took none for this long is stalled: no
+/// flush or shutdown waits for it.
+pub(super) const STALL_AFTER: Duration = Duration::from_millis(100);
+/// Room kept free in a pipe for the notices of a shutdown, so that a pipe
+/// nobody reads can still say what it missed. The kernel stores a pipe in
+/// 4 KiB pages and only the last one takes a small write, so the reserve is
+/// a page plus the notices (best effort: a pipe shared with other writers
+/// can still be full).
+const PIPE_RESERVE: usize = 4096 + 512;
+
+/// End offsets in `SinkState::buf` coordinates (absolute byte counts), with
+/// this bit set for notices, which are not counted as records.
+const NOTICE_BIT: u64 = 1 << 63;
+
+/// Why a sink is shedding records (its buffer is full).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ShedCause {
+    /// The reader is slower than the records (or stalled).
+    Slow,
+    /// Writes fail (a full disk): the records wait for a retry.
+    Failing,
+}
+
+/// A sink's shedding episode: from the moment its buffer is full until it
+/// has drained to half, when the notice goes in exactly at the gap.
+#[derive(Debug)]
+struct Shedding {
+    since: SystemTime,
+    cause: ShedCause,
+    dropped: u64,
+}
+
+/// One sink as the writer thread holds it.
+pub(crate) struct SinkState {
+    pub(super) name: String,
+    pub(crate) output: Output,
+    format: Box<dyn Format>,
+    /// Whether completeness is wanted (files, custom writers).
+    pub(crate) durable: bool,
+    /// Formatted bytes; `buf[sent..]` are not yet written.
+    buf: Vec<u8>,
+    sent: usize,
+    /// Absolute end offset of each line in `buf[sent..]`, oldest first.
+    ends: VecDeque<u64>,
+    /// Bytes ever appended / written (absolute offsets).
+    pub(super) appended: u64,
+    pub(super) written: u64,
+    /// Records among `ends` (notices excluded).
+    pending: u64,
+    /// Bound on unsent bytes; past it, records are dropped for this sink.
+    limit: usize,
+    /// Write as soon as this many bytes are unsent.
+    pub(super) batch: usize,
+    /// The sink failed for good (closed pipe, bad descriptor).
+    pub(super) dead: bool,
+    retry_at: Option<Instant>,
+    error_streak: u32,
+    errors_since_report: u64,
+    error_window: Option<(SystemTime, SystemTime)>,
+    last_error: Option<String>,
+    /// An error not yet handed to `SinkCounters::flush_error`.
+    unpublished_error: Option<io::Error>,
+    /// Since when writes would block, with bytes pending.
+    blocked_since: Option<Instant>,
+    /// The last byte written did not end a line (a short write).
+    mid_line: bool,
+    shedding: Option<Shedding>,
+    // Counters, published to `Shared::sinks` after each round.
+    records_written: u64,
+    bytes_written: u64,
+    write_calls: u64,
+    dropped_overflow: u64,
+    dropped_failed: u64,
+    /// Part of `dropped_failed` dropped because the sink is dead; reported
+    /// in the other sinks.
+    pub(super) dropped_dead: u64,
+    pub(super) dropped_format: u64,
+    pub(super) abandoned: u64,
+    write_errors: u64,
+    pub(super) dead_loss: Loss,
+    pub(super) format_loss: Loss,
+}
+
+impl SinkState {
+    pub(crate) fn new(
+        name: String,
+        output: Output,
+        format: Box<dyn Format>,
+        durable: bool,
+        limit: usize,
+        batch: usize,
+    ) -> Self {
+        SinkState {
+            name,
+            output,
+            format,
+            durable,
+            buf: Vec::with_capacity(batch.min(limit) + 4096),
+            sent: 0,
+            ends: VecDeque::with_capacity(1024),
+            appended: 0,
+            written: 0,
+            pending: 0,
+            limit,
+            batch: batch.min(limit),
+            dead: false,
+            retry_at: None,
+            error_streak: 0,
+            errors_since_report: 0,
+            error_window: None,
+            last_error: None,
+            unpublished_error: None,
+            blocked_since: None,
+            mid_line: false,
+            shedding: None,
+            records_written: 0,
+            bytes_written: 0,
+            write_calls: 0,
+            dropped_overflow: 0,
+            dropped_failed: 0,
+            dropped_dead: 0,
+            dropped_format: 0,
+            abandoned: 0,
+            write_errors: 0,
+            dead_loss: Loss::default(),
+            format_loss: Loss::default(),
+        }
+    }
+
+    pub(super) fn unsent(&self) -> usize {
+        self.buf.len() - self.sent
+    }
+
+    pub(super) fn failing(&self) -> bool {
+        self.error_streak > 0
+    }
+
+    pub(super) fn stalled(&self, now: Instant) -> bool {
+        self.blocked_since
+            .is_some_and(|t| now.saturating_duration_since(t) >= STALL_AFTER)
+    }
+
+    /// Whether a flush need not wait for this sink: it failed, is failing,
+    /// or is stalled; for a durable flush (the panic hook, write-through)
+    /// also while it sheds, since its buffer is full anyway.
+    pub(super) fn settled(&self, now: Instant, durable: bool) -> bool {
+        self.dead || self.failing() || self.stalled(now) || (durable && self.shedding.is_some())
+    }
+
+    /// Whether a shutdown need not wait for this sink any more: nothing
+    /// pending, failed, stalled, or failing once the retries at shutdown
+    /// (`retrying`) are over.
+    pub(super) fn done_for_shutdown(&self, now: Instant, retrying: bool) -> bool {
+        self.unsent() == 0 || self.dead || self.stalled(now) || (self.failing() && !retrying)
+    }
+
+    /// Whether it has bytes to write but no descriptor to poll for room
+    /// (a user's writer that returned `WouldBlock`): retry on a timer.
+    pub(super) fn needs_retry_timer(&self) -> bool {
+        self.waiting_for_room() && self.output.poll_fd().is_none()
+    }
+
+    /// Whether a poll for `POLLOUT` should wake the writer for this sink.
+    pub(super) fn waiting_for_room(&self) -> bool {
+        !self.dead && self.unsent() > 0 && self.blocked_since.is_some()
+    }
+
+    /// When a failing sink is due for its next try.
+    pub(super) fn retry_at(&self) -> Option<Instant> {
+        self.retry_at.filter(|_| !self.dead && self.unsent() > 0)
+    }
+
+    /// Retries a failing sink at once (shutdown), whatever its back-off.
+    pub(super) fn retry_now(&mut self) {
+        self.retry_at = None;
+    }
+
+    /// Formats one record into the sink's buffer, or counts it as dropped.
+    pub(super) fn add_record(&mut self, record: &Record<'_>) {
+        if self.dead {
+            self.dropped_failed += 1;
+            self.dropped_dead += 1;
+            return;
+        }
+        if self.shedding.is_some() {
+            if self.unsent() >= self.limit / 2 {
+                self.count_shed();
+                return;
+            }
+            self.end_shedding();
+        } else if self.unsent() >= self.limit {
+            self.shedding = Some(Shedding {
+                since: SystemTime::now(),
+                cause: if self.failing() {
+                    ShedCause::Failing
+                } else {
+                    ShedCause::Slow
+                },
+                dropped: 0,
+            });
+            self.count_shed();
+            return;
+        }
+        let before = self.buf.len();
+        let format = &mut self.format;
+        let buf = &mut self.buf;
+        if catch_unwind(AssertUnwindSafe(|| format.format(record, buf))).is_err() {
+            self.buf.truncate(before);
+            self.dropped_format += 1;
+            return;
+        }
+        self.appended += (self.buf.len() - before) as u64;
+        self.ends.push_back(self.appended);
+        self.pending += 1;
+    }
+
+    fn count_shed(&mut self) {
+        let Some(s) = &mut self.shedding else { return };
+        s.dropped += 1;
+        match s.cause {
+            ShedCause::Slow => self.dropped_overflow += 1,
+            ShedCause::Failing => self.dropped_failed += 1,
+        }
+    }
+
+    /// The gap notice for a shedding episode, in this sink, where the gap is.
+    fn end_shedding(&mut self) {
+        let Some(s) = self.shedding.take() else {
+            return;
+        };
+        if s.dropped == 0 {
+            return;
+        }
+        let why = self.shed_reason(s.cause);
+        let msg = loss_message(s.dropped, &why, (s.since, SystemTime::now()));
+        self.add_notice(Level::Warn, &msg);
+    }
+
+    fn shed_reason(&self, cause: ShedCause) -> String {
+        match cause {
+            ShedCause::Slow => format!("sink {} too slow, its buffer was full", self.name),
+            ShedCause::Failing => format!(
+                "sink {} write failed: {}",
+                self.name,
+                self.last_error.as_deref().unwrap_or("unknown error")
+            ),
+        }
+    }
+
+    /// Formats a notice into the buffer (notices may exceed the bound a
+    /// little: they are few and they explain the gap).
+    pub(super) fn add_notice(&mut self, level: Level, message: &str) {
+        if self.dead {
+            return;
+        }
+        let before = self.buf.len();
+        let notice = Notice::new(level, SystemTime::now(), message);
+        let format = &mut self.format;
+        let buf = &mut self.buf;
+        if catch_unwind(AssertUnwindSafe(|| format.notice(&notice, buf))).is_err() {
+            self.buf.truncate(before);
+            return;
+        }
+        self.appended += (self.buf.len() - before) as u64;
+        self.ends.push_back(self.appended | NOTICE_BIT);
+    }
+
+    /// How many of the unsent bytes to offer in one write: all of them,
+    /// except for a pipe, where only whole lines that fit the pipe's free
+    /// room (less a reserve kept for the shutdown notices, unless `last`)
+    /// are offered, so that a reader that stops never leaves a torn line.
+    fn offer(&self, last: bool) -> Option<usize> {
+        let unsent = self.unsent();
+        let Some(room) = self.output.room() else {
+            return Some(unsent);
+        };
+        let room = if last {
+            room
+        } else {
+            room.saturating_sub(PIPE_RESERVE)
+        };
+        if room >= unsent {
+            return Some(unsent);
+        }
+        let base = self.written;
+        let mut fit = 0;
+        for &end in &self.ends {
+            let len = (end & !NOTICE_BIT) - base;
+            if len as usize > room {
+                break;
+            }
+            fit = len as usize;
+        }
+        if fit == 0 {
+            // Not even the first line fits. A line longer than the whole
+            // pipe can only go in pieces; anything else waits for room.
+            let first = self
+                .ends
+                .front()
+                .map_or(0, |&e| ((e & !NOTICE_BIT) - base) as usize);
+            let whole_pipe = rustix::pipe::fcntl_getpipe_size(match &self.output {
+                Output::NonBlocking { fd, .. } => fd,
+                _ => return Some(unsent),
+            })
+            .unwrap_or(usize::MAX);
+            if first + PIPE_RESERVE > whole_pipe && room > 0 {
+                return Some(room.min(unsent));
+            }
+            return None;
+        }
+        Some(fit)
+    }
+
+    /// Writes what it can without waiting (beyond what a blocking file
+    /// write takes). `last`: the final writes of a shutdown (may use the
+    /// pipe reserve). Returns a notice to broadcast if the sink just failed
+    /// or recovered.
+    pub(super) fn write_out(&mut self, now: Instant, last: bool) -> Option<(Level, String)> {
+        if self.dead || self.unsent() == 0 {
+            return None;
+        }
+        if !last && self.retry_at.is_some_and(|t| now < t) {
+            return None;
+        }
+        let mut event = None;
+        while self.unsent() > 0 {
+            let Some(len) = self.offer(last) else {
+                self.blocked_since.get_or_insert(now);
+                break;
+            };
+            match self.output.write(&self.buf[self.sent..self.sent + len]) {
+                WriteOutcome::Wrote(n) => {
+                    self.sent += n;
+                    if n > 0 {
+                        self.mid_line = self.buf[self.sent - 1] != b'\n';
+                    }
+                    self.written += n as u64;
+                    self.bytes_written += n as u64;
+                    self.write_calls += 1;
+                    self.blocked_since = None;
+                    while let Some(&end) = self.ends.front() {
+                        if end & !NOTICE_BIT > self.written {
+                            break;
+                        }
+                        if end & NOTICE_BIT == 0 {
+                            self.records_written += 1;
+                            self.pending -= 1;
+                        }
+                        self.ends.pop_front();
+                    }
+                    if self.error_streak > 0 {
+                        event = self.recovered();
+                    }
+                    if n == 0 {
+                        break;
+                    }
+                }
+                WriteOutcome::WouldBlock => {
+                    self.blocked_since.get_or_insert(now);
+                    break;
+                }
+                WriteOutcome::Failed(e) => {
+                    event = self.failed(e, now);
+                    break;
+                }
+            }
+        }
+        if self.sent == self.buf.len() {
+            self.buf.clear();
+            self.sent = 0;
+        } else if self.sent >= self.buf.len() / 2 {
+            self.buf.drain(..self.sent);
+            self.sent = 0;
+        }
+        // Drained below half while shedding: the gap notice goes in now,
+        // even if no record comes to trigger it.
+        if self.shedding.is_some() && self.unsent() < self.limit / 2 {
+            self.end_shedding();
+        }
+        event
+    }
+
+    /// Records a failed write; returns a notice for the other sinks.
+    pub(super) fn failed(&mut self, e: io::Error, now: Instant) -> Option<(Level, String)> {
+        self.write_errors += 1;
+        self.errors_since_report += 1;
+        let wall = SystemTime::now();
+        let window = self.error_window.get_or_insert((wall, wall));
+        window.1 = wall;
+        let text = e.to_string();
+        // Errors that no retry can fix: the reader is gone, the descriptor
+        // is bad, or a user's writer panicked (reported as BrokenPipe).
+        let permanent = e.kind() == io::ErrorKind::BrokenPipe
+            || matches!(
+                e.raw_os_error(),
+                Some(libc::EPIPE)
+                    | Some(libc::EBADF)
+                    | Some(libc::ECONNRESET)
+                    | Some(libc::ENOTCONN)
+            );
+        let first = self.error_streak == 0;
+        self.error_streak = self.error_streak.saturating_add(1);
+        self.last_error = Some(text.clone());
+        if self.unpublished_error.is_none() {
+            self.unpublished_error = Some(e);
+        }
+        if permanent {
+            self.dead = true;
+            self.dropped_failed += self.pending;
+            self.dropped_dead += self.pending;
+            self.pending = 0;
+            self.buf.clear();
+            self.sent = 0;
+            self.ends.clear();
+            self.shedding = None;
+            return Some((
+                Level::Error,
+                format!(
+                    "sink {} failed for good ({text}); its records are dropped and counted from now on",
+                    self.name
+                ),
+            ));
+        }
+        let backoff = Duration::from_millis(10)
+            .saturating_mul(1 << self.error_streak.min(7))
+            .min(MAX_BACKOFF);
+        self.retry_at = Some(now + backoff);
+        first.then(|| {
+            (
+                Level::Error,
+                format!(
+                    "sink {} write failed ({text}); retrying with back-off, keeping up to {} bytes",
+                    self.name, self.limit
+                ),
+            )
+        })
+    }
+
+    fn recovered(&mut self) -> Option<(Level, String)> {
+        self.error_streak = 0;
+        self.retry_at = None;
+        let (first, last) = self.error_window.take()?;
+        let n = std::mem::take(&mut self.errors_since_report);
+        let notice = (
+            Level::Warn,
+            format!(
+                "sink {} recovered after {n} failed write{} between {} and {} (last error: {})",
+                self.name,
+                if n == 1 { "" } else { "s" },
+                crate::timefmt::rfc3339(first),
+                crate::timefmt::rfc3339(last),
+                self.last_error.as_deref().unwrap_or("unknown")
+            ),
+        );
+        self.add_notice(notice.0, &notice.1);
+        Some(notice)
+    }
+
+    /// At shutdown: the records still pending (not written, not yet
+    /// counted) become abandoned for this sink (dropped for failure if it is
+    /// failing), and a shedding episode
+    /// still open gets its notice. Keeps the rest of a record that was cut
+    /// by a short write (it may still complete) but counts that record too.
+    /// Returns how many records were abandoned and the shedding notice.
+    pub(super) fn abandon_pending(&mut self) -> (u64, Option<String>) {
+        let shed = self.shedding.take().and_then(|s| {
+            (s.dropped > 0).then(|| {
+                loss_message(
+                    s.dropped,
+                    &self.shed_reason(s.cause),
+                    (s.since, SystemTime::now()),
+                )
+            })
+        });
+        let n = self.pending;
+        if self.failing() {
+            self.dropped_failed += n;
+        } else {
+            self.abandoned += n;
+        }
+        self.pending = 0;
+        // Keep only a torn line's tail, so that what follows starts a line.
+        let keep = match self.ends.front() {
+            Some(&end) if self.mid_line => ((end & !NOTICE_BIT) - self.written) as usize,
+            _ => 0,
+        };
+        self.buf.truncate(self.sent + keep);
+        self.appended = self.written + keep as u64;
+        self.ends.clear();
+        if keep > 0 {
+            self.ends.push_back(self.appended | NOTICE_BIT);
+        }
+        (n, shed)
+    }
+
+    /// Flushes a user's writer; records an error for the next flush.
+    pub(super) fn flush_output(&mut self) {
+        if self.dead {
+            return;
+        }
+        if let Err(e) = self.output.flush() {
+            self.unpublished_error.get_or_insert(e);
+        }
+    }
+
+    /// Copies the counters into the shared ones.
+    pub(super) fn publish(&mut self, shared: &Shared, index: usize, now: Instant) {
+        let c = &shared.sinks[index];
+        c.records_written
+            .store(self.records_written, Ordering::Relaxed);
+        c.bytes_written.store(self.bytes_written, Ordering::Relaxed);
+        c.write_calls.store(self.write_calls, Ordering::Relaxed);
+        c.dropped_overflow
+            .store(self.dropped_overflow, Ordering::Relaxed);
+        c.dropped_failed
+            .store(self.dropped_failed, Ordering::Relaxed);
+        c.dropped_format
+            .store(self.dropped_format, Ordering::Relaxed);
+        c.abandoned.store(self.abandoned, Ordering::Relaxed);
+        c.write_errors.store(self.write_errors, Ordering::Relaxed);
+        c.pending_bytes
+            .store(self.unsent() as u64, Ordering::Relaxed);
+        c.pending_records.store(self.pending, Ordering::Relaxed);
+        c.stalled.store(self.stalled(now), Ordering::Relaxed);
+        if let Some(e) = self.unpublished_error.take() {
+            match c.flush_error.try_lock() {
+                Ok(mut slot) => {
+                    slot.get_or_insert(e);
+                }
+                Err(_) => self.unpublished_error = Some(e),
+            }
+        }
+        if self.write_errors > 0 {
+            if let Ok(mut last) = c.last_error.try_lock() {
+                if *last != self.last_error {
+                    last.clone_from(&self.last_error);
+                }
+            }
+        }
+    }
+}
