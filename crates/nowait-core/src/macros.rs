@@ -28,7 +28,10 @@
 /// A disabled level costs one relaxed atomic load (and nothing at all below
 /// [`STATIC_MAX_LEVEL`](crate::STATIC_MAX_LEVEL)). A value whose `Display` or
 /// `Debug` panics discards the event and counts it in
-/// [`Stats::discarded`](crate::Stats::discarded).
+/// [`Stats::discarded`](crate::Stats::discarded). An event larger than
+/// [`Logger::max_record_len`](crate::Logger::max_record_len) is written
+/// with its longest values cut and marked `… [truncated]` (see
+/// [`EventBuf::truncate_to`](crate::event::EventBuf::truncate_to)).
 ///
 /// # Examples
 ///

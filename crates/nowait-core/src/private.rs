@@ -154,6 +154,7 @@ pub fn emit(site: &'static MacroSite, encode: impl FnOnce(&mut EventBuf) -> fmt:
             logger.discarded();
             return;
         }
+        buf.truncate_to(logger.max_record_len());
         let _ = logger.push(site.level, kind::EVENT, &[buf.as_bytes()]);
     });
 }

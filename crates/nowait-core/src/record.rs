@@ -340,22 +340,26 @@ impl MakeFormat for Plain {
     }
 }
 
-/// Appends `bytes` to `out` with every control character escaped, so that the
-/// result holds no newline, carriage return, ESC or other C0/C1 control.
+/// Appends `bytes` to `out` with every control character and line break
+/// escaped, so that the result holds no newline, carriage return, ESC, other
+/// C0/C1 control, or Unicode line or paragraph separator.
 ///
 /// `\n`, `\r` and `\t` become those two-character escapes, other C0
 /// controls and DEL become `\xNN`, C1 controls (U+0080–U+009F) become
-/// `\u{NN}`, and bytes that are not valid UTF-8 become `\xNN`. Everything
-/// else is copied as is, backslashes included (as `tracing-subscriber` does,
-/// so paths stay readable): an escape in the output may also be literal text,
-/// but never a control character.
+/// `\u{NN}`, U+2028 LINE SEPARATOR and U+2029 PARAGRAPH SEPARATOR become
+/// `\u{2028}` and `\u{2029}` (log viewers written in JavaScript break lines
+/// there, and `Debug` escapes them the same way), and bytes that are not
+/// valid UTF-8 become `\xNN`. Everything else is copied as is, backslashes
+/// included (as `tracing-subscriber` does, so paths stay readable): an
+/// escape in the output may also be literal text, but never a control
+/// character or a line break.
 ///
 /// # Examples
 ///
 /// ```
 /// let mut out = Vec::new();
-/// nowait_core::escape_into(b"a\x1b[31mred\r\nC:\\dir", &mut out);
-/// assert_eq!(out, br"a\x1b[31mred\r\nC:\dir");
+/// nowait_core::escape_into("a\x1b[31mred\r\nC:\\dir\u{2028}".as_bytes(), &mut out);
+/// assert_eq!(out, br"a\x1b[31mred\r\nC:\dir\u{2028}");
 /// ```
 pub fn escape_into(bytes: &[u8], out: &mut Vec<u8>) {
     // Fast path: copy runs of plain ASCII in one go.
@@ -384,9 +388,13 @@ pub fn escape_into(bytes: &[u8], out: &mut Vec<u8>) {
         match std::str::from_utf8(&rest[..len]) {
             Ok(s) => {
                 let c = s.chars().next().unwrap_or('\u{fffd}');
-                if ('\u{80}'..='\u{9f}').contains(&c) {
+                if matches!(c, '\u{80}'..='\u{9f}' | '\u{2028}' | '\u{2029}') {
                     out.extend_from_slice(b"\\u{");
-                    push_hex_digits(c as u8, out);
+                    let code = c as u32;
+                    if code > 0xff {
+                        push_hex_digits((code >> 8) as u8, out);
+                    }
+                    push_hex_digits(code as u8, out);
                     out.push(b'}');
                 } else {
                     out.extend_from_slice(s.as_bytes());
@@ -447,16 +455,32 @@ mod tests {
     }
 
     #[test]
+    fn escapes_unicode_line_and_paragraph_separators() {
+        assert_eq!(esc("a\u{2028}b".as_bytes()), "a\\u{2028}b");
+        assert_eq!(esc("a\u{2029}b".as_bytes()), "a\\u{2029}b");
+        // Their neighbours are printable and stay as they are.
+        assert_eq!(esc("\u{2027}\u{202a}".as_bytes()), "\u{2027}\u{202a}");
+        // A cut separator is invalid UTF-8, escaped byte by byte.
+        assert_eq!(esc(b"\xe2\x80"), "\\xe2\\x80");
+    }
+
+    #[test]
     fn escaped_output_has_no_control_characters() {
         // Every byte pair, including all controls and broken sequences.
         for a in 0..=255u8 {
             for b in [0u8, b'a', 0x80, 0x9b, 0xc2, 0xff] {
                 let s = esc(&[a, b, 0xc2, a]);
                 assert!(
-                    !s.chars().any(|c| c.is_control()),
-                    "control char left in {s:?}"
+                    !s.chars()
+                        .any(|c| c.is_control() || matches!(c, '\u{2028}' | '\u{2029}')),
+                    "control char or line break left in {s:?}"
                 );
             }
+        }
+        // Every character of the block of U+2028 (E2 80 xx).
+        for c in 0x80..=0xbfu8 {
+            let s = esc(&[0xe2, 0x80, c]);
+            assert!(!s.contains(['\u{2028}', '\u{2029}']), "{s:?}");
         }
     }
 }

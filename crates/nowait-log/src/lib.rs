@@ -31,6 +31,12 @@
 //! A `Display` implementation that panics discards its record (counted in
 //! [`Stats::discarded`](nowait_core::Stats::discarded) and reported in the
 //! output) instead of unwinding into the caller.
+//!
+//! A record larger than the logger's
+//! [`max_record_len`](nowait_core::Logger::max_record_len) (half the ring)
+//! is written shortened rather than dropped: its longest message and
+//! values are cut and end in `… [truncated]` (see
+//! [`EventBuf::truncate_to`](nowait_core::event::EventBuf::truncate_to)).
 #![deny(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
@@ -202,6 +208,7 @@ impl Log for NowaitLogger {
                 logger.discarded();
                 return;
             }
+            buf.truncate_to(logger.max_record_len());
             let _ = logger.push(level_of(record.level()), kind::EVENT, &[buf.as_bytes()]);
         });
     }

@@ -142,6 +142,79 @@ fn panicking_display_discards_and_counts() {
 }
 
 #[test]
+fn oversized_record_is_cut_not_dropped() {
+    const MARK: &str = "… [truncated]";
+    let (text, json) = (Shared::default(), Shared::default());
+    let (logger, _guard) = Builder::new()
+        .capacity(4096)
+        .catch_panics(false)
+        .flush_on_exit(false)
+        .sink(Sink::writer(text.clone()).format(Text::new().ansi(false).with_time(false)))
+        .sink(Sink::writer(json.clone()).format(Json::new()))
+        .build()
+        .unwrap();
+    let log = NowaitLogger::new(logger.clone());
+    let body = "x".repeat(10 * 1024);
+    let kvs: &[(&str, log::kv::Value<'_>)] = &[
+        ("body", log::kv::Value::from(body.as_str())),
+        ("status", log::kv::Value::from(413u64)),
+    ];
+    log.log(
+        &log::Record::builder()
+            .level(log::Level::Warn)
+            .target("upload")
+            .args(format_args!("too big"))
+            .key_values(&kvs)
+            .build(),
+    );
+    logger.flush().unwrap();
+    assert_eq!(logger.stats().dropped(), 0);
+    let text = text.take();
+    let kept = text.matches('x').count();
+    assert!((1900..2040).contains(&kept), "{kept} bytes kept");
+    let cut = format!("{}{MARK}", "x".repeat(kept));
+    assert_eq!(
+        text,
+        format!(" WARN upload: too big body=\"{cut}\" status=413\n")
+    );
+    let json = json.take();
+    assert_eq!(
+        json_tail(&json),
+        format!(
+            "\"level\":\"WARN\",\"target\":\"upload\",\"message\":\"too big\",\
+             \"fields\":{{\"body\":\"{cut}\",\"status\":413}},\"spans\":[]}}\n"
+        )
+    );
+}
+
+#[test]
+fn line_separators_are_escaped_in_text() {
+    let (text, json) = (Shared::default(), Shared::default());
+    let (logger, _guard) = logger(&text, &json);
+    let log = NowaitLogger::new(logger.clone());
+    let kvs: &[(&str, log::kv::Value<'_>)] = &[
+        ("s", log::kv::Value::from("a\u{2028}")),
+        ("d", log::kv::Value::from_display(&"b\u{2029}")),
+    ];
+    log.log(
+        &log::Record::builder()
+            .level(log::Level::Info)
+            .target("t")
+            .args(format_args!("m\u{2028}{}", 1))
+            .key_values(&kvs)
+            .build(),
+    );
+    logger.flush().unwrap();
+    assert_eq!(
+        text.take(),
+        concat!(r#" INFO t: m\u{2028}1 s="a\u{2028}" d=b\u{2029}"#, "\n")
+    );
+    assert!(json
+        .take()
+        .contains(r#""message":"m\u20281","fields":{"s":"a\u2028","d":"b\u2029"}"#));
+}
+
+#[test]
 fn level_filter_and_global_install() {
     let (text, json) = (Shared::default(), Shared::default());
     let (logger, _guard) = logger(&text, &json);

@@ -45,6 +45,14 @@
 //! output) instead of unwinding into the caller. One that logs from inside
 //! its own formatting gets a fresh buffer: no deadlock.
 //!
+//! # Oversized events
+//!
+//! An event larger than the logger's
+//! [`max_record_len`](nowait_core::Logger::max_record_len) (half the ring)
+//! is not dropped: its longest string and `Debug` values are cut and end in
+//! `… [truncated]` (see [`EventBuf::truncate_to`]), so it is written as one
+//! shortened line.
+//!
 //! # Migrating from `tracing_appender::non_blocking`
 //!
 //! ```text
@@ -213,6 +221,7 @@ where
                 logger.discarded();
                 return;
             }
+            buf.truncate_to(logger.max_record_len());
             let _ = logger.push(level_of(meta), kind::EVENT, &[buf.as_bytes()]);
         });
     }

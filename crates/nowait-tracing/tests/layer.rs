@@ -180,9 +180,113 @@ fn panicking_debug_discards_the_event_and_counts_it() {
     assert!(!text.contains("never written"));
 }
 
+const MARK: &str = "… [truncated]";
+
+/// A logger whose records may be at most 2040 bytes, with text (without
+/// time) and JSON sinks.
+fn small_logger(text: &Shared, json: &Shared) -> (Logger, nowait_core::Guard) {
+    Builder::new()
+        .capacity(4096)
+        .catch_panics(false)
+        .flush_on_exit(false)
+        .sink(Sink::writer(text.clone()).format(Text::new().ansi(false).with_time(false)))
+        .sink(Sink::writer(json.clone()).format(Json::new()))
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn oversized_event_is_cut_not_dropped() {
+    let (text, json) = (Shared::default(), Shared::default());
+    let (logger, _guard) = small_logger(&text, &json);
+    let layer = nowait_tracing::NowaitLayer::new(logger.clone());
+    let body = "x".repeat(10 * 1024);
+    tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
+        let _s = info_span!("req", id = 7u64).entered();
+        warn!(body = body.as_str(), status = 413u64, "upload");
+    });
+    logger.flush().unwrap();
+    assert_eq!(logger.stats().dropped(), 0);
+    let text = text.take();
+    let kept = text.matches('x').count();
+    assert!((1900..2040).contains(&kept), "{kept} bytes kept");
+    let cut = format!("{}{MARK}", "x".repeat(kept));
+    assert_eq!(
+        text,
+        format!(" WARN req{{id=7}}: layer: upload body=\"{cut}\" status=413\n")
+    );
+    let json = json.take();
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(v["message"], "upload");
+    assert_eq!(v["fields"]["body"], cut.as_str());
+    assert_eq!(v["fields"]["status"], 413);
+    assert_eq!(v["spans"][0]["id"], 7);
+}
+
+#[test]
+fn line_separators_are_escaped_in_text() {
+    let (text, json) = (Shared::default(), Shared::default());
+    let (logger, _guard) = small_logger(&text, &json);
+    let layer = nowait_tracing::NowaitLayer::new(logger.clone());
+    tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
+        let _s = info_span!("sep\u{2029}", s = "a\u{2028}", d = %"b\u{2029}").entered();
+        info!(f = "c\u{2029}", p = %"d\u{2028}", q = ?"e\u{2029}", "m\u{2028}{}", "x");
+    });
+    logger.flush().unwrap();
+    assert_eq!(
+        text.take(),
+        concat!(
+            r#" INFO sep\u{2029}{s="a\u{2028}" d=b\u{2029}}: layer: m\u{2028}x f="c\u{2029}" p=d\u{2028} q="e\u{2029}""#,
+            "\n"
+        )
+    );
+    let v: serde_json::Value = serde_json::from_str(&json.take()).unwrap();
+    assert_eq!(v["message"], "m\u{2028}x");
+    assert_eq!(v["fields"]["p"], "d\u{2028}");
+}
+
 mod prop {
     use super::*;
     use proptest::prelude::*;
+
+    /// `got` is `want`, or a prefix of it followed by the mark.
+    fn whole_or_cut(got: &str, want: &str) -> bool {
+        got == want || got.strip_suffix(MARK).is_some_and(|p| want.starts_with(p))
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 2 } else { 64 }))]
+        /// Random events, mostly larger than a record: always written as one
+        /// line of valid JSON whose values are whole or cut and marked.
+        #[test]
+        fn oversized_events_are_written_cut(
+            a in proptest::collection::vec(any::<char>(), 0..3000),
+            b in proptest::collection::vec(any::<char>(), 0..3000),
+            m in proptest::collection::vec(any::<char>(), 0..3000),
+            n in any::<u64>(),
+        ) {
+            let (a, b, m): (String, String, String) =
+                (a.into_iter().collect(), b.into_iter().collect(), m.into_iter().collect());
+            let (text, json) = (Shared::default(), Shared::default());
+            let (logger, _guard) = small_logger(&text, &json);
+            let layer = nowait_tracing::NowaitLayer::new(logger.clone());
+            tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
+                let _s = info_span!("s", a = a.as_str()).entered();
+                info!(b = ?b, n, "{}", m);
+            });
+            logger.flush().unwrap();
+            prop_assert_eq!(logger.stats().dropped(), 0);
+            prop_assert_eq!(text.take().matches('\n').count(), 1);
+            let json = json.take();
+            prop_assert_eq!(json.matches('\n').count(), 1);
+            let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+            prop_assert!(whole_or_cut(v["message"].as_str().unwrap(), &m));
+            prop_assert!(whole_or_cut(v["spans"][0]["a"].as_str().unwrap(), &a));
+            let b_dbg = format!("{:?}", b);
+            prop_assert!(whole_or_cut(v["fields"]["b"].as_str().unwrap(), &b_dbg));
+            prop_assert_eq!(v["fields"]["n"].as_u64(), Some(n));
+        }
+    }
 
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(if cfg!(miri) { 4 } else { 256 }))]

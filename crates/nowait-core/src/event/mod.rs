@@ -22,6 +22,13 @@
 //! item that describes them (a `tracing` `Metadata`, a macro's static). The
 //! front end registers a [`Callsite`] under that key once; the writer looks
 //! names up by key, so an event carries no names, only values.
+//!
+//! An event larger than a record may be ([`Logger::max_record_len`]) is
+//! cut by its front end with [`EventBuf::truncate_to`] before it is pushed,
+//! into an event of the same form: the decoder sees nothing special, only
+//! values that end in `… [truncated]`.
+//!
+//! [`Logger::max_record_len`]: crate::Logger::max_record_len
 
 mod callsite;
 mod decode;

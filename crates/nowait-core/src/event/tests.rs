@@ -129,3 +129,309 @@ fn reentrant_event_buf_gets_a_fresh_buffer() {
     });
     assert_eq!(outer, 10);
 }
+
+// === truncate_to ===
+
+const MARK: &str = "… [truncated]";
+
+/// Every item, span field and argument of `payload` decodes, and every
+/// string is UTF-8.
+fn assert_decodes(payload: &[u8]) {
+    fn value_ok(v: Value<'_>) {
+        match v {
+            Value::Str(s) | Value::Rendered(s) => {
+                assert!(std::str::from_utf8(s).is_ok(), "cut inside a character");
+            }
+            Value::Args(args) => {
+                for a in args.iter() {
+                    value_ok(a.expect("argument decodes"));
+                }
+            }
+            _ => {}
+        }
+    }
+    let event = Event::parse(payload).expect("header decodes");
+    for item in event.items() {
+        match item {
+            Item::Field { value, .. } => value_ok(value),
+            Item::Span { fields, .. } => {
+                for f in fields.items() {
+                    let Item::Field { value, .. } = f else {
+                        panic!("malformed span field in {payload:?}")
+                    };
+                    value_ok(value);
+                }
+            }
+            Item::Malformed => panic!("malformed item in {payload:?}"),
+        }
+    }
+}
+
+#[test]
+fn oversized_event_cuts_its_longest_value_with_a_mark() {
+    let mut buf = EventBuf::new();
+    buf.begin_at(1_795_392_000_000_001_000, site());
+    buf.str(FieldName::Index(0), "upload");
+    buf.str(FieldName::Index(2), &"a".repeat(10_000));
+    buf.i64(FieldName::Index(1), -1);
+    assert_eq!(buf.len(), 10_044);
+    assert!(buf.truncate_to(2040));
+    // 16 + 12 + (6 + cap) + 10 bytes = 2040: the cap is 1996, of which
+    // 1981 bytes of text and the 15-byte mark.
+    assert_eq!(buf.len(), 2040);
+    let payload = buf.as_bytes().to_vec();
+    assert_decodes(&payload);
+    let kept = "a".repeat(1981);
+    assert_eq!(
+        render(&Text::new().with_time(false), &payload),
+        format!(" INFO app::http: upload path=\"{kept}{MARK}\" status=-1\n")
+    );
+    assert_eq!(
+        render(&Json::new(), &payload),
+        format!(
+            "{{\"timestamp\":\"2026-11-23T00:00:00.000001Z\",\"level\":\"INFO\",\"target\":\"app::http\",\
+             \"message\":\"upload\",\"fields\":{{\"path\":\"{kept}{MARK}\",\"status\":-1}},\"spans\":[]}}\n"
+        )
+    );
+}
+
+#[test]
+fn truncate_to_leaves_a_fitting_event_alone() {
+    let mut buf = EventBuf::new();
+    buf.begin_at(1_795_392_000_000_001_000, site());
+    buf.begin_span(SiteKey::of(&SPAN));
+    buf.u64(FieldName::Index(0), 7);
+    buf.end_span();
+    buf.str(FieldName::Index(2), "x");
+    let before = buf.as_bytes().to_vec();
+    assert!(!buf.truncate_to(before.len()));
+    assert_eq!(buf.as_bytes(), &before[..]);
+    // Too small for even the header: left as is (the push will fail).
+    let mut big = EventBuf::new();
+    big.begin_at(0, site());
+    big.str(FieldName::Index(2), &"a".repeat(100));
+    let len = big.len();
+    assert!(!big.truncate_to(30));
+    assert_eq!(big.len(), len);
+}
+
+#[test]
+fn shorter_values_stay_whole_and_cuts_keep_whole_characters() {
+    let mut buf = EventBuf::new();
+    buf.begin_inline(0, "t");
+    buf.str(FieldName::Inline("small"), &"s".repeat(300));
+    buf.str(FieldName::Inline("wide"), &"é€😀".repeat(1000));
+    buf.rendered(
+        FieldName::Inline("dbg"),
+        format_args!("{:?}", vec![1u8; 2000]),
+    )
+    .unwrap();
+    assert!(buf.truncate_to(1000));
+    assert!(buf.len() <= 1000);
+    let payload = buf.as_bytes().to_vec();
+    assert_decodes(&payload);
+    let values: Vec<&[u8]> = Event::parse(&payload)
+        .unwrap()
+        .items()
+        .map(|i| match i {
+            Item::Field {
+                value: Value::Str(s) | Value::Rendered(s),
+                ..
+            } => s,
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(values[0], "s".repeat(300).as_bytes());
+    for cut in &values[1..] {
+        let cut = std::str::from_utf8(cut).unwrap();
+        assert!(cut.ends_with(MARK), "{cut}");
+    }
+    assert!(values[1].starts_with("é€😀é".as_bytes()));
+    assert!(values[2].starts_with(b"[1, 1, 1"));
+    // The two cut values share one cap (the wide one may keep up to three
+    // bytes less, to end on a character).
+    assert!(values[2].len() - values[1].len() < 4);
+}
+
+#[test]
+fn span_fields_and_message_arguments_are_cut_too() {
+    let mut buf = EventBuf::new();
+    buf.begin_at(0, site());
+    buf.begin_span(SiteKey::of(&SPAN));
+    buf.str(FieldName::Index(0), &"s".repeat(5000));
+    buf.end_span();
+    buf.args(FieldName::Index(0), 2);
+    buf.arg_str(&"m".repeat(5000));
+    buf.arg_u64(200);
+    buf.u64(FieldName::Index(1), 3);
+    assert!(buf.truncate_to(600));
+    assert!(buf.len() <= 600);
+    let payload = buf.as_bytes().to_vec();
+    assert_decodes(&payload);
+    let text = render(&Text::new().with_time(false), &payload);
+    assert!(text.starts_with(" INFO request{id=\"sss"), "{text}");
+    assert!(
+        text.contains(&format!("{MARK}\"}}: app::http: GET mmm")),
+        "{text}"
+    );
+    assert!(text.ends_with(&format!("{MARK}  200 status=3\n")), "{text}");
+    assert_eq!(text.matches(MARK).count(), 2);
+}
+
+#[test]
+fn many_small_fields_keep_the_leading_ones_and_say_so() {
+    let mut buf = EventBuf::new();
+    buf.begin_inline(0, "app");
+    buf.str(FieldName::Inline("message"), "many");
+    for i in 0..500 {
+        buf.u64(FieldName::Index(i % 200), i as u64);
+    }
+    assert!(buf.truncate_to(1000));
+    assert!(buf.len() <= 1000);
+    let payload = buf.as_bytes().to_vec();
+    assert_decodes(&payload);
+    let items: Vec<_> = Event::parse(&payload).unwrap().items().collect();
+    assert!(items.len() > 50, "{}", items.len());
+    assert!(matches!(
+        items[items.len() - 2],
+        Item::Field { value: Value::U64(n), .. } if n as usize == items.len() - 3
+    ));
+    assert!(matches!(
+        items[items.len() - 1],
+        Item::Field {
+            name: FieldName::Inline("nowait.truncated"),
+            value: Value::Bool(true)
+        }
+    ));
+    let text = render(&Text::new().with_time(false), &payload);
+    assert!(text.starts_with(" INFO app: many ?=0 ?=1 "), "{text}");
+    assert!(text.ends_with(" nowait.truncated=true\n"), "{text}");
+    assert!(render(&Json::new(), &payload).ends_with(",\"nowait.truncated\":true},\"spans\":[]}\n"));
+}
+
+#[test]
+fn an_inline_target_is_cut_only_when_it_alone_does_not_fit() {
+    let mut buf = EventBuf::new();
+    buf.begin_inline(0, &"é".repeat(30_000));
+    buf.str(FieldName::Inline("message"), "m");
+    assert!(buf.truncate_to(200));
+    assert!(buf.len() <= 200);
+    let payload = buf.as_bytes().to_vec();
+    assert_decodes(&payload);
+    let event = Event::parse(&payload).unwrap();
+    let target = event.target().expect("still UTF-8");
+    assert!(target.len() >= 150 && target.chars().all(|c| c == 'é'));
+    assert!(render(&Text::new().with_time(false), &payload).ends_with(" nowait.truncated=true\n"));
+}
+
+/// A small deterministic generator (xorshift64*), so that failures replay.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+    fn text(&mut self) -> String {
+        let len = match self.below(4) {
+            0 => self.below(8),
+            1 => self.below(200),
+            _ => self.below(6000),
+        };
+        let alphabet = ['a', '"', '\n', 'é', '€', '😀', '\u{2028}', '\u{9b}'];
+        (0..len)
+            .map(|_| alphabet[self.below(alphabet.len() as u64) as usize])
+            .collect()
+    }
+    fn fields(&mut self, buf: &mut EventBuf, n: u64) {
+        for _ in 0..n {
+            let name = match self.below(3) {
+                0 => FieldName::Inline("inline"),
+                _ => FieldName::Index(self.below(8) as usize),
+            };
+            match self.below(7) {
+                0 => buf.u64(name, self.next()),
+                1 => buf.bool(name, true),
+                2 => buf.char(name, 'é'),
+                3 => buf
+                    .rendered(name, format_args!("{:?}", self.text()))
+                    .unwrap(),
+                _ => buf.str(name, &self.text()),
+            }
+        }
+    }
+}
+
+/// Random events, most of them oversized, cut to random limits: they fit,
+/// decode without a malformed item, and render as one line in both
+/// formats. Corrupt span bytes (possible through `EventBuf::span`) never
+/// make the cut panic.
+#[test]
+fn random_oversized_events_always_fit_and_decode() {
+    let site = site();
+    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let rounds = if cfg!(miri) { 8 } else { 400 };
+    let (mut cuts, mut drops) = (0, 0);
+    for round in 0..rounds {
+        let mut buf = EventBuf::new();
+        if rng.below(2) == 0 {
+            buf.begin_at(rng.next() >> 1, site);
+        } else {
+            buf.begin_inline(0, &rng.text());
+        }
+        let corrupt = round % 10 == 9;
+        for _ in 0..rng.below(3) {
+            let mut fields = EventBuf::new();
+            let n = rng.below(4);
+            rng.fields(&mut fields, n);
+            let mut bytes = fields.field_bytes().to_vec();
+            if corrupt && !bytes.is_empty() {
+                let at = rng.below(bytes.len() as u64) as usize;
+                bytes[at] = rng.next() as u8;
+            }
+            buf.span(SiteKey::of(&SPAN), &bytes);
+        }
+        if rng.below(2) == 0 {
+            let n = rng.below(4) as u8;
+            buf.args(FieldName::Index(0), n);
+            for _ in 0..n {
+                match rng.below(3) {
+                    0 => buf.arg_u64(rng.next()),
+                    1 => buf.arg_rendered(format_args!("{}", rng.text())).unwrap(),
+                    _ => buf.arg_str(&rng.text()),
+                }
+            }
+        }
+        let n = rng.below(40);
+        rng.fields(&mut buf, n);
+        let max = 40 + rng.below(4000) as usize;
+        let before = buf.as_bytes().to_vec();
+        let cut = buf.truncate_to(max);
+        let payload = buf.as_bytes().to_vec();
+        assert_eq!(cut, before.len() > max, "round {round}");
+        assert!(
+            payload.len() <= max || !cut,
+            "round {round}: {} > {max}",
+            payload.len()
+        );
+        cuts += usize::from(cut);
+        drops += usize::from(payload.ends_with(b"nowait.truncated\x05\x01"));
+        if !corrupt {
+            assert_decodes(&payload);
+        }
+        for make in [&Text::new() as &dyn MakeFormat, &Json::new()] {
+            let out = render(make, &payload);
+            assert_eq!(out.matches('\n').count(), 1, "round {round}: {out:?}");
+        }
+    }
+    // Both ways of cutting are exercised.
+    assert!(
+        cuts > rounds / 4 && drops > 0,
+        "{cuts} cut, {drops} with dropped items"
+    );
+}

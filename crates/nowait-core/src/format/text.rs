@@ -19,9 +19,11 @@ use crate::Level;
 /// ([`kind::TEXT`]) are written as their line; notices from nowait itself
 /// as events of target `nowait`.
 ///
-/// Control characters in messages and values are escaped (see
+/// Control characters and the Unicode line and paragraph separators
+/// (U+2028, U+2029) in messages, values, targets and names are escaped (see
 /// [`escape_into`]); strings are quoted and escaped as `Debug` does. No
-/// value can start a new line or reach the terminal as an escape sequence.
+/// value can start a new line, not even in a log viewer that breaks lines
+/// at U+2028, or reach the terminal as an escape sequence.
 ///
 /// ANSI colours are used only on sinks that are terminals, and only if the
 /// `NO_COLOR` environment variable is unset or empty; [`Text::ansi`]
@@ -208,7 +210,7 @@ impl TextFormat {
                     let span_site = self.sites.get(site.get());
                     any_span = true;
                     self.paint(out, b"1");
-                    out.extend_from_slice(span_site.as_ref().map_or("?", |s| s.name()).as_bytes());
+                    escape_into(span_site.as_ref().map_or("?", |s| s.name()).as_bytes(), out);
                     self.reset(out);
                     let mut first = true;
                     for f in fields.items() {
