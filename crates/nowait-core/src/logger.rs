@@ -177,6 +177,24 @@ impl Logger {
             .fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Counts a record that a front end cut to fit in the ring (see
+    /// [`EventBuf::truncate_to`](crate::event::EventBuf::truncate_to));
+    /// [`Stats::truncated`](crate::Stats::truncated) shows it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let (logger, _guard) = nowait_core::Builder::new().sink(nowait_core::Sink::writer(std::io::sink())).build().unwrap();
+    /// logger.truncated();
+    /// assert_eq!(logger.stats().truncated, 1);
+    /// ```
+    pub fn truncated(&self) {
+        self.shared
+            .counters
+            .truncated
+            .fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Waits until every record pushed before the call is written to every
     /// sink (or counted as dropped there) and custom writers are flushed.
     /// Records lost in the ring before the call (full, shed, discarded) are

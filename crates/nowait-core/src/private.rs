@@ -154,7 +154,9 @@ pub fn emit(site: &'static MacroSite, encode: impl FnOnce(&mut EventBuf) -> fmt:
             logger.discarded();
             return;
         }
-        buf.truncate_to(logger.max_record_len());
+        if buf.truncate_to(logger.max_record_len()) {
+            logger.truncated();
+        }
         let _ = logger.push(site.level, kind::EVENT, &[buf.as_bytes()]);
     });
 }

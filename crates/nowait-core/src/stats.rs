@@ -162,7 +162,8 @@ pub struct Stats {
     /// Records a front end gave up on (for example a `Display` that
     /// panicked), reported through [`Logger::discarded`](crate::Logger::discarded).
     pub discarded: u64,
-    /// Text records cut to fit in the ring (still written, marked `[truncated]`).
+    /// Records cut to fit in the ring (text lines and structured events;
+    /// still written, marked `[truncated]`).
     pub truncated: u64,
     /// Times a producer had to wait for room (block policy).
     pub blocked_waits: u64,

@@ -208,7 +208,9 @@ impl Log for NowaitLogger {
                 logger.discarded();
                 return;
             }
-            buf.truncate_to(logger.max_record_len());
+            if buf.truncate_to(logger.max_record_len()) {
+                logger.truncated();
+            }
             let _ = logger.push(level_of(record.level()), kind::EVENT, &[buf.as_bytes()]);
         });
     }

@@ -221,7 +221,9 @@ where
                 logger.discarded();
                 return;
             }
-            buf.truncate_to(logger.max_record_len());
+            if buf.truncate_to(logger.max_record_len()) {
+                logger.truncated();
+            }
             let _ = logger.push(level_of(meta), kind::EVENT, &[buf.as_bytes()]);
         });
     }

@@ -1,0 +1,245 @@
+//! The accounting invariant under faults (issue 8): every accepted record
+//! ends in exactly one counted outcome, per sink and by reason, whatever the
+//! sinks do and whenever the logger is shut down.
+//!
+//! Each round draws (from a seeded generator, so a failure names its seed)
+//! a ring size, a full policy, a shutdown timeout, 1-3 producer threads and
+//! a shutdown point while they still log, and writes into two sinks: a
+//! clean in-memory one and one that injects faults at random (EAGAIN, EINTR,
+//! short writes, ENOSPC, slow writes, a rare EPIPE that kills it for good)
+//! behind a format that panics on some records.
+#![cfg(not(miri))] // threads and timing; the ring itself runs under Miri
+
+mod common;
+
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::Shared as Memory;
+use nowait_core::{
+    Builder, Format, FullPolicy, Level, MakeFormat, Notice, Plain, PushError, Record, Sink,
+    SinkInfo,
+};
+
+/// xorshift64*: small, seeded, good enough to pick faults.
+#[derive(Clone)]
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+/// A writer that fails in every way a real sink can.
+struct Faulty {
+    rng: Rng,
+    out: Memory,
+    dead: bool,
+}
+
+impl Write for Faulty {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.dead {
+            return Err(io::Error::from_raw_os_error(libc::EPIPE));
+        }
+        match self.rng.below(100) {
+            0..=9 => Err(io::ErrorKind::WouldBlock.into()),
+            10..=14 => Err(io::ErrorKind::Interrupted.into()),
+            15..=19 => Err(io::Error::from_raw_os_error(libc::ENOSPC)),
+            20 if self.rng.below(20) == 0 => {
+                self.dead = true;
+                Err(io::Error::from_raw_os_error(libc::EPIPE))
+            }
+            21..=24 => {
+                std::thread::sleep(Duration::from_micros(self.rng.below(2000)));
+                self.out.write(buf)
+            }
+            25..=44 => {
+                let n = 1 + self.rng.below(buf.len() as u64) as usize;
+                self.out.write(&buf[..n.min(buf.len())])
+            }
+            _ => self.out.write(buf),
+        }
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `Plain`, except that it panics on records containing `panic`.
+struct Panicky(Box<dyn Format>);
+
+impl Format for Panicky {
+    fn format(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
+        if record.payload().windows(5).any(|w| w == b"panic") {
+            out.extend_from_slice(b"half a line");
+            panic!("injected format panic");
+        }
+        self.0.format(record, out)
+    }
+    fn notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>) {
+        self.0.notice(notice, out)
+    }
+}
+
+struct MakePanicky;
+
+impl MakeFormat for MakePanicky {
+    fn make_format(&self, sink: &SinkInfo) -> Box<dyn Format> {
+        Box::new(Panicky(Plain.make_format(sink)))
+    }
+}
+
+#[derive(Default, Debug)]
+struct Outcomes {
+    accepted: AtomicU64,
+    refused: AtomicU64,
+}
+
+fn round(seed: u64) {
+    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let capacity = [1024usize, 4096, 64 << 10][rng.below(3) as usize];
+    let policy = match rng.below(3) {
+        0 => FullPolicy::Drop,
+        1 => FullPolicy::BlockTimeout(Duration::from_millis(1 + rng.below(5))),
+        _ => FullPolicy::Block,
+    };
+    let timeout = Duration::from_millis(5 + rng.below(150));
+    let threads = 1 + rng.below(3);
+    let run_for = Duration::from_millis(rng.below(60));
+    let clean = Memory::default();
+    let faulty_out = Memory::default();
+    // Custom writers sleep in `write` at times: silence the panic hook's
+    // output of the injected format panics (they are expected).
+    let (logger, guard) = Builder::new()
+        .capacity(capacity)
+        .full_policy(policy)
+        .shutdown_timeout(timeout)
+        .catch_panics(false)
+        .flush_on_exit(false)
+        .sink(Sink::writer(clean.clone()).format(Plain))
+        .sink(
+            Sink::writer(Faulty {
+                rng: Rng(seed | 1),
+                out: faulty_out.clone(),
+                dead: false,
+            })
+            .format(MakePanicky)
+            .buffer_size(4096),
+        )
+        .build()
+        .unwrap();
+    let outcomes = Arc::new(Outcomes::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let producers: Vec<_> = (0..threads)
+        .map(|t| {
+            let logger = logger.clone();
+            let outcomes = Arc::clone(&outcomes);
+            let stop = Arc::clone(&stop);
+            let mut rng = Rng((seed << 8 | t) | 1);
+            std::thread::spawn(move || {
+                let mut i = 0u64;
+                while !stop.load(Ordering::Relaxed) || i < 50 {
+                    let body = if rng.below(100) == 0 { "panic" } else { "ok" };
+                    let line = format!("r {t} {i} {body}");
+                    let level = if rng.below(10) == 0 {
+                        Level::Warn
+                    } else {
+                        Level::Info
+                    };
+                    let r = if rng.below(4) == 0 {
+                        logger.try_log(level, &line)
+                    } else {
+                        logger.log(level, &line)
+                    };
+                    match r {
+                        Ok(()) => outcomes.accepted.fetch_add(1, Ordering::Relaxed),
+                        Err(
+                            PushError::Full
+                            | PushError::Shed
+                            | PushError::Closed
+                            | PushError::TimedOut
+                            | PushError::TooLarge,
+                        ) => outcomes.refused.fetch_add(1, Ordering::Relaxed),
+                        Err(e) => panic!("unexpected {e:?}"),
+                    };
+                    i += 1;
+                    if i > 200_000 {
+                        break;
+                    }
+                }
+            })
+        })
+        .collect();
+    std::thread::sleep(run_for);
+    // Shut down while the producers still log (a random point).
+    drop(guard);
+    stop.store(true, Ordering::Relaxed);
+    for p in producers {
+        p.join().unwrap();
+    }
+    let s = logger.stats();
+    let ctx = format!("seed {seed}, {policy:?}, capacity {capacity}, timeout {timeout:?}: {s:#?}");
+    let accepted = outcomes.accepted.load(Ordering::Relaxed);
+    let refused = outcomes.refused.load(Ordering::Relaxed);
+    assert_eq!(s.abandoned_unknown_bytes, 0, "{ctx}");
+    assert_eq!(s.records_written + s.abandoned, accepted, "accepted: {ctx}");
+    assert_eq!(
+        s.dropped_full
+            + s.dropped_shed
+            + s.dropped_too_large
+            + s.dropped_closed
+            + s.dropped_timeout,
+        refused,
+        "refused: {ctx}"
+    );
+    for sink in &s.sinks {
+        assert_eq!(
+            sink.records_written
+                + sink.dropped_overflow
+                + sink.dropped_failed
+                + sink.dropped_format
+                + sink.abandoned,
+            s.records_written,
+            "sink {}: {ctx}",
+            sink.name
+        );
+    }
+    // The clean sink's bytes agree with its counter.
+    let lines = clean.lines();
+    let records = lines.iter().filter(|l| l.starts_with("r ")).count() as u64;
+    assert_eq!(records, s.sinks[0].records_written, "{ctx}");
+    // Per-thread order holds in the clean sink.
+    let mut last = vec![None::<u64>; threads as usize];
+    for l in lines.iter().filter(|l| l.starts_with("r ")) {
+        let mut it = l.split(' ').skip(1);
+        let t: usize = it.next().unwrap().parse().unwrap();
+        let i: u64 = it.next().unwrap().parse().unwrap();
+        assert!(last[t].is_none_or(|p| i > p), "order: {l} {ctx}");
+        last[t] = Some(i);
+    }
+}
+
+#[test]
+fn every_accepted_record_has_exactly_one_outcome_under_faults() {
+    let rounds: u64 = std::env::var("NOWAIT_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(40);
+    let base: u64 = std::env::var("NOWAIT_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1);
+    for seed in base..base + rounds {
+        round(seed);
+    }
+}
