@@ -40,9 +40,9 @@
 //!   number of threads. See [`docs::design`] for the algorithm and why one
 //!   shared ring rather than one per thread.
 //! * **Writer thread.** Wakes every [`Builder::flush_interval`] (3 ms) while
-//!   records flow, early when the ring passes half full, and sleeps without
-//!   a timer after 100 ms of silence (the next record wakes it with a single
-//!   system call). Each sink has its own buffer; a sink is written once
+//!   records flow and doubles its sleep up to [`Builder::idle_interval`]
+//!   (50 ms) while none come. Producers never wake it: a push is never a
+//!   system call. Each sink has its own buffer; a sink is written once
 //!   [`Builder::batch_size`] (64 KiB) is pending or at the end of a round.
 //! * **Isolation.** stdout and stderr are reopened with `O_NONBLOCK` on a
 //!   private open file description when they are terminals or pipes (sockets
@@ -51,8 +51,14 @@
 //!   past that, that sink alone drops and counts records.
 //! * **Errors.** The writer never panics on I/O errors. A failing sink keeps
 //!   its records (bounded), retries with back-off, and on recovery writes
-//!   what happened into the output; a sink that fails for good (broken pipe)
-//!   is reported in the other sinks.
+//!   what happened into the output, the failed sink included, where the gap
+//!   is (`... dropped (sink file:/var/log/app.log write failed: No space left
+//!   on device) ...`); a sink that fails for good (broken pipe) is reported
+//!   in the other sinks.
+//! * **Faults.** Every wait the library does for the caller has a bound
+//!   (see *Flushing and shutdown*), every accepted record ends in exactly
+//!   one counted outcome ([`Stats`]), and `fork()` gives the child a working
+//!   logger of its own (see [`docs::design`]).
 //!
 //! # Events, formats and macros
 //!
@@ -75,10 +81,13 @@
 //!
 //! # Full ring
 //!
-//! [`FullPolicy::Drop`] drops and counts; [`FullPolicy::Block`] parks the
-//! producer until there is room (no loss). The default is `Block` when a
-//! file or custom writer is among the sinks (that output should be
-//! complete) and `Drop` for terminal-only loggers. Under `Drop`, records
+//! [`FullPolicy::Drop`] drops and counts; [`FullPolicy::BlockTimeout`] parks
+//! the producer until there is room, at most its timeout, then drops and
+//! counts; [`FullPolicy::Block`] waits without a bound (only if asked for).
+//! The default is `BlockTimeout(100 ms)` when a file or custom writer is
+//! among the sinks (that output should be complete, and a hung disk must
+//! not park the request threads for long) and `Drop` for loggers that write
+//! only to terminals, pipes or sockets. Under `Drop`, records
 //! below WARN are shed once the ring is 80 % full so that warnings and errors
 //! keep the headroom ([`Builder::protect`]). Every loss appears in the output
 //! as a notice such as
@@ -87,12 +96,32 @@
 //!
 //! # Flushing and shutdown
 //!
-//! [`Logger::flush`] returns once every record pushed before it is written
-//! (or counted as dropped) on every sink. Dropping the [`Guard`] drains with
-//! a timeout ([`Builder::shutdown_timeout`], 5 s) and reports what it had to
-//! abandon. By default a panic on any thread is logged and flushed before
-//! the previous panic hook runs, and `std::process::exit` drains through an
-//! `atexit` hook; [`Builder::drain_on_signals`] adds a SIGTERM/SIGINT drain.
+//! Every wait on the caller's behalf ends within a documented bound,
+//! whatever the sinks do (a stalled terminal, a full disk, a custom writer
+//! that blocks for a minute):
+//!
+//! | wait | bound |
+//! |---|---|
+//! | [`Logger::flush`] | [`Builder::flush_timeout`] (default: the shutdown timeout) |
+//! | dropping the [`Guard`], `process::exit` (`atexit`) | [`Builder::shutdown_timeout`] (5 s) |
+//! | SIGTERM/SIGINT with [`Builder::drain_on_signals`] | the shutdown timeout; a second signal kills at once |
+//! | panic hook | [`Builder::panic_timeout`] (500 ms), durable sinks only |
+//! | a push under [`FullPolicy::BlockTimeout`] | its timeout (100 ms by default) |
+//! | write-through ([`Builder::write_through`]) | the flush timeout |
+//!
+//! A flush or shutdown does not wait for a sink that failed, is failing,
+//! or is stalled (pending bytes and none taken for 100 ms: a terminal or
+//! pipe nobody reads). When the guard's timeout runs out with the writer
+//! stuck in a blocking write, the dropping thread counts what is left
+//! itself, so [`Stats`] are final when `drop` returns.
+//!
+//! Services should turn [`Builder::drain_on_signals`] on: `docker stop` and
+//! Kubernetes stop a process with SIGTERM, whose default action kills it
+//! with the records still in the ring. What no hook can save: `SIGKILL`,
+//! `abort()` and a crash of the process lose the records still in the ring
+//! and in the sinks' buffers (at most the ring's capacity plus each sink's
+//! [`Sink::buffer_size`]); with [`Builder::write_through`], records at or
+//! above its level are on disk before the call returns.
 //!
 //! # Features
 //!

@@ -35,26 +35,71 @@ pub mod design {
     //! A producer preempted between claim and commit holds back the consumer
     //! (not other producers) until it resumes; the records after it wait.
     //!
-    //! ## Waking the writer without a system call per record
+    //! ## Finding records without being woken
     //!
-    //! The writer polls on a short timer while records flow. Before it
-    //! sleeps without a timer it stores `writer_sleeping = true` (`SeqCst`)
-    //! and then re-reads `head` (`SeqCst`); a producer `SeqCst`-claims and
-    //! then loads the flag (`SeqCst`). In the single total order of `SeqCst`
-    //! operations, either the writer's re-read sees the claim (it does not
-    //! sleep) or the producer's load sees the flag (it wakes the writer).
-    //! On x86 the claim is a `lock cmpxchg` anyway and a `SeqCst` load is a
-    //! plain load, so the handshake costs the hot path nothing. Loom cannot
-    //! check this store-buffering argument: it models `SeqCst` loads and
-    //! stores as acquire/release (see its documented limitations) and so
-    //! reports a false alarm; only `SeqCst` fences are modelled, and a fence
-    //! would cost the hot path an `mfence`. The writer also wakes at least
-    //! once a second, which bounds the delay if a wake were ever missed.
+    //! Producers never wake the writer: a push is a claim, a copy and a
+    //! commit, never a system call. The writer polls: every
+    //! `flush_interval` (3 ms) while rounds find records, doubling its sleep
+    //! up to `idle_interval` (50 ms) while they find none. That bounds the
+    //! delay of an isolated record by the idle interval and costs an idle
+    //! logger about 20 wake-ups a second. (An earlier design let the writer
+    //! sleep without a timer and had the first producer after a quiet spell
+    //! wake it with a futex call: about 10 us on that request, and a
+    //! store-buffering handshake loom could not check.)
+    //!
+    //! The writer sleeps in `poll(2)` on an eventfd (the doorbell) and on the
+    //! sinks that returned `EAGAIN`, so a stalled terminal costs no wake-ups
+    //! of its own: the writer learns from the kernel when it takes bytes
+    //! again. The doorbell is rung only by calls that wait anyway: flush,
+    //! reopen, shutdown, and a producer waiting for room under a blocking
+    //! policy.
+    //!
+    //! ## Control without queues
+    //!
+    //! Flush, reopen and shutdown are numbers in atomics, not messages: a
+    //! flush publishes `req = max(req, ring position)` and waits (futex,
+    //! bounded) for the writer's `done` to pass its position; the writer
+    //! answers the largest request it has seen. A flush that times out
+    //! leaves nothing queued, so no number of them can make a later call
+    //! block, and any number of threads can wait at once.
+    //!
+    //! ## Exact accounting at shutdown
+    //!
+    //! Shutdown sets a `CLOSED` bit in the ring's `head` with one `fetch_or`.
+    //! A claim is a compare-and-swap that expects `head` without the bit, so
+    //! every record is either claimed before the position the close returns
+    //! (the writer drains or counts it) or refused and counted by its
+    //! producer: no check on the hot path, no window. The writer drains until
+    //! the deadline, then counts what is left (in the ring: `abandoned`; in a
+    //! sink's buffer: that sink's `abandoned`), publishes, and marks the
+    //! counts final. Every call that can block (a file write, a user's
+    //! writer, fsync) runs with the consumer role set to `IN_IO`, after the
+    //! counters were published; if the deadline passes meanwhile, the
+    //! shutting-down thread takes the role with a compare-and-swap and counts
+    //! the rest itself, and the writer, back from its write, finds the role
+    //! gone and exits without touching anything.
+    //!
+    //! ## fork()
+    //!
+    //! `pthread_atfork` handlers lock the registry of live loggers before the
+    //! fork and, in the child (single-threaded), reset each logger with
+    //! atomic stores only: the parent's records are forgotten (the parent
+    //! writes them), regions claimed by threads that do not exist in the
+    //! child are dropped, counters start at zero, and a `FORKED` bit in
+    //! `head` makes the child's first push fail its claim and start a new
+    //! writer thread (stdout, stderr and files reopened; a custom writer
+    //! cannot cross a fork and counts its records as failed). Waiting uses
+    //! futexes and no lock is held across the fork, so nothing in the child
+    //! can wait for a thread that is gone.
     //!
     //! ## Checked by
     //!
     //! Loom models of two producers and the consumer (including wrap-around
-    //! padding and a full ring being released while producers race), unit
-    //! tests run under Miri, and a counting-allocator test showing zero
-    //! allocations per record on the producer thread.
+    //! padding, a full ring being released while producers race, and a
+    //! close racing two claims), unit tests run under Miri, a
+    //! counting-allocator test showing zero allocations per record on the
+    //! producer thread, and a property test that injects sink faults
+    //! (EAGAIN, EINTR, short writes, ENOSPC, EPIPE, slow writes, panicking
+    //! formats) under random producers, policies and shutdown points and
+    //! checks every outcome count exactly (`tests/accounting.rs`).
 }

@@ -232,7 +232,6 @@ impl Ring {
     /// regions claimed by threads that do not exist in the child, and sets
     /// the `FORKED` flag so that claims fail until the child has a writer.
     /// Only atomic stores: safe in an `atfork` child handler.
-    #[cfg(not(loom))]
     pub(crate) fn reset_after_fork(&self) {
         let head = self.head.load(Ordering::Relaxed);
         for s in self.states.iter() {

@@ -106,3 +106,37 @@ fn full_ring_reuses_released_space() {
         assert_eq!(ring.used_bytes(), 0);
     });
 }
+
+/// Closing races two producers: every claim that succeeded lies before the
+/// position `close` returns (the consumer finds all of them there), and
+/// every other claim fails with `Closed`. This is what makes the shutdown's
+/// "accepted = written + abandoned" exact.
+#[test]
+fn close_splits_claims_exactly() {
+    loom::model(|| {
+        let ring = Arc::new(Ring::new(64));
+        let producers: Vec<_> = (1..=2u8)
+            .map(|t| {
+                let ring = Arc::clone(&ring);
+                thread::spawn(move || match ring.try_push(t, 0, &[&[t; 8]]) {
+                    Ok(_) => true,
+                    Err(e) => {
+                        assert_eq!(e, PushError::Closed);
+                        false
+                    }
+                })
+            })
+            .collect();
+        let end = ring.close();
+        let accepted = producers
+            .into_iter()
+            .map(|p| p.join().unwrap())
+            .filter(|&ok| ok)
+            .count();
+        // Everything accepted was claimed before `end` (2 words a record).
+        assert_eq!(end, 2 * accepted as u64);
+        let got = drain(&ring, accepted);
+        assert_eq!(got.len(), accepted);
+        assert_eq!(ring.released(), end);
+    });
+}
