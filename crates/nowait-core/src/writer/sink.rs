@@ -81,6 +81,9 @@ pub(crate) struct SinkState {
     blocked_since: Option<Instant>,
     /// The last byte written did not end a line (a short write).
     mid_line: bool,
+    /// Bytes are held back by the pipe reserve, not refused by the kernel:
+    /// `poll` would report room, so retry on the writer's timer instead.
+    held_back: bool,
     shedding: Option<Shedding>,
     // Counters, published to `Shared::sinks` after each round.
     records_written: u64,
@@ -129,6 +132,7 @@ impl SinkState {
             unpublished_error: None,
             blocked_since: None,
             mid_line: false,
+            held_back: false,
             shedding: None,
             records_written: 0,
             bytes_written: 0,
@@ -179,7 +183,7 @@ impl SinkState {
 
     /// Whether a poll for `POLLOUT` should wake the writer for this sink.
     pub(super) fn waiting_for_room(&self) -> bool {
-        !self.dead && self.unsent() > 0 && self.blocked_since.is_some()
+        !self.dead && self.unsent() > 0 && self.blocked_since.is_some() && !self.held_back
     }
 
     /// When a failing sink is due for its next try.
@@ -340,9 +344,11 @@ impl SinkState {
             return None;
         }
         let mut event = None;
+        self.held_back = false;
         while self.unsent() > 0 {
             let Some(len) = self.offer(last) else {
                 self.blocked_since.get_or_insert(now);
+                self.held_back = true;
                 break;
             };
             match self.output.write(&self.buf[self.sent..self.sent + len]) {
