@@ -33,7 +33,9 @@
 use tracing_subscriber::prelude::*;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let stdout = nowait::Builder::new().sink(nowait::Sink::stdout()); // changed
+    let stdout = nowait::Builder::new()
+        .sink(nowait::Sink::stdout())
+        .drain_on_signals(true); // changed
     let (layer, _guard) = nowait::layer(stdout)?; // changed
     tracing_subscriber::registry()
         .with(
