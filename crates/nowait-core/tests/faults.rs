@@ -1,0 +1,911 @@
+//! Trust under faults: one test per fault the engine must survive, each
+//! asserting the bound or the accounting that the fault used to break.
+//!
+//! Cases that need a process of their own (a stalled stdout, `fork()`,
+//! signals) run in a child: this test binary re-run with `NOWAIT_CHILD` set,
+//! in its own process group so that a hung child (and any grandchild) is
+//! killed as a whole. The other cases run in-process on a thread of their
+//! own, so that a call that never returns fails the test instead of hanging
+//! it; a writer thread stuck in a sink is leaked on purpose.
+//!
+//! Every test prints its measurements as `FAULTS <name>: ...` (visible with
+//! `--nocapture`).
+#![cfg(not(miri))] // Miri cannot spawn processes.
+#![cfg(target_os = "linux")]
+
+use std::io::{self, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use nowait_core::{
+    escape_into, Builder, FlushError, Format, FullPolicy, Level, Notice, PushError, Record, Sink,
+    SinkInfo,
+};
+
+// ---------------------------------------------------------------------------
+// Harness
+// ---------------------------------------------------------------------------
+
+/// Runs in the child only (`NOWAIT_CHILD=<case>`); a no-op otherwise.
+#[test]
+fn child_entry() {
+    let Ok(case) = std::env::var("NOWAIT_CHILD") else {
+        return;
+    };
+    let file = std::env::var("NOWAIT_FILE").map(PathBuf::from);
+    match case.as_str() {
+        "panic-stalled-stdout" => child_panic_stalled_stdout(&file.unwrap()),
+        "fork-exit" | "fork-drop" | "fork-block" => child_fork(&case, &file.unwrap()),
+        "dev-stdout" => child_dev_stdout(),
+        #[cfg(feature = "signals")]
+        "sigterm-twice" => child_sigterm_twice(),
+        other => panic!("unknown case {other}"),
+    }
+}
+
+/// A command re-running this binary as the child for `case`, in a process
+/// group of its own.
+fn child(case: &str) -> Command {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
+        .env("NOWAIT_CHILD", case)
+        .stdin(Stdio::null())
+        .process_group(0);
+    cmd
+}
+
+/// Waits for `child` at most `limit`; past it kills its whole process group
+/// and panics.
+fn wait_bounded(child: &mut Child, limit: Duration) -> ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            kill_group(child);
+            panic!("child did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+fn kill_group(child: &mut Child) {
+    // SAFETY: plain system calls on a process group we created.
+    unsafe {
+        libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+}
+
+fn read_all(r: Option<impl Read>) -> String {
+    let mut s = String::new();
+    if let Some(mut r) = r {
+        let _ = r.read_to_string(&mut s);
+    }
+    s
+}
+
+/// The numbers after `KEY ` on the child's line starting with it.
+fn numbers(output: &str, key: &str) -> Vec<u64> {
+    let prefix = format!("{key} ");
+    let line = output
+        .lines()
+        .find(|l| l.starts_with(&prefix))
+        .unwrap_or_else(|| panic!("no {key} line in:\n{output}"));
+    line[prefix.len()..]
+        .split(' ')
+        .map(|x| {
+            x.parse()
+                .unwrap_or_else(|_| panic!("bad {key} line: {line}"))
+        })
+        .collect()
+}
+
+/// Runs `f` on a thread of its own and fails if it does not return within
+/// `limit` (the thread is leaked then: whatever it waits on never returned).
+fn bounded<T: Send + 'static>(limit: Duration, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    let handle = std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(v) => {
+            let _ = handle.join();
+            v
+        }
+        Err(mpsc::RecvTimeoutError::Disconnected) => match handle.join() {
+            Err(p) => std::panic::resume_unwind(p),
+            Ok(()) => unreachable!(),
+        },
+        Err(mpsc::RecvTimeoutError::Timeout) => panic!("did not return within {limit:?}"),
+    }
+}
+
+/// `_exit(code)`: no atexit hooks, no unwinding, no stdout flush.
+fn hard_exit(code: i32) -> ! {
+    // SAFETY: terminates the process.
+    unsafe { libc::_exit(code) }
+}
+
+/// A custom writer whose every `write` sleeps `delay` (a hung device), and
+/// says when it was first entered.
+struct Stuck {
+    delay: Duration,
+    entered: Arc<AtomicBool>,
+}
+
+impl Write for Stuck {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.entered.store(true, Ordering::SeqCst);
+        std::thread::sleep(self.delay);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+fn wait_for(flag: &AtomicBool, limit: Duration) -> bool {
+    let until = Instant::now() + limit;
+    while !flag.load(Ordering::SeqCst) {
+        if Instant::now() > until {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    true
+}
+
+/// An in-memory writer the test can read.
+#[derive(Clone, Default)]
+struct Memory(Arc<Mutex<Vec<u8>>>);
+
+impl Memory {
+    fn text(&self) -> String {
+        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
+    }
+}
+
+impl Write for Memory {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 1. A panic in a spawned thread while stdout is a stalled pipe
+// ---------------------------------------------------------------------------
+
+fn child_panic_stalled_stdout(path: &Path) {
+    let (logger, guard) = Builder::new()
+        .sink(Sink::file(path))
+        .sink(Sink::stdout())
+        // Defaults otherwise: the old engine's panic hook waited for every
+        // sink up to the flush timeout, which defaults to 5 s.
+        .build()
+        .unwrap();
+    // ~230 KB: far more than the pipe holds.
+    for i in 0..20_000 {
+        let _ = logger.log(Level::Info, &format!("line {i}"));
+    }
+    // The parent never reads: wait until the writer finds stdout stalled.
+    let until = Instant::now() + Duration::from_secs(10);
+    while !logger.stats().sinks[1].stalled {
+        if Instant::now() > until {
+            eprintln!("stdout never stalled: {:?}", logger.stats());
+            hard_exit(2);
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::mem::forget(guard);
+    let started = Instant::now();
+    let _ = std::thread::spawn(|| panic!("boom in a spawned thread")).join();
+    eprintln!("JOIN_MS {}", started.elapsed().as_millis());
+    // No atexit, no unwinding: only the panic hook can have written the line.
+    hard_exit(0);
+}
+
+/// Old engine: the panic hook flushed every sink, the stalled stdout
+/// included, and the join took the whole 5 s flush timeout (5,003 ms).
+#[test]
+fn panic_in_spawned_thread_with_stalled_stdout_pipe_is_not_held() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("out.log");
+    let mut c = child("panic-stalled-stdout")
+        .env("NOWAIT_FILE", &file)
+        .stdout(Stdio::piped()) // never read
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let stdout = c.stdout.take(); // keep the read end open, unread
+    let status = wait_bounded(&mut c, Duration::from_secs(30));
+    drop(stdout);
+    let err = read_all(c.stderr.take());
+    assert!(status.success(), "{status:?}\n{err}");
+    let join_ms = numbers(&err, "JOIN_MS")[0];
+    eprintln!("FAULTS panic/stalled stdout: join {join_ms} ms");
+    assert!(join_ms < 1000, "the panicking thread was held {join_ms} ms");
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("thread '<unnamed>' panicked at ")
+                && l.ends_with(": boom in a spawned thread")),
+        "no panic line in the file:\n{}",
+        &text[text.len().saturating_sub(500)..]
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 2. fork()
+// ---------------------------------------------------------------------------
+
+const FORK_PARENT_N: usize = 1000;
+const FORK_CHILD_N: usize = 100;
+
+fn child_fork(case: &str, path: &Path) {
+    let mut builder = Builder::new()
+        .sink(Sink::file(path))
+        .shutdown_timeout(Duration::from_secs(5));
+    if case == "fork-block" {
+        builder = builder.full_policy(FullPolicy::Block).capacity(1024);
+    }
+    let (logger, guard) = builder.build().unwrap();
+    // Not flushed: some of these are still in the ring at the fork.
+    for i in 0..FORK_PARENT_N {
+        logger.log(Level::Info, &format!("parent {i}")).unwrap();
+    }
+    let started = Instant::now();
+    // SAFETY: the forked child only logs through nowait (whose atfork
+    // handlers prepare it) and exits.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork failed");
+    if pid == 0 {
+        for i in 0..FORK_CHILD_N {
+            if let Err(e) = logger.log(Level::Info, &format!("child {i}")) {
+                eprintln!("grandchild log {i}: {e}");
+                hard_exit(3);
+            }
+        }
+        if case == "fork-exit" {
+            std::mem::forget(guard);
+            std::process::exit(0);
+        }
+        drop(guard);
+        let s = logger.stats();
+        eprintln!(
+            "GRANDCHILD {} {} {} {} {}",
+            s.records_written,
+            s.sinks[0].records_written,
+            s.dropped(),
+            s.abandoned,
+            s.sinks[0].dropped()
+        );
+        hard_exit(0);
+    }
+    // The fork's parent: wait for the grandchild, bounded.
+    let limit = Duration::from_secs(5);
+    let mut status = 0;
+    let code = loop {
+        // SAFETY: waitpid on our own child.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if r == pid {
+            break if libc::WIFEXITED(status) {
+                i64::from(libc::WEXITSTATUS(status))
+            } else {
+                -1
+            };
+        }
+        if started.elapsed() > limit {
+            // SAFETY: killing and reaping our own child.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+                libc::waitpid(pid, &mut status, 0);
+            }
+            break -2;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    };
+    let ms = started.elapsed().as_millis();
+    eprintln!("FORK_MS {ms}");
+    eprintln!("FORK_CODE {}", code + 10); // numbers() parses unsigned
+    for i in FORK_PARENT_N..2 * FORK_PARENT_N {
+        logger.log(Level::Info, &format!("parent {i}")).unwrap();
+    }
+    drop(guard);
+    let s = logger.stats();
+    eprintln!(
+        "PARENT {} {}",
+        s.records_written, s.sinks[0].records_written
+    );
+    hard_exit(0);
+}
+
+fn count_lines(text: &str, prefix: &str, n: usize) -> Vec<usize> {
+    let mut seen = vec![0usize; n];
+    for l in text.lines() {
+        if let Some(i) = l.strip_prefix(prefix).and_then(|x| x.parse::<usize>().ok()) {
+            assert!(i < n, "unexpected line {l}");
+            seen[i] += 1;
+        }
+    }
+    seen
+}
+
+/// Old engine: a forked child had no writer thread; `exit` waited the whole
+/// shutdown timeout (5.1 s), so did dropping the guard (5.2 s), and under
+/// `Block` the child's first full ring waited forever.
+#[test]
+fn fork_child_logs_exits_promptly_and_counts_only_its_own_records() {
+    for case in ["fork-exit", "fork-drop", "fork-block"] {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("out.log");
+        let mut c = child(case)
+            .env("NOWAIT_FILE", &file)
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let status = wait_bounded(&mut c, Duration::from_secs(30));
+        let err = read_all(c.stderr.take());
+        assert!(status.success(), "{case}: {status:?}\n{err}");
+        let ms = numbers(&err, "FORK_MS")[0];
+        let code = numbers(&err, "FORK_CODE")[0] as i64 - 10;
+        eprintln!("FAULTS fork {case}: grandchild done in {ms} ms (exit code {code})");
+        assert_eq!(
+            code, 0,
+            "{case}: the grandchild did not exit cleanly\n{err}"
+        );
+        assert!(ms < 1000, "{case}: the grandchild took {ms} ms\n{err}");
+        let text = std::fs::read_to_string(&file).unwrap();
+        let child_seen = count_lines(&text, "child ", FORK_CHILD_N);
+        assert!(
+            child_seen.iter().all(|&k| k == 1),
+            "{case}: child records not exactly once: {child_seen:?}"
+        );
+        let parent_seen = count_lines(&text, "parent ", 2 * FORK_PARENT_N);
+        let wrong: Vec<(usize, usize)> = parent_seen
+            .iter()
+            .enumerate()
+            .filter(|&(_, &k)| k != 1)
+            .map(|(i, &k)| (i, k))
+            .take(10)
+            .collect();
+        assert!(
+            wrong.is_empty(),
+            "{case}: parent records not exactly once (record, times): {wrong:?}"
+        );
+        let parent = numbers(&err, "PARENT");
+        assert_eq!(parent, [2 * FORK_PARENT_N as u64; 2], "{case}: {err}");
+        if case != "fork-exit" {
+            // written, sink written, refused, abandoned, sink lost
+            let g = numbers(&err, "GRANDCHILD");
+            assert_eq!(
+                g,
+                [FORK_CHILD_N as u64, FORK_CHILD_N as u64, 0, 0, 0],
+                "{case}: the grandchild's stats count exactly its own records"
+            );
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// 3. Flush and shutdown with a writer stuck in a write
+// ---------------------------------------------------------------------------
+
+/// Old engine: each timed-out flush left a request in a bounded channel, and
+/// the 65th flush blocked forever on the full channel; the counts after
+/// shutdown were 0/0.
+#[test]
+fn flush_and_shutdown_with_stuck_writer_are_bounded_and_counted() {
+    bounded(Duration::from_secs(20), || {
+        let entered = Arc::new(AtomicBool::new(false));
+        let (logger, guard) = Builder::new()
+            .sink(Sink::writer(Stuck {
+                delay: Duration::from_secs(60),
+                entered: Arc::clone(&entered),
+            }))
+            .shutdown_timeout(Duration::from_millis(300))
+            .catch_panics(false)
+            .flush_on_exit(false)
+            .build()
+            .unwrap();
+        let mut accepted = 0u64;
+        accepted += u64::from(logger.log(Level::Info, "first").is_ok());
+        assert!(wait_for(&entered, Duration::from_secs(5)), "never written");
+        let mut worst = Duration::ZERO;
+        for i in 0..100 {
+            accepted += u64::from(logger.log(Level::Info, &format!("record {i}")).is_ok());
+            let t = Instant::now();
+            let r = logger.flush_timeout(Duration::from_millis(10));
+            let took = t.elapsed();
+            assert!(matches!(r, Err(FlushError::TimedOut)), "flush {i}: {r:?}");
+            assert!(took < Duration::from_millis(50), "flush {i} took {took:?}");
+            worst = worst.max(took);
+        }
+        let t = Instant::now();
+        drop(guard);
+        let shutdown = t.elapsed();
+        let s = logger.stats();
+        eprintln!(
+            "FAULTS stuck writer: worst flush {} ms, shutdown {} ms, accepted {accepted}, \
+             written {} + abandoned {}, sink {:?}",
+            worst.as_millis(),
+            shutdown.as_millis(),
+            s.records_written,
+            s.abandoned,
+            s.sinks[0]
+        );
+        assert!(
+            shutdown < Duration::from_secs(1),
+            "shutdown took {shutdown:?}"
+        );
+        assert_eq!(accepted, 101);
+        assert_eq!(s.records_written + s.abandoned, accepted, "{s:?}");
+        let k = &s.sinks[0];
+        assert_eq!(
+            k.records_written
+                + k.dropped_failed
+                + k.dropped_overflow
+                + k.dropped_format
+                + k.abandoned,
+            s.records_written,
+            "{s:?}"
+        );
+        // The record stuck in the write is counted, not forgotten.
+        assert!(s.records_written >= 1 && k.abandoned >= 1, "{s:?}");
+    });
+}
+
+// ---------------------------------------------------------------------------
+// 4. Sink::file("/dev/stdout") on a pipe whose reader stops
+// ---------------------------------------------------------------------------
+
+const DEV_STDOUT_N: u64 = 200_000;
+
+fn child_dev_stdout() {
+    let started = Instant::now();
+    // Defaults otherwise (1 MiB ring, the default policy).
+    let (logger, guard) = Builder::new()
+        .sink(Sink::file("/dev/stdout"))
+        .shutdown_timeout(Duration::from_millis(500))
+        .build()
+        .unwrap();
+    let mut accepted = 0u64;
+    for i in 0..DEV_STDOUT_N {
+        accepted += u64::from(logger.log(Level::Info, &format!("line {i}")).is_ok());
+    }
+    drop(guard);
+    let s = logger.stats();
+    let k = &s.sinks[0];
+    eprintln!(
+        "DEVSTDOUT {accepted} {} {} {} {} {} {} {} {} {} {}",
+        u64::from(k.non_blocking),
+        s.dropped(),
+        s.records_written,
+        s.abandoned,
+        k.records_written,
+        k.dropped_overflow,
+        k.abandoned,
+        k.dropped_failed,
+        k.dropped_format,
+        started.elapsed().as_millis()
+    );
+    hard_exit(0);
+}
+
+/// Old engine: `/dev/stdout` counted as a file, was written with blocking
+/// calls under the block policy, and the logger stopped at record 6,700
+/// forever once the reader stopped.
+#[test]
+fn file_sink_on_dev_stdout_pipe_with_stopped_reader_never_hangs() {
+    let mut c = child("dev-stdout")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The reader takes the first 16 KiB, then stops (keeping the pipe open).
+    let mut out = c.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut first = vec![0u8; 16 << 10];
+        let _ = out.read_exact(&mut first);
+        out
+    });
+    let status = wait_bounded(&mut c, Duration::from_secs(30));
+    drop(reader.join());
+    let err = read_all(c.stderr.take());
+    assert!(status.success(), "{status:?}\n{err}");
+    let v = numbers(&err, "DEVSTDOUT");
+    let [accepted, non_blocking, refused, taken, ring_abandoned, written, overflow, abandoned, failed, format, ms] =
+        v[..]
+    else {
+        panic!("bad DEVSTDOUT line: {v:?}");
+    };
+    eprintln!(
+        "FAULTS /dev/stdout pipe: {ms} ms, accepted {accepted} (refused {refused}), \
+         written {written}, overflow {overflow}, abandoned {abandoned} + {ring_abandoned} \
+         in the ring, failed {failed}"
+    );
+    assert_eq!(
+        non_blocking, 1,
+        "/dev/stdout on a pipe must be non-blocking"
+    );
+    // Every record is accounted for: refused by the ring (the default
+    // policy for a pipe drops), or accepted and then written, dropped for
+    // the stalled sink, or abandoned at shutdown.
+    assert_eq!(accepted + refused, DEV_STDOUT_N, "{v:?}");
+    assert_eq!(taken + ring_abandoned, accepted, "{v:?}");
+    assert_eq!((failed, format), (0, 0), "{v:?}");
+    assert!(
+        overflow > 0,
+        "the stopped reader should have overflowed: {v:?}"
+    );
+    assert_eq!(
+        written + overflow + abandoned + ring_abandoned,
+        accepted,
+        "{v:?}"
+    );
+}
+
+// ---------------------------------------------------------------------------
+// 5. A full ring under the default policy waits with a bound
+// ---------------------------------------------------------------------------
+
+/// Old engine: the default for files was `Block`, with no bound: a stuck
+/// sink parked the request threads for as long as it was stuck.
+#[test]
+fn block_timeout_default_bounds_wait_on_full_ring() {
+    bounded(Duration::from_secs(20), || {
+        let dir = tempfile::tempdir().unwrap();
+        let (only_file, g) = Builder::new()
+            .sink(Sink::file(dir.path().join("only.log")))
+            .catch_panics(false)
+            .flush_on_exit(false)
+            .build()
+            .unwrap();
+        let debug = format!("{only_file:?}");
+        assert!(debug.contains("BlockTimeout(100ms)"), "{debug}");
+        drop(g);
+
+        let (logger, guard) = Builder::new()
+            .sink(Sink::file(dir.path().join("app.log")))
+            .sink(Sink::writer(Stuck {
+                delay: Duration::from_secs(5),
+                entered: Arc::default(),
+            }))
+            .capacity(1024)
+            .shutdown_timeout(Duration::from_millis(300))
+            .catch_panics(false)
+            .flush_on_exit(false)
+            .build()
+            .unwrap();
+        let mut worst = Duration::ZERO;
+        let mut timed_out = None;
+        for i in 0..1000 {
+            let t = Instant::now();
+            let r = logger.log(Level::Info, &format!("record {i:04} with some padding"));
+            let took = t.elapsed();
+            worst = worst.max(took);
+            assert!(took < Duration::from_millis(300), "log {i} took {took:?}");
+            match r {
+                Ok(()) => {}
+                Err(PushError::TimedOut) => {
+                    timed_out = Some((i, took));
+                    break;
+                }
+                Err(e) => panic!("log {i}: {e:?}"),
+            }
+        }
+        let (i, took) = timed_out.expect("the ring never stayed full");
+        let s = logger.stats();
+        eprintln!(
+            "FAULTS block timeout: log {i} timed out after {} ms (worst {} ms), \
+             dropped_timeout {}",
+            took.as_millis(),
+            worst.as_millis(),
+            s.dropped_timeout
+        );
+        assert!(took >= Duration::from_millis(90), "did not wait: {took:?}");
+        assert!(s.dropped_timeout > 0, "{s:?}");
+        drop(guard);
+    });
+}
+
+// ---------------------------------------------------------------------------
+// 6. A second SIGTERM during the drain kills at once
+// ---------------------------------------------------------------------------
+
+#[cfg(feature = "signals")]
+fn child_sigterm_twice() {
+    let entered = Arc::new(AtomicBool::new(false));
+    let (logger, guard) = Builder::new()
+        .sink(Sink::writer(Stuck {
+            delay: Duration::from_secs(10),
+            entered: Arc::clone(&entered),
+        }))
+        .drain_on_signals(true)
+        .shutdown_timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    logger.log(Level::Info, "stuck in the writer").unwrap();
+    assert!(wait_for(&entered, Duration::from_secs(5)));
+    std::mem::forget(guard);
+    println!("ready");
+    std::thread::sleep(Duration::from_secs(30));
+    hard_exit(9);
+}
+
+/// Old engine: the second SIGTERM was swallowed by the handler and the
+/// process lived on until the drain's 5 s timeout ran out.
+#[cfg(feature = "signals")]
+#[test]
+fn sigterm_twice_during_drain_kills_at_once() {
+    use std::io::{BufRead, BufReader};
+    use std::os::unix::process::ExitStatusExt;
+
+    let mut c = child("sigterm-twice")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(c.stdout.take().unwrap());
+    let mut line = String::new();
+    while !line.contains("ready") {
+        line.clear();
+        if out.read_line(&mut line).unwrap() == 0 {
+            kill_group(&mut c);
+            panic!("child exited before it was ready");
+        }
+    }
+    let pid = c.id() as libc::pid_t;
+    // SAFETY: signalling our own child.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    std::thread::sleep(Duration::from_millis(200));
+    if let Some(status) = c.try_wait().unwrap() {
+        panic!("the first SIGTERM did not drain (the writer is stuck): {status:?}");
+    }
+    let second = Instant::now();
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let status = wait_bounded(&mut c, Duration::from_secs(10));
+    let ms = second.elapsed().as_millis();
+    eprintln!("FAULTS sigterm twice: died {ms} ms after the second signal ({status:?})");
+    assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
+    assert!(ms < 1000, "died {ms} ms after the second SIGTERM");
+}
+
+// ---------------------------------------------------------------------------
+// 7. Disk full
+// ---------------------------------------------------------------------------
+
+/// Unmounts on drop (lazily if busy).
+struct Mounted(PathBuf);
+
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        for _ in 0..50 {
+            let ok = Command::new("umount")
+                .arg(&self.0)
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            if ok {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+    }
+}
+
+fn is_enospc(e: &FlushError) -> bool {
+    matches!(e, FlushError::Sink { source, .. } if source.raw_os_error() == Some(libc::ENOSPC))
+}
+
+/// Old engine: the records lost while the disk was full were counted as
+/// overflow and the gap notice blamed a slow sink ("too slow, its buffer was
+/// full"), not the full disk.
+#[test]
+fn disk_full_on_tmpfs_keeps_whole_lines_and_names_enospc() {
+    let dir = tempfile::tempdir().unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+        .arg(dir.path())
+        .output();
+    match &mounted {
+        Ok(o) if o.status.success() => {}
+        other => {
+            let why = match other {
+                Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_owned(),
+                Err(e) => e.to_string(),
+            };
+            eprintln!(
+                "SKIPPED disk_full_on_tmpfs_keeps_whole_lines_and_names_enospc: \
+                 cannot mount a 1 MiB tmpfs (needs root or CAP_SYS_ADMIN): {why}"
+            );
+            return;
+        }
+    }
+    let _mounted = Mounted(dir.path().to_owned());
+    let root = dir.path().to_owned();
+    bounded(Duration::from_secs(30), move || disk_full(&root));
+}
+
+fn disk_full(root: &Path) {
+    // Fill the file system, then leave 24 KiB free for the log.
+    let filler = root.join("filler");
+    {
+        let mut f = std::fs::File::create(&filler).unwrap();
+        let chunk = vec![b'x'; 4096];
+        while f.write_all(&chunk).is_ok() {}
+        let len = f.metadata().unwrap().len();
+        f.set_len(len.saturating_sub(24 << 10)).unwrap();
+    }
+    let path = root.join("app.log");
+    let (logger, guard) = Builder::new()
+        .sink(Sink::file(&path).buffer_size(16 << 10))
+        .shutdown_timeout(Duration::from_secs(2))
+        .flush_timeout(Duration::from_secs(2))
+        .catch_panics(false)
+        .flush_on_exit(false)
+        .build()
+        .unwrap();
+    // Log until the disk is full.
+    let mut n = 0u64;
+    let mut hit = None;
+    while hit.is_none() && n < 200_000 {
+        for _ in 0..200 {
+            let _ = logger.log(Level::Info, &format!("rec {n}"));
+            n += 1;
+        }
+        match logger.flush() {
+            Err(e) if is_enospc(&e) => hit = Some(format!("flush: {e}")),
+            _ if logger.stats().sinks[0].write_errors > 0 => {
+                hit = Some(format!("write_errors: {:?}", logger.stats().sinks[0]))
+            }
+            _ => {}
+        }
+    }
+    let hit = hit.expect("the disk never filled up");
+    // Keep logging while it is full: the sink's 16 KiB fill up and it sheds.
+    for _ in 0..4000 {
+        let _ = logger.log(Level::Info, &format!("rec {n}"));
+        n += 1;
+    }
+    let _ = logger.flush();
+    let full = logger.stats();
+    // Free the space, log a few more, shut down.
+    std::fs::remove_file(&filler).unwrap();
+    for i in 0..10 {
+        let _ = logger.log(Level::Info, &format!("after {i}"));
+    }
+    drop(guard);
+    let s = logger.stats();
+    let text = std::fs::read_to_string(&path).unwrap();
+    eprintln!(
+        "FAULTS disk full: ENOSPC after {n} records ({hit}); while full {:?}; final {:?}",
+        full.sinks[0], s.sinks[0]
+    );
+    assert!(full.sinks[0].dropped_failed > 0, "never shed: {full:?}");
+    assert!(text.ends_with('\n'), "torn end: {:?}", tail(&text));
+    let mut last = None;
+    for l in text.lines() {
+        if l.contains(" nowait: ") {
+            continue; // a notice
+        }
+        let rec = l.strip_prefix("rec ").and_then(|x| x.parse::<u64>().ok());
+        let after = l.strip_prefix("after ").and_then(|x| x.parse::<u64>().ok());
+        assert!(rec.is_some() || after.is_some(), "torn line {l:?}");
+        if let Some(r) = rec {
+            assert!(
+                last < Some(r),
+                "out of order or repeated: {l:?} after {last:?}"
+            );
+            last = Some(r);
+        }
+    }
+    assert!(
+        text.lines()
+            .any(|l| l.contains("dropped (sink file:") && l.contains("No space left on device")),
+        "no notice naming the cause in the failed sink itself:\n{}",
+        text.lines()
+            .filter(|l| l.contains(" nowait: "))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+fn tail(s: &str) -> &str {
+    let mut at = s.len().saturating_sub(200);
+    while !s.is_char_boundary(at) {
+        at += 1;
+    }
+    &s[at..]
+}
+
+// ---------------------------------------------------------------------------
+// 8. A panicking Format
+// ---------------------------------------------------------------------------
+
+/// Panics on any record containing "boom", after writing part of a line.
+struct Boom;
+
+impl Format for Boom {
+    fn format(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"partial ");
+        if record.payload().windows(4).any(|w| w == b"boom") {
+            panic!("format boom");
+        }
+        escape_into(record.payload(), out);
+        out.push(b'\n');
+    }
+
+    fn notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>) {
+        out.extend_from_slice(b"notice: ");
+        escape_into(notice.message().as_bytes(), out);
+        out.push(b'\n');
+    }
+}
+
+/// Old engine: a panicking format counted the record as discarded for the
+/// whole logger (every sink lost it), with no notice of why.
+#[test]
+fn format_panic_is_counted_on_its_sink_only() {
+    bounded(Duration::from_secs(20), || {
+        let (a, b) = (Memory::default(), Memory::default());
+        let make = |_: &SinkInfo| -> Box<dyn Format> { Box::new(Boom) };
+        let (logger, guard) = Builder::new()
+            .sink(Sink::writer(a.clone()).format(make))
+            .sink(Sink::writer(b.clone()))
+            .flush_on_exit(false)
+            .build()
+            .unwrap();
+        for line in ["before", "a boom here", "after"] {
+            logger.log(Level::Info, line).unwrap();
+        }
+        logger.flush().unwrap();
+        let s = logger.stats();
+        eprintln!(
+            "FAULTS format panic: discarded {}, sink 0 {:?}, sink 1 {:?}",
+            s.discarded, s.sinks[0], s.sinks[1]
+        );
+        assert_eq!(s.discarded, 0, "{s:?}");
+        assert_eq!(s.records_written, 3, "{s:?}");
+        assert_eq!(
+            (s.sinks[0].dropped_format, s.sinks[0].records_written),
+            (1, 2),
+            "{s:?}"
+        );
+        assert_eq!(
+            (s.sinks[1].dropped_format, s.sinks[1].records_written),
+            (0, 3),
+            "{s:?}"
+        );
+        drop(guard);
+        let (a, b) = (a.text(), b.text());
+        assert!(b.lines().any(|l| l == "a boom here"), "{b}");
+        let a_lines: Vec<&str> = a.lines().collect();
+        assert!(a_lines.contains(&"partial before") && a_lines.contains(&"partial after"));
+        assert!(
+            !a_lines.iter().any(|l| l.starts_with("partial a boom")
+                || l.starts_with("partial partial")
+                || *l == "partial "),
+            "the partial line was kept: {a}"
+        );
+        assert!(
+            a_lines
+                .iter()
+                .any(|l| l.starts_with("notice: ") && l.contains("panicked")),
+            "no in-band notice of the panic in the sink: {a}"
+        );
+    });
+}
