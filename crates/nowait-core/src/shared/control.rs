@@ -33,6 +33,11 @@ pub(crate) struct Progress {
     pub(crate) req: AtomicU64,
     /// The largest target answered.
     pub(crate) done: AtomicU64,
+    /// Requests made / answered, counted: every flush waits for a round of
+    /// the writer (which reports losses counted before it), even when its
+    /// target position was already reached.
+    pub(crate) seq: AtomicU64,
+    pub(crate) seq_done: AtomicU64,
 }
 
 /// The writer's inbox, read on every round.
@@ -72,6 +77,8 @@ impl Control {
         for p in &self.flush {
             p.req.store(position, Ordering::SeqCst);
             p.done.store(position, Ordering::SeqCst);
+            let n = p.seq.load(Ordering::SeqCst);
+            p.seq_done.store(n, Ordering::SeqCst);
         }
         let r = self.reopen.req.load(Ordering::SeqCst);
         self.reopen.done.store(r, Ordering::SeqCst);
@@ -145,20 +152,21 @@ impl Shared {
         let deadline = Instant::now() + timeout;
         let target = self.ring.claimed();
         let p = &self.ctl.flush[scope as usize];
-        if p.done.load(Ordering::SeqCst) < target {
-            p.req.fetch_max(target, Ordering::SeqCst);
-            self.doorbell.ring();
-            let done = self.wait_until(deadline, || {
-                p.done.load(Ordering::SeqCst) >= target
-                    || self.state.load(Ordering::SeqCst) != state::RUNNING
+        // The target first, then the sequence: the writer reads them in the
+        // opposite order, so an answer to sequence `n` covers our target.
+        p.req.fetch_max(target, Ordering::SeqCst);
+        let n = p.seq.fetch_add(1, Ordering::SeqCst) + 1;
+        self.doorbell.ring();
+        let answered = || p.seq_done.load(Ordering::SeqCst) >= n;
+        let done = self.wait_until(deadline, || {
+            answered() || self.state.load(Ordering::SeqCst) != state::RUNNING
+        });
+        if !answered() {
+            return Err(if done {
+                FlushError::Closed
+            } else {
+                FlushError::TimedOut
             });
-            if p.done.load(Ordering::SeqCst) < target {
-                return Err(if done {
-                    FlushError::Closed
-                } else {
-                    FlushError::TimedOut
-                });
-            }
         }
         self.flush_result(scope)
     }

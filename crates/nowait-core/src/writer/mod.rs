@@ -49,6 +49,7 @@ const ROTATION_CHECK: Duration = Duration::from_secs(1);
 #[derive(Debug)]
 struct Mark {
     target: u64,
+    seq: u64,
     offsets: Vec<u64>,
 }
 
@@ -352,13 +353,15 @@ impl Writer {
         let shared = Arc::clone(&self.shared);
         let p = &shared.ctl.flush[s];
         if self.marks[s].is_none() {
+            let seq = p.seq.load(Ordering::SeqCst);
             let req = p.req.load(Ordering::SeqCst);
             let released = shared.ring.released();
-            if req <= p.done.load(Ordering::SeqCst) || released < req {
+            if seq <= p.seq_done.load(Ordering::SeqCst) || released < req {
                 return;
             }
             self.marks[s] = Some(Mark {
                 target: released,
+                seq,
                 offsets: self.sinks.iter().map(|k| k.appended).collect(),
             });
             // Losses counted before the flush was asked for are part of what
@@ -378,7 +381,7 @@ impl Writer {
         if !complete {
             return;
         }
-        let target = mark.target;
+        let (target, seq) = (mark.target, mark.seq);
         self.marks[s] = None;
         let fsync = scope == FlushScope::Durable && shared.ctl.fsync.load(Ordering::Relaxed);
         for i in 0..self.sinks.len() {
@@ -407,6 +410,7 @@ impl Writer {
         }
         self.publish(now);
         p.done.fetch_max(target, Ordering::SeqCst);
+        p.seq_done.fetch_max(seq, Ordering::SeqCst);
         shared.progress.notify();
     }
 
