@@ -38,8 +38,6 @@ use crate::Level;
 ///     .protect(Level::Warn, 0.8)
 ///     .sink(Sink::stdout())
 ///     .sink(Sink::file(dir.path().join("app.log")))
-///     // Containers and Kubernetes stop a process with SIGTERM: drain first.
-///     .drain_on_signals(true)
 ///     .build()
 ///     .unwrap();
 /// # drop(guard);
