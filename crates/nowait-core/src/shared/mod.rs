@@ -13,7 +13,7 @@
 //! # States
 //!
 //! 1. `RUNNING`: the writer drains the ring (or, in a forked child, will be
-//!    started by the first push; see [`fork`](crate::fork)).
+//!    started by the first push; the `fork` module resets it in the child).
 //! 2. `CLOSING`: shutdown asked; the ring is closed ([`Ring::close`]), so
 //!    every later push is refused and counted; the writer drains what was
 //!    accepted until the deadline.
