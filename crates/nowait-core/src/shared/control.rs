@@ -330,7 +330,6 @@ impl Shared {
 
     /// The counts are final: wakes everybody waiting on the logger.
     pub(crate) fn mark_finished(&self) {
-        self.counted.store(true, Ordering::SeqCst);
         self.state.store(state::FINISHED, Ordering::SeqCst);
         self.progress.notify();
         self.space.notify();

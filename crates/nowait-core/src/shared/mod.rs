@@ -28,7 +28,7 @@ pub(crate) use control::FlushScope;
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
-use std::sync::atomic::{AtomicBool, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -76,18 +76,19 @@ pub(crate) struct Shared {
     pub(crate) policy: FullPolicy,
     /// Records below this level are shed above `shed_above` bytes.
     pub(crate) protect: Level,
-    pub(crate) shed_above: usize,
-    /// Records at or above this level wait until written to the durable
-    /// sinks (and fsynced if the flag is set).
-    pub(crate) write_through: Option<(Level, bool)>,
+    /// The claim limit for records below `protect`: the high-water mark
+    /// under [`FullPolicy::Drop`], no limit under the blocking policies
+    /// (computed once, so the hot path compares a level and nothing else).
+    pub(crate) low_limit: usize,
+    /// Records at or above this level (as `u8`; `u8::MAX`: none) wait until
+    /// written to the durable sinks (and fsynced if `ctl.fsync`).
+    pub(crate) write_through_from: u8,
     pub(crate) counters: Counters,
     pub(crate) sinks: Box<[SinkCounters]>,
     /// See [`state`]. Only moves forward, except in a forked child.
     pub(crate) state: AtomicU8,
     /// See [`consumer`].
     pub(crate) consumer: AtomicU8,
-    /// Set once the final counts are published (by whoever did it).
-    pub(crate) counted: AtomicBool,
     /// Requests to the writer.
     pub(crate) ctl: control::Control,
     /// Wakes the writer out of its poll (an eventfd). Rung by flush,
@@ -123,7 +124,7 @@ pub(crate) struct Config {
     pub(crate) policy: FullPolicy,
     pub(crate) protect: Level,
     pub(crate) high_water: f64,
-    pub(crate) write_through: Option<(Level, bool)>,
+    pub(crate) write_through: Option<Level>,
     pub(crate) flush_timeout: Duration,
     pub(crate) shutdown_timeout: Duration,
     pub(crate) panic_timeout: Duration,
@@ -140,16 +141,19 @@ impl Shared {
     ) -> io::Result<Shared> {
         let capacity = ring.capacity_bytes();
         Ok(Shared {
-            shed_above: (capacity as f64 * config.high_water) as usize,
+            low_limit: if config.policy == FullPolicy::Drop {
+                (capacity as f64 * config.high_water) as usize
+            } else {
+                usize::MAX
+            },
             ring,
             policy: config.policy,
             protect: config.protect,
-            write_through: config.write_through,
+            write_through_from: config.write_through.map_or(u8::MAX, |l| l as u8),
             counters: Counters::default(),
             sinks: sinks.into_boxed_slice(),
             state: AtomicU8::new(state::RUNNING),
             consumer: AtomicU8::new(consumer::NONE),
-            counted: AtomicBool::new(false),
             ctl: control::Control::new(config.flush_interval, config.batch_size),
             doorbell: Doorbell::new()?,
             space: Event::default(),
@@ -233,7 +237,6 @@ impl Shared {
                 self.ring.clear_forked();
                 self.consumer.store(consumer::NONE, Ordering::SeqCst);
                 self.state.store(state::FINISHED, Ordering::SeqCst);
-                self.counted.store(true, Ordering::SeqCst);
             }
         }
     }

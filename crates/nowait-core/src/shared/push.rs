@@ -29,9 +29,7 @@ impl Shared {
         let limit = self.limit(level);
         match self.ring.try_push_below(level as u8, kind, parts, limit) {
             Ok(_) => {
-                if self.write_through.is_some() {
-                    self.write_through_wait(level);
-                }
+                self.accepted(level);
                 Ok(())
             }
             Err(e) => self.push_slow(level, kind, parts, wait, e),
@@ -40,10 +38,10 @@ impl Shared {
 
     #[inline]
     fn limit(&self, level: Level) -> usize {
-        if level >= self.protect || self.policy != FullPolicy::Drop {
+        if level >= self.protect {
             usize::MAX
         } else {
-            self.shed_above
+            self.low_limit
         }
     }
 
@@ -93,9 +91,7 @@ impl Shared {
                     });
                     match self.wait_for_room(level, kind, parts, deadline) {
                         Ok(()) => {
-                            if self.write_through.is_some() {
-                                self.write_through_wait(level);
-                            }
+                            self.accepted(level);
                             return Ok(());
                         }
                         Err(ring::PushError::Full) => {
@@ -114,9 +110,7 @@ impl Shared {
                 .try_push_below(level as u8, kind, parts, self.limit(level))
             {
                 Ok(_) => {
-                    if self.write_through.is_some() {
-                        self.write_through_wait(level);
-                    }
+                    self.accepted(level);
                     return Ok(());
                 }
                 Err(e) => err = e,
@@ -163,14 +157,20 @@ impl Shared {
         result
     }
 
-    /// Write-through: a record at or above the configured level returns
-    /// only once the durable sinks have it (bounded by the flush timeout).
-    #[cold]
-    fn write_through_wait(self: &Arc<Self>, level: Level) {
-        if let Some((min, _)) = self.write_through {
-            if level >= min {
-                let _ = self.flush(FlushScope::Durable, self.flush_timeout);
-            }
+    /// After a record was accepted: write-through for a record at or above
+    /// the configured level (one byte compare otherwise).
+    #[inline]
+    fn accepted(self: &Arc<Self>, level: Level) {
+        if level as u8 >= self.write_through_from {
+            self.write_through_wait();
         }
+    }
+
+    /// Write-through: returns once the durable sinks have every record
+    /// accepted so far (bounded by the flush timeout).
+    #[cold]
+    #[inline(never)]
+    fn write_through_wait(self: &Arc<Self>) {
+        let _ = self.flush(FlushScope::Durable, self.flush_timeout);
     }
 }
