@@ -22,22 +22,7 @@ use nowait_core::{
     Builder, Format, FullPolicy, Level, MakeFormat, Notice, Plain, PushError, Record, Sink,
     SinkInfo,
 };
-
-/// xorshift64*: small, seeded, good enough to pick faults.
-#[derive(Clone)]
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
+use nowait_testkit::Rng;
 
 /// A writer that fails in every way a real sink can.
 struct Faulty {
@@ -106,7 +91,7 @@ struct Outcomes {
 }
 
 fn round(seed: u64) {
-    let mut rng = Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1);
+    let mut rng = Rng::new(seed);
     let capacity = [1024usize, 4096, 64 << 10][rng.below(3) as usize];
     let policy = match rng.below(3) {
         0 => FullPolicy::Drop,
@@ -129,7 +114,7 @@ fn round(seed: u64) {
         .sink(Sink::writer(clean.clone()).format(Plain))
         .sink(
             Sink::writer(Faulty {
-                rng: Rng(seed | 1),
+                rng: Rng::new(seed ^ 0x5555),
                 out: faulty_out.clone(),
                 dead: false,
             })
@@ -145,7 +130,7 @@ fn round(seed: u64) {
             let logger = logger.clone();
             let outcomes = Arc::clone(&outcomes);
             let stop = Arc::clone(&stop);
-            let mut rng = Rng((seed << 8 | t) | 1);
+            let mut rng = Rng::new(seed << 8 | t);
             std::thread::spawn(move || {
                 let mut i = 0u64;
                 while !stop.load(Ordering::Relaxed) || i < 50 {

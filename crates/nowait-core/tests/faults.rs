@@ -13,10 +13,14 @@
 #![cfg(not(miri))] // Miri cannot spawn processes.
 #![cfg(target_os = "linux")]
 
+mod common;
+
+use common::{kill_group, wait_bounded};
+
 use std::io::{self, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -56,31 +60,6 @@ fn child(case: &str) -> Command {
         .stdin(Stdio::null())
         .process_group(0);
     cmd
-}
-
-/// Waits for `child` at most `limit`; past it kills its whole process group
-/// and panics.
-fn wait_bounded(child: &mut Child, limit: Duration) -> ExitStatus {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > deadline {
-            kill_group(child);
-            panic!("child did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(2));
-    }
-}
-
-fn kill_group(child: &mut Child) {
-    // SAFETY: plain system calls on a process group we created.
-    unsafe {
-        libc::kill(-(child.id() as libc::pid_t), libc::SIGKILL);
-    }
-    let _ = child.kill();
-    let _ = child.wait();
 }
 
 fn read_all(r: Option<impl Read>) -> String {

@@ -3,9 +3,13 @@
 //! binary re-run with `NOWAIT_CHILD` set; the parent reads back the output.
 #![cfg(not(miri))] // Miri cannot spawn processes.
 
+mod common;
+
+use common::wait_bounded;
+
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use nowait_core::{Builder, Level, Sink};
@@ -87,20 +91,6 @@ fn child(case: &str, file: &Path, n: usize) -> Command {
         .env("NOWAIT_N", n.to_string())
         .stdin(Stdio::null());
     cmd
-}
-
-fn wait_bounded(child: &mut Child, limit: Duration) -> ExitStatus {
-    let deadline = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            panic!("child did not finish within {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    }
 }
 
 fn assert_all_lines(file: &Path, n: usize) -> Vec<String> {

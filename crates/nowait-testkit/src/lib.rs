@@ -1,6 +1,7 @@
 //! Test support shared by nowait's crates (unpublished): [`Shared`], an
-//! in-memory sink the test can read back, and [`Counting`], a global
-//! allocator that counts allocations made on opted-in threads.
+//! in-memory sink the test can read back, [`Counting`], a global
+//! allocator that counts allocations made on opted-in threads, and [`Rng`],
+//! a seeded generator so that randomised tests replay.
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -120,5 +121,38 @@ unsafe impl GlobalAlloc for Counting {
         // SAFETY: as for `dealloc`, and the caller upholds `realloc`'s
         // contract.
         unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+/// A small deterministic generator (xorshift64*), so that a randomised test
+/// that fails names a seed that replays it.
+///
+/// # Examples
+///
+/// ```
+/// let mut rng = nowait_testkit::Rng::new(7);
+/// assert!(rng.below(10) < 10);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Rng(u64);
+
+impl Rng {
+    /// A generator for `seed` (any value; zero is mapped to a non-zero state).
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+
+    /// The next 64 random bits.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    /// A number in `0..n` (`n > 0`).
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
     }
 }

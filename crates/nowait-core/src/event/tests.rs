@@ -324,49 +324,39 @@ fn an_inline_target_is_cut_only_when_it_alone_does_not_fit() {
     assert!(render(&Text::new().with_time(false), &payload).ends_with(" nowait.truncated=true\n"));
 }
 
-/// A small deterministic generator (xorshift64*), so that failures replay.
-struct Rng(u64);
+use nowait_testkit::Rng;
 
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-    fn text(&mut self) -> String {
-        let len = match self.below(4) {
-            0 => self.below(8),
-            1 => self.below(200),
-            _ => self.below(6000),
+/// Random text, mostly of awkward characters, short to very long.
+fn random_text(rng: &mut Rng) -> String {
+    let len = match rng.below(4) {
+        0 => rng.below(8),
+        1 => rng.below(200),
+        _ => rng.below(6000),
+    };
+    let alphabet = ['a', '"', '\n', 'é', '€', '😀', '\u{2028}', '\u{9b}'];
+    (0..len)
+        .map(|_| alphabet[rng.below(alphabet.len() as u64) as usize])
+        .collect()
+}
+
+/// `n` random fields of random types.
+fn random_fields(rng: &mut Rng, buf: &mut EventBuf, n: u64) {
+    for _ in 0..n {
+        let name = match rng.below(3) {
+            0 => FieldName::Inline("inline"),
+            _ => FieldName::Index(rng.below(8) as usize),
         };
-        let alphabet = ['a', '"', '\n', 'é', '€', '😀', '\u{2028}', '\u{9b}'];
-        (0..len)
-            .map(|_| alphabet[self.below(alphabet.len() as u64) as usize])
-            .collect()
-    }
-    fn fields(&mut self, buf: &mut EventBuf, n: u64) {
-        for _ in 0..n {
-            let name = match self.below(3) {
-                0 => FieldName::Inline("inline"),
-                _ => FieldName::Index(self.below(8) as usize),
-            };
-            match self.below(7) {
-                0 => buf.u64(name, self.next()),
-                1 => buf.bool(name, true),
-                2 => buf.char(name, 'é'),
-                3 => buf
-                    .rendered(name, format_args!("{:?}", self.text()))
-                    .unwrap(),
-                _ => buf.str(name, &self.text()),
-            }
+        match rng.below(7) {
+            0 => buf.u64(name, rng.next()),
+            1 => buf.bool(name, true),
+            2 => buf.char(name, 'é'),
+            3 => buf
+                .rendered(name, format_args!("{:?}", random_text(rng)))
+                .unwrap(),
+            _ => buf.str(name, &random_text(rng)),
         }
     }
 }
-
 /// Random events, most of them oversized, cut to random limits: they fit,
 /// decode without a malformed item, and render as one line in both
 /// formats. Corrupt span bytes (possible through `EventBuf::span`) never
@@ -374,7 +364,7 @@ impl Rng {
 #[test]
 fn random_oversized_events_always_fit_and_decode() {
     let site = site();
-    let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut rng = Rng::new(1);
     let rounds = if cfg!(miri) { 8 } else { 400 };
     let (mut cuts, mut drops) = (0, 0);
     for round in 0..rounds {
@@ -382,13 +372,13 @@ fn random_oversized_events_always_fit_and_decode() {
         if rng.below(2) == 0 {
             buf.begin_at(rng.next() >> 1, site);
         } else {
-            buf.begin_inline(0, &rng.text());
+            buf.begin_inline(0, &random_text(&mut rng));
         }
         let corrupt = round % 10 == 9;
         for _ in 0..rng.below(3) {
             let mut fields = EventBuf::new();
             let n = rng.below(4);
-            rng.fields(&mut fields, n);
+            random_fields(&mut rng, &mut fields, n);
             let mut bytes = fields.field_bytes().to_vec();
             if corrupt && !bytes.is_empty() {
                 let at = rng.below(bytes.len() as u64) as usize;
@@ -402,13 +392,15 @@ fn random_oversized_events_always_fit_and_decode() {
             for _ in 0..n {
                 match rng.below(3) {
                     0 => buf.arg_u64(rng.next()),
-                    1 => buf.arg_rendered(format_args!("{}", rng.text())).unwrap(),
-                    _ => buf.arg_str(&rng.text()),
+                    1 => buf
+                        .arg_rendered(format_args!("{}", random_text(&mut rng)))
+                        .unwrap(),
+                    _ => buf.arg_str(&random_text(&mut rng)),
                 }
             }
         }
         let n = rng.below(40);
-        rng.fields(&mut buf, n);
+        random_fields(&mut rng, &mut buf, n);
         let max = 40 + rng.below(4000) as usize;
         let before = buf.as_bytes().to_vec();
         let cut = buf.truncate_to(max);

@@ -2,8 +2,9 @@
 #![allow(dead_code)]
 
 use std::io::{self, Write};
+use std::process::{Child, ExitStatus};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// An in-memory sink whose contents the test can read.
 #[derive(Clone, Default)]
@@ -67,4 +68,30 @@ impl Write for Flaky {
 
 fn libc_enospc() -> i32 {
     28
+}
+
+/// Waits for `child` at most `limit`; past it kills it (and the process
+/// group it leads, if it leads one: a forked grandchild too) and panics.
+pub fn wait_bounded(child: &mut Child, limit: Duration) -> ExitStatus {
+    let deadline = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            kill_group(child);
+            panic!("child did not finish within {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// Kills `child`'s process group (if it leads one) and `child`.
+pub fn kill_group(child: &mut Child) {
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", "--", &format!("-{}", child.id())])
+        .stderr(std::process::Stdio::null())
+        .status();
+    let _ = child.kill();
+    let _ = child.wait();
 }
