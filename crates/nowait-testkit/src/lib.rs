@@ -156,3 +156,19 @@ impl Rng {
         self.next() % n
     }
 }
+
+/// For the oversized-record tests of every front end: `text` holds one
+/// 10 KiB value of `x`s cut to fit a 4 KiB ring; checks how much was kept
+/// and returns the cut value as it must appear (`xx…x` then `marker`).
+///
+/// # Examples
+///
+/// ```
+/// let line = format!("body={}[cut]", "x".repeat(2000));
+/// assert_eq!(nowait_testkit::expect_cut(&line, "[cut]"), line["body=".len()..]);
+/// ```
+pub fn expect_cut(text: &str, marker: &str) -> String {
+    let kept = text.matches('x').count();
+    assert!((1900..2040).contains(&kept), "{kept} bytes kept");
+    format!("{}{marker}", "x".repeat(kept))
+}
