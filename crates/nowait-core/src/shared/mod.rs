@@ -221,15 +221,17 @@ impl Shared {
             )
             .is_err()
         {
-            // Being started by another thread: wait for the flag to clear.
+            // Being started by another thread: wait (parked, bounded) for
+            // the flag to clear.
             let until = Instant::now() + Duration::from_millis(100);
-            while self.ring.is_forked() && Instant::now() < until {
-                std::thread::yield_now();
-            }
+            self.wait_until(until, || !self.ring.is_forked());
             return;
         }
         match self.start_writer() {
-            Ok(()) => self.ring.clear_forked(),
+            Ok(()) => {
+                self.ring.clear_forked();
+                self.progress.notify();
+            }
             Err(_) => {
                 // No thread can be had: records are refused and counted
                 // (dropped_closed), never left waiting.
@@ -237,6 +239,7 @@ impl Shared {
                 self.ring.clear_forked();
                 self.consumer.store(consumer::NONE, Ordering::SeqCst);
                 self.state.store(state::FINISHED, Ordering::SeqCst);
+                self.progress.notify();
             }
         }
     }
