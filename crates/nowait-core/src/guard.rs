@@ -49,5 +49,14 @@ impl fmt::Debug for Guard {
 impl Drop for Guard {
     fn drop(&mut self) {
         self.shared.shutdown(self.timeout);
+        // The final counts, whoever did the counting (the writer, or this
+        // thread after a takeover).
+        #[cfg(feature = "metrics")]
+        {
+            let s = &*self.shared;
+            s.counters
+                .snapshot(s.ring.capacity_bytes(), &s.sinks)
+                .record_metrics();
+        }
     }
 }

@@ -127,6 +127,11 @@
 //!
 //! * `signals` (default): [`Builder::drain_on_signals`], through
 //!   `signal-hook`.
+//! * `metrics`: the [`Stats`] counters published through the
+//!   [`metrics`](https://docs.rs/metrics) facade once a second by the writer
+//!   thread, and finally when the guard is dropped, so a Prometheus exporter
+//!   shows them; names and labels in `METRIC_NAMES`, which also lists them
+//!   (see `Stats::record_metrics`).
 //!
 //! # Platform and MSRV
 //!
@@ -156,6 +161,8 @@ mod hooks;
 mod level;
 mod logger;
 mod macros;
+#[cfg(feature = "metrics")]
+mod metrics;
 mod output;
 mod policy;
 mod record;
@@ -182,6 +189,8 @@ pub use global::{global, set_global};
 pub use guard::Guard;
 pub use level::{Level, ParseLevelError};
 pub use logger::Logger;
+#[cfg(feature = "metrics")]
+pub use metrics::METRIC_NAMES;
 pub use policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
 pub use record::{escape_into, kind, Format, MakeFormat, Notice, Plain, Record, SinkInfo};
 pub use sink::Sink;

@@ -75,6 +75,9 @@ pub(crate) struct Writer {
     taken: bool,
     /// Notices to write once at start (a sink written with blocking calls).
     startup: Vec<String>,
+    /// When the counters were last published through `metrics`.
+    #[cfg(feature = "metrics")]
+    metrics_at: Instant,
 }
 
 impl Writer {
@@ -100,6 +103,8 @@ impl Writer {
             losses: Default::default(),
             taken: false,
             startup,
+            #[cfg(feature = "metrics")]
+            metrics_at: Instant::now(),
         }
     }
 
@@ -148,8 +153,12 @@ impl Writer {
                 return;
             }
             self.publish(now);
+            #[cfg(feature = "metrics")]
+            self.record_metrics(now, false);
             if self.shared.state.load(Ordering::SeqCst) != state::RUNNING {
                 self.finish();
+                #[cfg(feature = "metrics")]
+                self.record_metrics(now, true);
                 return;
             }
             self.wait(drained > 0);
@@ -441,6 +450,19 @@ impl Writer {
         let shared = Arc::clone(&self.shared);
         for (i, sink) in self.sinks.iter_mut().enumerate() {
             sink.publish(&shared, i, now);
+        }
+    }
+
+    /// Publishes the counters through the `metrics` facade once a
+    /// [`PUBLISH_INTERVAL`](crate::metrics::PUBLISH_INTERVAL) (and at the end).
+    #[cfg(feature = "metrics")]
+    fn record_metrics(&mut self, now: Instant, last: bool) {
+        if last || now.duration_since(self.metrics_at) >= crate::metrics::PUBLISH_INTERVAL {
+            self.metrics_at = now;
+            let s = &*self.shared;
+            s.counters
+                .snapshot(s.ring.capacity_bytes(), &s.sinks)
+                .record_metrics();
         }
     }
 
