@@ -172,3 +172,81 @@ pub fn expect_cut(text: &str, marker: &str) -> String {
     assert!((1900..2040).contains(&kept), "{kept} bytes kept");
     format!("{}{marker}", "x".repeat(kept))
 }
+
+/// Finds a program from a Debian package that an integration test drives
+/// (`rsyslogd`, `logrotate`), installing the package with `apt-get` first
+/// when it is missing and the test runs as root, so that `cargo test` on a
+/// fresh machine runs these tests rather than skipping them.
+///
+/// Returns `None`, after printing why and how to install it by hand, when
+/// the program cannot be had; the caller then skips its test. Concurrent
+/// callers are serialised by a lock file, since `apt-get` allows one run at
+/// a time.
+///
+/// # Examples
+///
+/// ```no_run
+/// if let Some(logrotate) = nowait_testkit::debian_tool("logrotate", "logrotate") {
+///     std::process::Command::new(logrotate).arg("--version").status().unwrap();
+/// }
+/// ```
+pub fn debian_tool(program: &str, package: &str) -> Option<std::path::PathBuf> {
+    use std::path::PathBuf;
+    use std::process::{Command, Stdio};
+
+    fn find(program: &str) -> Option<PathBuf> {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        std::env::split_paths(&path)
+            .chain(["/usr/sbin", "/sbin", "/usr/bin"].map(PathBuf::from))
+            .map(|dir| dir.join(program))
+            .find(|p| p.is_file())
+    }
+
+    if let Some(p) = find(program) {
+        return Some(p);
+    }
+    static LOCK: Mutex<()> = Mutex::new(());
+    let _guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(p) = find(program) {
+        return Some(p);
+    }
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+    if root && find("apt-get").is_some() {
+        // `flock` serialises with apt-get runs of other test binaries.
+        let status = Command::new("flock")
+            .args(["/tmp/nowait-apt.lock", "apt-get", "install", "-y", "-q"])
+            .arg("--no-install-recommends")
+            .arg(package)
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+        if !status.is_ok_and(|s| s.success()) {
+            // The package lists may be missing on a fresh machine.
+            let _ = Command::new("flock")
+                .args(["/tmp/nowait-apt.lock", "apt-get", "update", "-q"])
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+            let _ = Command::new("flock")
+                .args(["/tmp/nowait-apt.lock", "apt-get", "install", "-y", "-q"])
+                .arg("--no-install-recommends")
+                .arg(package)
+                .env("DEBIAN_FRONTEND", "noninteractive")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
+    }
+    let found = find(program);
+    if found.is_none() {
+        eprintln!(
+            "SKIPPED: `{program}` is not installed and could not be installed \
+             (run `sudo apt-get install {package}` and re-run the tests)"
+        );
+    }
+    found
+}
