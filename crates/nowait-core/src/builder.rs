@@ -454,6 +454,12 @@ impl Builder {
             ));
         }
 
+        let records_thread = self.sinks.iter().any(|s| {
+            s.format
+                .as_ref()
+                .unwrap_or(&self.format)
+                .needs_thread()
+        });
         let mut specs = Vec::with_capacity(self.sinks.len());
         let mut states = Vec::with_capacity(self.sinks.len());
         let mut counters = Vec::with_capacity(self.sinks.len());
@@ -559,6 +565,7 @@ impl Builder {
         Ok((
             Logger {
                 shared: Arc::clone(&shared),
+                thread: records_thread,
             },
             Guard {
                 shared,

@@ -286,6 +286,25 @@ impl fmt::Debug for dyn Format {
 pub trait MakeFormat: Send + Sync + 'static {
     /// Makes the format for one sink.
     fn make_format(&self, sink: &SinkInfo) -> Box<dyn Format>;
+
+    /// Whether the formats made print which thread an event came from
+    /// (default `false`). The builder asks every sink's `MakeFormat` once;
+    /// if one says yes, front ends record the thread in each event (see
+    /// [`Logger::records_thread`](crate::Logger::records_thread)), which
+    /// costs them a thread-local read and five bytes per event. Otherwise
+    /// they record nothing and pay nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{MakeFormat, Text};
+    ///
+    /// assert!(!Text::new().needs_thread());
+    /// assert!(Text::new().with_thread_names(true).needs_thread());
+    /// ```
+    fn needs_thread(&self) -> bool {
+        false
+    }
 }
 
 impl<F> MakeFormat for F

@@ -192,6 +192,9 @@ impl Log for NowaitLogger {
         let logger = &self.logger;
         with_event_buf(|buf| {
             buf.begin_inline(timestamp(), record.target());
+            if logger.records_thread() {
+                buf.thread();
+            }
             let message = FieldName::Inline("message");
             let ok = match record.args().as_str() {
                 Some(s) => {

@@ -6,9 +6,10 @@
 //! All integers are little-endian.
 //!
 //! ```text
-//! event   := time:u64 site:u64 [target] item*
+//! event   := time:u64 site:u64 [target] [thread] item*
 //! time    := ns since the Unix epoch | raw clock ticks with the top bit set
 //! target  := len:u16 bytes                      (only when site == 0)
+//! thread  := 0xFF number:u32                    (the producer thread, see below)
 //! item    := index:u8 value                     (0..=252: the call site's field #index)
 //!          | 0xFD len:u8 name value             (a field named inline)
 //!          | 0xFE site:u64 len:u32 field-items  (one enclosing span, outermost first)
@@ -17,6 +18,13 @@
 //!          | 2 u64 | 3 i64 | 4 f64 | 5 bool:u8 | 6 char:u32
 //!          | 7 n:u8 value{n}    the arguments of the call site's deferred message format
 //! ```
+//!
+//! The thread item is there only when a sink's format prints thread names
+//! or ids ([`MakeFormat::needs_thread`](crate::MakeFormat::needs_thread),
+//! read by front ends through [`Logger::records_thread`]): a small number
+//! given to each thread on its first event, whose name and `ThreadId` the
+//! thread registers then, once, for the writer to look up (see
+//! [`EventBuf::thread`]).
 //!
 //! Call sites are identified by a [`SiteKey`]: the address of a `'static`
 //! item that describes them (a `tracing` `Metadata`, a macro's static). The
@@ -29,17 +37,20 @@
 //! values that end in `… [truncated]`.
 //!
 //! [`Logger::max_record_len`]: crate::Logger::max_record_len
+//! [`Logger::records_thread`]: crate::Logger::records_thread
 
 mod callsite;
 mod decode;
 mod encode;
 pub(crate) mod message;
+mod thread;
 
 pub use callsite::{register_callsite, Callsite, SiteKey};
 pub use decode::{Args, Event, Item, Items, SpanFields, Value};
 pub use encode::{with_event_buf, EventBuf, FieldName};
 
 pub(crate) use callsite::SiteCache;
+pub(crate) use thread::ThreadCache;
 pub(crate) use decode::field_name as decode_field_name;
 
 /// The time field of an event happening now, for
@@ -60,6 +71,7 @@ pub fn timestamp() -> u64 {
 
 pub(crate) const ITEM_INLINE: u8 = 0xFD;
 pub(crate) const ITEM_SPAN: u8 = 0xFE;
+pub(crate) const ITEM_THREAD: u8 = 0xFF;
 /// Highest field index an event can refer to.
 pub(crate) const MAX_FIELD_INDEX: usize = 0xFC;
 
