@@ -96,6 +96,26 @@ fn json_exact() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 4);
     let rest: Vec<&str> = lines.iter().map(|l| &l[43..]).collect();
+    let spans = r#""spans":[{"peer":"10.0.0.7","port":4431,"name":"conn"},{"id":42,"name":"request"}]"#;
+    let spans2 = r#""spans":[{"peer":"10.0.0.7","port":4431,"name":"conn"},{"id":43,"name":"request"}]"#;
+    assert_eq!(
+        rest,
+        [
+            format!(r#""level":"INFO","fields":{{"message":"GET /index.html","status":200,"micros":41.5,"cached":false}},"target":"layer","span":{{"id":42,"name":"request"}},{spans}}}"#),
+            format!(r#""level":"WARN","fields":{{"message":"slow query","table":"users"}},"target":"db","span":{{"id":42,"name":"request"}},{spans}}}"#),
+            format!(r#""level":"INFO","fields":{{"message":"no message args","answer":"Some(42)"}},"target":"layer","span":{{"id":43,"name":"request"}},{spans2}}}"#),
+            format!(r#""level":"ERROR","fields":{{"error":"disk full"}},"target":"layer","span":{{"id":43,"name":"request"}},{spans2}}}"#),
+        ]
+    );
+    assert!(lines[0].starts_with(r#"{"timestamp":"20"#));
+}
+
+#[test]
+fn json_nowait_schema_exact() {
+    let text = through_layer(Json::nowait_schema());
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4);
+    let rest: Vec<&str> = lines.iter().map(|l| &l[43..]).collect();
     assert_eq!(
         rest,
         [
@@ -215,7 +235,7 @@ fn oversized_event_is_cut_not_dropped() {
     );
     let json = json.take();
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(v["message"], "upload");
+    assert_eq!(v["fields"]["message"], "upload");
     assert_eq!(v["fields"]["body"], cut.as_str());
     assert_eq!(v["fields"]["status"], 413);
     assert_eq!(v["spans"][0]["id"], 7);
@@ -239,7 +259,7 @@ fn line_separators_are_escaped_in_text() {
         )
     );
     let v: serde_json::Value = serde_json::from_str(&json.take()).unwrap();
-    assert_eq!(v["message"], "m\u{2028}x");
+    assert_eq!(v["fields"]["message"], "m\u{2028}x");
     assert_eq!(v["fields"]["p"], "d\u{2028}");
 }
 
@@ -278,7 +298,7 @@ mod prop {
             let json = json.take();
             prop_assert_eq!(json.matches('\n').count(), 1);
             let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-            prop_assert!(whole_or_cut(v["message"].as_str().unwrap(), &m));
+            prop_assert!(whole_or_cut(v["fields"]["message"].as_str().unwrap(), &m));
             prop_assert!(whole_or_cut(v["spans"][0]["a"].as_str().unwrap(), &a));
             let b_dbg = format!("{:?}", b);
             prop_assert!(whole_or_cut(v["fields"]["b"].as_str().unwrap(), &b_dbg));
@@ -323,7 +343,7 @@ mod prop {
             prop_assert_eq!(json.matches('\n').count(), 1);
             prop_assert!(!json[..json.len() - 1].chars().any(char::is_control));
             let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-            prop_assert_eq!(v["message"].as_str().unwrap(), s.as_str());
+            prop_assert_eq!(v["fields"]["message"].as_str().unwrap(), s.as_str());
             prop_assert_eq!(v["fields"]["f"].as_str().unwrap(), s.as_str());
             prop_assert_eq!(v["fields"]["d"].as_str().unwrap(), format!("{:?}", lossy));
         }
