@@ -374,3 +374,37 @@ fn debug_that_logs_does_not_deadlock() {
     assert_eq!(out.take(), " INFO layer: outer v=outer-value\n");
     assert_eq!(logger.stats().discarded, 0);
 }
+
+/// A thread name is untrusted too: escaped in text and JSON, one line.
+#[test]
+fn hostile_thread_names_stay_on_one_line() {
+    let (out, json) = (Shared::default(), Shared::default());
+    let (logger, _guard) = Builder::new()
+        .catch_panics(false)
+        .flush_on_exit(false)
+        .sink(Sink::writer(out.clone()).format(
+            Text::new()
+                .with_ansi(false)
+                .without_time()
+                .with_thread_names(true),
+        ))
+        .sink(Sink::writer(json.clone()).format(Json::new().without_time().with_thread_names(true)))
+        .build()
+        .unwrap();
+    let dispatch = tracing::Dispatch::new(
+        tracing_subscriber::registry().with(nowait_tracing::NowaitLayer::new(logger.clone())),
+    );
+    std::thread::Builder::new()
+        .name("evil\n\x1b[31m\u{2028}".into())
+        .spawn(move || tracing::dispatcher::with_default(&dispatch, || info!("hi")))
+        .unwrap()
+        .join()
+        .unwrap();
+    logger.flush().unwrap();
+    assert_eq!(out.take(), " INFO evil\\n\\x1b[31m\\u{2028} layer: hi\n");
+    assert_eq!(
+        json.take(),
+        "{\"level\":\"INFO\",\"fields\":{\"message\":\"hi\"},\"target\":\"layer\",\
+         \"threadName\":\"evil\\n\\u001b[31m\\u2028\"}\n"
+    );
+}

@@ -300,3 +300,58 @@ pub(crate) fn scalar_text(value: Value<'_>, out: &mut Vec<u8>) {
         Value::Args(_) => out.extend_from_slice(b"<args>"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(timer: Timer, nanos: u64) -> String {
+        let mut clock = Clock::new(timer);
+        clock.start = 1_000_000_000;
+        let mut out = Vec::new();
+        clock.write(nanos, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn utc_and_uptime() {
+        assert_eq!(
+            render(Timer::Utc, 1_763_800_000_123_456_789),
+            "2025-11-22T08:26:40.123456Z"
+        );
+        assert_eq!(render(Timer::Uptime, 3_000_000_042), "   2.000000042s");
+        assert_eq!(render(Timer::Uptime, 12_346_000_000_000), "12345.000000000s");
+        // An event stamped before the format was made.
+        assert_eq!(render(Timer::Uptime, 5), "   0.000000000s");
+        assert_eq!(render(Timer::None, 5), "");
+    }
+
+    /// The same bytes as `chrono::Local`'s RFC 3339 (what
+    /// `tracing-subscriber`'s `ChronoLocal::rfc_3339()` prints), in
+    /// whatever zone the machine is in, for each number of fractional
+    /// digits; and the cached second is recomputed when it changes.
+    #[cfg(feature = "local-time")]
+    #[test]
+    fn local_time_matches_chrono() {
+        let mut clock = Clock::new(Timer::Local);
+        for nanos in [
+            1_763_800_000_000_000_000u64,
+            1_763_800_000_120_000_000,
+            1_763_800_000_123_456_000,
+            1_763_800_000_123_456_789,
+            1_763_800_001_000_000_001,
+            1_750_000_000_500_000_000, // another season
+        ] {
+            let mut out = Vec::new();
+            clock.write(nanos, &mut out);
+            let want = chrono::DateTime::from_timestamp(
+                (nanos / 1_000_000_000) as i64,
+                (nanos % 1_000_000_000) as u32,
+            )
+            .unwrap()
+            .with_timezone(&chrono::Local)
+            .to_rfc3339();
+            assert_eq!(String::from_utf8(out).unwrap(), want);
+        }
+    }
+}
