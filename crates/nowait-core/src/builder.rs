@@ -454,12 +454,10 @@ impl Builder {
             ));
         }
 
-        let records_thread = self.sinks.iter().any(|s| {
-            s.format
-                .as_ref()
-                .unwrap_or(&self.format)
-                .needs_thread()
-        });
+        let records_thread = self
+            .sinks
+            .iter()
+            .any(|s| s.format.as_ref().unwrap_or(&self.format).needs_thread());
         let mut specs = Vec::with_capacity(self.sinks.len());
         let mut states = Vec::with_capacity(self.sinks.len());
         let mut counters = Vec::with_capacity(self.sinks.len());

@@ -127,6 +127,8 @@
 //!
 //! * `signals` (default): [`Builder::drain_on_signals`], through
 //!   `signal-hook`.
+//! * `local-time`: `Timer::Local`, local time with its UTC offset, through
+//!   `chrono`.
 //!
 //! # Platform and MSRV
 //!

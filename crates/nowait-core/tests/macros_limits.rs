@@ -68,7 +68,10 @@ fn line_separators_are_escaped_in_text(logger: &Logger, text: &Shared, json: &Sh
         )
     );
     let json = json.take();
-    assert!(json.contains(r#""fields":{"message":"text\u2028line"},"target":""}"#), "{json}");
+    assert!(
+        json.contains(r#""fields":{"message":"text\u2028line"},"target":""}"#),
+        "{json}"
+    );
     assert!(
         json.contains(r#""fields":{"message":"line\u2028break e\u2029f","user":"a\u2028b","shown":"c\u2029d"}"#),
         "{json}"

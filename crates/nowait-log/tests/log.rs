@@ -87,12 +87,14 @@ fn records_with_targets_and_key_values_exact() {
     let (logger, _guard) = Builder::new()
         .catch_panics(false)
         .flush_on_exit(false)
-        .sink(Sink::writer(fmt_json.clone()).format(
-            Json::new()
-                .without_time()
-                .with_thread_names(true)
-                .with_file(true),
-        ))
+        .sink(
+            Sink::writer(fmt_json.clone()).format(
+                Json::new()
+                    .without_time()
+                    .with_thread_names(true)
+                    .with_file(true),
+            ),
+        )
         .build()
         .unwrap();
     assert!(logger.records_thread());

@@ -96,15 +96,25 @@ fn json_exact() {
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 4);
     let rest: Vec<&str> = lines.iter().map(|l| &l[43..]).collect();
-    let spans = r#""spans":[{"peer":"10.0.0.7","port":4431,"name":"conn"},{"id":42,"name":"request"}]"#;
-    let spans2 = r#""spans":[{"peer":"10.0.0.7","port":4431,"name":"conn"},{"id":43,"name":"request"}]"#;
+    let spans =
+        r#""spans":[{"peer":"10.0.0.7","port":4431,"name":"conn"},{"id":42,"name":"request"}]"#;
+    let spans2 =
+        r#""spans":[{"peer":"10.0.0.7","port":4431,"name":"conn"},{"id":43,"name":"request"}]"#;
     assert_eq!(
         rest,
         [
-            format!(r#""level":"INFO","fields":{{"message":"GET /index.html","status":200,"micros":41.5,"cached":false}},"target":"layer","span":{{"id":42,"name":"request"}},{spans}}}"#),
-            format!(r#""level":"WARN","fields":{{"message":"slow query","table":"users"}},"target":"db","span":{{"id":42,"name":"request"}},{spans}}}"#),
-            format!(r#""level":"INFO","fields":{{"message":"no message args","answer":"Some(42)"}},"target":"layer","span":{{"id":43,"name":"request"}},{spans2}}}"#),
-            format!(r#""level":"ERROR","fields":{{"error":"disk full"}},"target":"layer","span":{{"id":43,"name":"request"}},{spans2}}}"#),
+            format!(
+                r#""level":"INFO","fields":{{"message":"GET /index.html","status":200,"micros":41.5,"cached":false}},"target":"layer","span":{{"id":42,"name":"request"}},{spans}}}"#
+            ),
+            format!(
+                r#""level":"WARN","fields":{{"message":"slow query","table":"users"}},"target":"db","span":{{"id":42,"name":"request"}},{spans}}}"#
+            ),
+            format!(
+                r#""level":"INFO","fields":{{"message":"no message args","answer":"Some(42)"}},"target":"layer","span":{{"id":43,"name":"request"}},{spans2}}}"#
+            ),
+            format!(
+                r#""level":"ERROR","fields":{{"error":"disk full"}},"target":"layer","span":{{"id":43,"name":"request"}},{spans2}}}"#
+            ),
         ]
     );
     assert!(lines[0].starts_with(r#"{"timestamp":"20"#));
@@ -382,12 +392,14 @@ fn hostile_thread_names_stay_on_one_line() {
     let (logger, _guard) = Builder::new()
         .catch_panics(false)
         .flush_on_exit(false)
-        .sink(Sink::writer(out.clone()).format(
-            Text::new()
-                .with_ansi(false)
-                .without_time()
-                .with_thread_names(true),
-        ))
+        .sink(
+            Sink::writer(out.clone()).format(
+                Text::new()
+                    .with_ansi(false)
+                    .without_time()
+                    .with_thread_names(true),
+            ),
+        )
         .sink(Sink::writer(json.clone()).format(Json::new().without_time().with_thread_names(true)))
         .build()
         .unwrap();

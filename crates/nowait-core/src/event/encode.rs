@@ -394,14 +394,18 @@ impl EventBuf {
         }
         // The target, then possibly a thread item, which moves with the
         // rest.
-        let len = usize::from(u16::from_le_bytes([self.bytes[HEADER], self.bytes[HEADER + 1]]));
+        let len = usize::from(u16::from_le_bytes([
+            self.bytes[HEADER],
+            self.bytes[HEADER + 1],
+        ]));
         let extra = self.head - (HEADER + 2 + len);
         let Some(room) = room.checked_sub(extra) else {
             return false;
         };
         let target = &self.bytes[HEADER + 2..HEADER + 2 + len];
         let keep = floor_char_boundary(target, room);
-        self.bytes.copy_within(HEADER + 2 + len.., HEADER + 2 + keep);
+        self.bytes
+            .copy_within(HEADER + 2 + len.., HEADER + 2 + keep);
         let cut = len - keep;
         self.bytes.truncate(self.bytes.len() - cut);
         self.bytes[HEADER..HEADER + 2].copy_from_slice(&(keep as u16).to_le_bytes());

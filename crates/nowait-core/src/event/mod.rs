@@ -50,8 +50,8 @@ pub use decode::{Args, Event, Item, Items, SpanFields, Value};
 pub use encode::{with_event_buf, EventBuf, FieldName};
 
 pub(crate) use callsite::SiteCache;
-pub(crate) use thread::ThreadCache;
 pub(crate) use decode::field_name as decode_field_name;
+pub(crate) use thread::ThreadCache;
 
 /// The time field of an event happening now, for
 /// [`EventBuf::begin_at`] and [`EventBuf::begin_inline`]: raw clock ticks

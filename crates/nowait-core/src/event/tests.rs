@@ -341,7 +341,8 @@ fn many_small_fields_keep_the_leading_ones_and_say_so() {
     assert!(text.ends_with(" nowait.truncated=true\n"), "{text}");
     assert!(render(&Json::nowait_schema(), &payload)
         .ends_with(",\"nowait.truncated\":true},\"spans\":[]}\n"));
-    assert!(render(&Json::new(), &payload).ends_with(",\"nowait.truncated\":true},\"target\":\"app\"}\n"));
+    assert!(render(&Json::new(), &payload)
+        .ends_with(",\"nowait.truncated\":true},\"target\":\"app\"}\n"));
 }
 
 #[test]
@@ -495,13 +496,31 @@ fn thread_item_survives_truncation_and_is_printed() {
     assert!(event.target().unwrap().len() < 300);
 
     let name = std::thread::current().name().map(str::to_owned);
-    let text = render(&Text::new().without_time().with_thread_names(true), &payload);
+    let text = render(
+        &Text::new().without_time().with_thread_names(true),
+        &payload,
+    );
     let shown = name.unwrap_or_else(|| format!("{:0>2?}", std::thread::current().id()));
     assert!(text.starts_with(&format!(" INFO {shown} tttt")), "{text}");
-    let ids = render(&Text::new().without_time().with_level(false).with_thread_ids(true), &payload);
-    assert!(ids.starts_with(&format!("{:0>2?} ttt", std::thread::current().id())), "{ids}");
+    let ids = render(
+        &Text::new()
+            .without_time()
+            .with_level(false)
+            .with_thread_ids(true),
+        &payload,
+    );
+    assert!(
+        ids.starts_with(&format!("{:0>2?} ttt", std::thread::current().id())),
+        "{ids}"
+    );
     let json = render(&Json::new().without_time().with_thread_ids(true), &payload);
-    assert!(json.ends_with(&format!(",\"threadId\":\"{:?}\"}}\n", std::thread::current().id())), "{json}");
+    assert!(
+        json.ends_with(&format!(
+            ",\"threadId\":\"{:?}\"}}\n",
+            std::thread::current().id()
+        )),
+        "{json}"
+    );
     // Formats that do not ask print nothing of it.
     assert!(!render(&Text::new(), &payload).contains("ThreadId"));
 }

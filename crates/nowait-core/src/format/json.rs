@@ -725,7 +725,13 @@ impl FmtJson {
                     }
                     json_str(ev.name_of(name).as_bytes(), fields);
                     fields.push(b':');
-                    fmt_value(value, ev.site.as_ref(), &mut self.scratch, &mut self.raw, fields);
+                    fmt_value(
+                        value,
+                        ev.site.as_ref(),
+                        &mut self.scratch,
+                        &mut self.raw,
+                        fields,
+                    );
                 }
                 Item::Malformed => {
                     if !self.fields.is_empty() {
@@ -822,6 +828,12 @@ impl Format for FmtJson {
 
     fn notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>) {
         let time = system_nanos(notice.time());
-        self.line(time, notice.level(), b"nowait", notice.message().as_bytes(), out);
+        self.line(
+            time,
+            notice.level(),
+            b"nowait",
+            notice.message().as_bytes(),
+            out,
+        );
     }
 }

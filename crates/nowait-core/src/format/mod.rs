@@ -320,7 +320,10 @@ mod tests {
             "2025-11-22T08:26:40.123456Z"
         );
         assert_eq!(render(Timer::Uptime, 3_000_000_042), "   2.000000042s");
-        assert_eq!(render(Timer::Uptime, 12_346_000_000_000), "12345.000000000s");
+        assert_eq!(
+            render(Timer::Uptime, 12_346_000_000_000),
+            "12345.000000000s"
+        );
         // An event stamped before the format was made.
         assert_eq!(render(Timer::Uptime, 5), "   0.000000000s");
         assert_eq!(render(Timer::None, 5), "");

@@ -29,8 +29,16 @@ use crate::Level;
 /// at U+2028, or reach the terminal as an escape sequence.
 ///
 /// ANSI colours are used only on sinks that are terminals, and only if the
-/// `NO_COLOR` environment variable is unset or empty; [`Text::ansi`]
+/// `NO_COLOR` environment variable is unset or empty; [`Text::with_ansi`]
 /// overrides that.
+///
+/// The options have the names of `tracing_subscriber::fmt()`'s builder and
+/// give the same bytes for the same events (thread names, thread ids,
+/// file, line, target, level, time; colours included): a test compares
+/// every combination with `tracing-subscriber` itself. Two differences:
+/// control characters are escaped everywhere (see above), and a thread
+/// name is padded to the longest name this sink has printed, where
+/// `tracing-subscriber` takes the longest of the process.
 ///
 /// # Examples
 ///
