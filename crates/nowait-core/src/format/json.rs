@@ -567,13 +567,16 @@ struct FmtJson {
     raw: Vec<u8>,
 }
 
-/// Appends `,` unless `out` has nothing after `start` (the `{`), then the key.
+/// Appends `,` unless `out` has nothing after `start` (the `{`), then
+/// `"name":` (a constant key that needs no escaping).
 fn key(out: &mut Vec<u8>, start: usize, name: &str) {
+    debug_assert!(name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
     if out.len() > start + 1 {
         out.push(b',');
     }
-    json_str(name.as_bytes(), out);
-    out.push(b':');
+    out.push(b'"');
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b"\":");
 }
 
 /// A value as `serde_json` writes what `tracing-subscriber` makes of it.

@@ -273,6 +273,13 @@ impl TextFormat {
         self.reset(out);
     }
 
+    /// A painted punctuation mark (no escaping needed).
+    fn painted_mark(&self, code: &[u8], mark: u8, out: &mut Vec<u8>) {
+        self.paint(out, code);
+        out.push(mark);
+        self.reset(out);
+    }
+
     /// Time, level and thread: what comes before the spans.
     fn head(&mut self, nanos: u64, level: Level, thread: Option<u32>, out: &mut Vec<u8>) {
         if self.clock.on() {
@@ -331,14 +338,14 @@ impl TextFormat {
     fn target(&self, target: &[u8], site: Option<&Callsite>, out: &mut Vec<u8>) {
         if self.options.target {
             self.painted(b"2", target, out);
-            self.painted(b"2", b":", out);
+            self.painted_mark(b"2", b':', out);
             out.push(b' ');
         }
         let line = site.and_then(|s| s.line()).filter(|_| self.options.line);
         if self.options.file {
             if let Some(file) = site.and_then(|s| s.file()) {
                 self.painted(b"2", file.as_bytes(), out);
-                self.painted(b"2", b":", out);
+                self.painted_mark(b"2", b':', out);
                 if line.is_none() {
                     out.push(b' ');
                 }
@@ -395,7 +402,7 @@ impl TextFormat {
                             continue;
                         };
                         if first {
-                            self.painted(b"1", b"{", out);
+                            self.painted_mark(b"1", b'{', out);
                         } else {
                             out.push(b' ');
                         }
@@ -404,9 +411,9 @@ impl TextFormat {
                         self.field(name, value, out);
                     }
                     if !first {
-                        self.painted(b"1", b"}", out);
+                        self.painted_mark(b"1", b'}', out);
                     }
-                    self.painted(b"2", b":", out);
+                    self.painted_mark(b"2", b':', out);
                 }
                 Item::Field { name, value } => {
                     let name = ev.name_of(name);
