@@ -454,10 +454,9 @@ impl Builder {
             ));
         }
 
-        let records_thread = self
-            .sinks
-            .iter()
-            .any(|s| s.format.as_ref().unwrap_or(&self.format).needs_thread());
+        let format_of = |s: &Sink| Arc::clone(s.format.as_ref().unwrap_or(&self.format));
+        let records_thread = self.sinks.iter().any(|s| format_of(s).needs_thread());
+        let records_location = self.sinks.iter().any(|s| format_of(s).needs_location());
         let mut specs = Vec::with_capacity(self.sinks.len());
         let mut states = Vec::with_capacity(self.sinks.len());
         let mut counters = Vec::with_capacity(self.sinks.len());
@@ -564,6 +563,7 @@ impl Builder {
             Logger {
                 shared: Arc::clone(&shared),
                 thread: records_thread,
+                location: records_location,
             },
             Guard {
                 shared,

@@ -305,6 +305,25 @@ pub trait MakeFormat: Send + Sync + 'static {
     fn needs_thread(&self) -> bool {
         false
     }
+
+    /// Whether the formats made print the source file or line (default
+    /// `false`). Events with a call site have them there; front ends
+    /// without call sites (`log`) then add them to each event as the
+    /// fields [`LOCATION_FILE`](crate::event::LOCATION_FILE) and
+    /// [`LOCATION_LINE`](crate::event::LOCATION_LINE) (see
+    /// [`Logger::records_location`](crate::Logger::records_location)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Json, MakeFormat};
+    ///
+    /// assert!(!Json::new().needs_location());
+    /// assert!(Json::new().with_line_number(true).needs_location());
+    /// ```
+    fn needs_location(&self) -> bool {
+        false
+    }
 }
 
 impl<F> MakeFormat for F

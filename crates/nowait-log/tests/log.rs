@@ -81,9 +81,10 @@ fn records_with_targets_and_key_values_exact() {
         r#""level":"WARN","target":"app","message":"retry 2 of 5","fields":{},"spans":[]}"#
     );
 
-    // The default JSON layout (tracing-subscriber's), with the thread,
-    // which the front end records because the format asks for it.
-    let fmt_json = Shared::default();
+    // The default JSON layout (tracing-subscriber's), with the thread and
+    // the source location, which the front end records because a format
+    // asks for them; a text sink that does not ask shows neither.
+    let (fmt_json, located, plain) = (Shared::default(), Shared::default(), Shared::default());
     let (logger, _guard) = Builder::new()
         .catch_panics(false)
         .flush_on_exit(false)
@@ -92,17 +93,30 @@ fn records_with_targets_and_key_values_exact() {
                 Json::new()
                     .without_time()
                     .with_thread_names(true)
-                    .with_file(true),
+                    .with_file(true)
+                    .with_line_number(true),
             ),
         )
+        .sink(
+            Sink::writer(located.clone()).format(
+                Text::new()
+                    .without_time()
+                    .with_ansi(false)
+                    .with_file(true)
+                    .with_line_number(true),
+            ),
+        )
+        .sink(Sink::writer(plain.clone()).format(Text::new().without_time().with_ansi(false)))
         .build()
         .unwrap();
-    assert!(logger.records_thread());
+    assert!(logger.records_thread() && logger.records_location());
     let log = NowaitLogger::new(logger.clone());
     log.log(
         &log::Record::builder()
             .level(log::Level::Info)
             .target("hyper::proto")
+            .file(Some("src/proto.rs"))
+            .line(Some(42))
             .args(format_args!("connection closed"))
             .key_values(&kvs)
             .build(),
@@ -113,9 +127,19 @@ fn records_with_targets_and_key_values_exact() {
         concat!(
             r#"{"level":"INFO","fields":{"message":"connection closed","peer":"10.0.0.7","bytes":512,"#,
             r#""delta":-3,"ratio":0.25,"tls":true,"addr":"127.0.0.1"},"target":"hyper::proto","#,
+            r#""filename":"src/proto.rs","line_number":42,"#,
             r#""threadName":"records_with_targets_and_key_values_exact"}"#,
             "\n"
         )
+    );
+    let fields = "peer=\"10.0.0.7\" bytes=512 delta=-3 ratio=0.25 tls=true addr=127.0.0.1\n";
+    assert_eq!(
+        located.take(),
+        format!(" INFO hyper::proto: src/proto.rs:42: connection closed {fields}")
+    );
+    assert_eq!(
+        plain.take(),
+        format!(" INFO hyper::proto: connection closed {fields}")
     );
 }
 

@@ -26,6 +26,11 @@
 //! thread registers then, once, for the writer to look up (see
 //! [`EventBuf::thread`]).
 //!
+//! Front ends without call sites (the `log` facade's) give the source file
+//! and line, when a format prints them, as the inline fields
+//! [`LOCATION_FILE`] and [`LOCATION_LINE`], which formats show as the
+//! location and not as fields.
+//!
 //! Call sites are identified by a [`SiteKey`]: the address of a `'static`
 //! item that describes them (a `tracing` `Metadata`, a macro's static). The
 //! front end registers a [`Callsite`] under that key once; the writer looks
@@ -68,6 +73,34 @@ pub(crate) use thread::ThreadCache;
 pub fn timestamp() -> u64 {
     crate::clock::now()
 }
+
+/// The inline field in which a front end without call sites (the `log`
+/// facade's) gives an event's source file, when
+/// [`Logger::records_location`](crate::Logger::records_location) asks for
+/// it: first among the event's fields, a string. Formats show it as the
+/// file ([`Text::with_file`](crate::Text::with_file)), never as a field.
+/// The name is the one `tracing-log` uses.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::event::{EventBuf, FieldName, LOCATION_FILE, LOCATION_LINE};
+///
+/// let mut buf = EventBuf::new();
+/// buf.begin_inline(0, "app");
+/// buf.str(FieldName::Inline(LOCATION_FILE), "src/main.rs");
+/// buf.u64(FieldName::Inline(LOCATION_LINE), 7);
+/// ```
+pub const LOCATION_FILE: &str = "log.file";
+/// The inline field with the source line (a `u64`), next to
+/// [`LOCATION_FILE`].
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(nowait_core::event::LOCATION_LINE, "log.line");
+/// ```
+pub const LOCATION_LINE: &str = "log.line";
 
 pub(crate) const ITEM_INLINE: u8 = 0xFD;
 pub(crate) const ITEM_SPAN: u8 = 0xFE;

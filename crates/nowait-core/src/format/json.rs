@@ -2,7 +2,9 @@
 
 use std::io::Write as _;
 
-use super::{copy_into, is_message, message_with, system_nanos, Clock, Options, Resolved, Timer};
+use super::{
+    copy_into, is_message, message_with, system_nanos, Clock, Location, Options, Resolved, Timer,
+};
 use crate::event::{decode_field_name, Event, Item, SiteCache, ThreadCache, Value};
 use crate::record::{kind, Format, MakeFormat, Notice, Record, SinkInfo};
 use crate::Level;
@@ -342,6 +344,10 @@ impl MakeFormat for Json {
     fn needs_thread(&self) -> bool {
         self.schema == JsonSchema::TracingSubscriber && self.options.needs_thread()
     }
+
+    fn needs_location(&self) -> bool {
+        self.schema == JsonSchema::TracingSubscriber && self.options.needs_location()
+    }
 }
 
 /// The per-sink state of [`JsonSchema::Nowait`].
@@ -392,6 +398,9 @@ impl JsonFormat {
             match item {
                 Item::Field { name, value } => {
                     let name = ev.name_of(name);
+                    if Location::default().take(ev.site.is_some(), name, value) {
+                        continue;
+                    }
                     if message.is_none() && is_message(name) {
                         message = Some(value);
                         continue;
@@ -719,14 +728,19 @@ impl FmtJson {
         self.fields.clear();
         self.spans.clear();
         let mut any_span = false;
+        let mut at = Location::default();
         for item in event.items() {
             match item {
                 Item::Field { name, value } => {
+                    let name = ev.name_of(name);
+                    if at.take(ev.site.is_some(), name, value) {
+                        continue;
+                    }
                     let fields = &mut self.fields;
                     if !fields.is_empty() {
                         fields.push(b',');
                     }
-                    json_str(ev.name_of(name).as_bytes(), fields);
+                    json_str(name.as_bytes(), fields);
                     fields.push(b':');
                     fmt_value(
                         value,
@@ -759,15 +773,14 @@ impl FmtJson {
             key(out, start, "target");
             json_str(ev.target(), out);
         }
-        if let Some(site) = ev.site.as_deref() {
-            if let Some(file) = site.file().filter(|_| o.file) {
-                key(out, start, "filename");
-                json_str(file.as_bytes(), out);
-            }
-            if let Some(line) = site.line().filter(|_| o.line) {
-                key(out, start, "line_number");
-                out.extend_from_slice(itoa::Buffer::new().format(line).as_bytes());
-            }
+        let at = at.of(ev.site.as_deref());
+        if let Some(file) = at.file.filter(|_| o.file) {
+            key(out, start, "filename");
+            json_str(file, out);
+        }
+        if let Some(line) = at.line.filter(|_| o.line) {
+            key(out, start, "line_number");
+            out.extend_from_slice(itoa::Buffer::new().format(line).as_bytes());
         }
         if any_span {
             if self.json.current_span {

@@ -82,6 +82,10 @@ impl Options {
     pub(crate) fn needs_thread(&self) -> bool {
         self.thread_ids || self.thread_names
     }
+
+    pub(crate) fn needs_location(&self) -> bool {
+        self.file || self.line
+    }
 }
 
 /// Per-sink timestamp writer: per-second cache of the date and time of day
@@ -243,6 +247,41 @@ impl<'a> Resolved<'a> {
 
     pub(crate) fn name_of(&self, name: crate::event::FieldName<'a>) -> &str {
         crate::event::decode_field_name(name, self.site.as_ref())
+    }
+}
+
+/// A source location that an event without call site carries as fields
+/// (see [`LOCATION_FILE`](crate::event::LOCATION_FILE)).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Location<'a> {
+    pub(crate) file: Option<&'a [u8]>,
+    pub(crate) line: Option<u64>,
+}
+
+impl<'a> Location<'a> {
+    /// Keeps the field if it is a location field (only events without call
+    /// site have them); whether it was one.
+    pub(crate) fn take(&mut self, has_site: bool, name: &str, value: Value<'a>) -> bool {
+        if has_site {
+            return false;
+        }
+        match (name, value) {
+            (crate::event::LOCATION_FILE, Value::Str(s)) => self.file = Some(s),
+            (crate::event::LOCATION_LINE, Value::U64(n)) => self.line = Some(n),
+            _ => return false,
+        }
+        true
+    }
+
+    /// The event's location: its call site's, or the fields'.
+    pub(crate) fn of(self, site: Option<&'a Callsite>) -> Location<'a> {
+        match site {
+            Some(s) => Location {
+                file: s.file().map(str::as_bytes),
+                line: s.line().map(u64::from),
+            },
+            None => self,
+        }
     }
 }
 

@@ -3,10 +3,10 @@
 use std::io::Write as _;
 
 use super::{
-    is_message, message_with, scalar_text, system_nanos, thread_width, Clock, Options, Resolved,
-    Timer,
+    is_message, message_with, scalar_text, system_nanos, thread_width, Clock, Location, Options,
+    Resolved, Timer,
 };
-use crate::event::{Callsite, Event, Item, SiteCache, ThreadCache, Value};
+use crate::event::{Event, Item, SiteCache, ThreadCache, Value};
 use crate::record::{escape_into, kind, Format, MakeFormat, Notice, Record, SinkInfo};
 use crate::Level;
 
@@ -156,8 +156,9 @@ impl Text {
     }
 
     /// Whether to print the call site's source file (default `false`), as
-    /// `src/main.rs:` after the target. Events without a call site (from
-    /// the `log` front end) have none.
+    /// `src/main.rs:` after the target. The `log` front end, whose records
+    /// have no call site, then adds file and line to each event (see
+    /// [`MakeFormat::needs_location`]).
     ///
     /// # Examples
     ///
@@ -227,6 +228,10 @@ impl MakeFormat for Text {
 
     fn needs_thread(&self) -> bool {
         self.options.needs_thread()
+    }
+
+    fn needs_location(&self) -> bool {
+        self.options.needs_location()
     }
 }
 
@@ -335,16 +340,16 @@ impl TextFormat {
     }
 
     /// Target, file and line: what comes after the spans.
-    fn target(&self, target: &[u8], site: Option<&Callsite>, out: &mut Vec<u8>) {
+    fn target(&self, target: &[u8], at: Location<'_>, out: &mut Vec<u8>) {
         if self.options.target {
             self.painted(b"2", target, out);
             self.painted_mark(b"2", b':', out);
             out.push(b' ');
         }
-        let line = site.and_then(|s| s.line()).filter(|_| self.options.line);
+        let line = at.line.filter(|_| self.options.line);
         if self.options.file {
-            if let Some(file) = site.and_then(|s| s.file()) {
-                self.painted(b"2", file.as_bytes(), out);
+            if let Some(file) = at.file {
+                self.painted(b"2", file, out);
                 self.painted_mark(b"2", b':', out);
                 if line.is_none() {
                     out.push(b' ');
@@ -389,6 +394,7 @@ impl TextFormat {
         rest.clear();
         let mut any_span = false;
         let mut message = None;
+        let mut at = Location::default();
         for item in event.items() {
             match item {
                 Item::Span { site, fields } => {
@@ -417,6 +423,9 @@ impl TextFormat {
                 }
                 Item::Field { name, value } => {
                     let name = ev.name_of(name);
+                    if at.take(ev.site.is_some(), name, value) {
+                        continue;
+                    }
                     if message.is_none() && is_message(name) {
                         message = Some(value);
                     } else {
@@ -430,7 +439,7 @@ impl TextFormat {
         if any_span {
             out.push(b' ');
         }
-        self.target(ev.target(), ev.site.as_deref(), out);
+        self.target(ev.target(), at.of(ev.site.as_deref()), out);
         match message {
             Some(value) => {
                 message_with(value, ev.site.as_ref(), out, &mut self.scratch, escape_into);
@@ -485,7 +494,7 @@ impl Format for TextFormat {
 
     fn notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>) {
         self.head(system_nanos(notice.time()), notice.level(), None, out);
-        self.target(b"nowait", None, out);
+        self.target(b"nowait", Location::default(), out);
         escape_into(notice.message().as_bytes(), out);
         out.push(b'\n');
     }
