@@ -55,6 +55,8 @@ fn through_layer(format: impl nowait_core::MakeFormat) -> String {
     out.take()
 }
 
+/// The default options; every combination of the options (text and JSON)
+/// is compared in `tests/fmt_parity.rs`.
 #[test]
 fn text_matches_tracing_subscriber_fmt_byte_for_byte() {
     // tracing-subscriber's own output, without time and colours.
@@ -326,11 +328,13 @@ mod prop {
             let lossy = String::from_utf8_lossy(&bytes).into_owned();
             let out = Shared::default();
             let json = Shared::default();
+            let old = Shared::default();
             let (logger, _guard) = Builder::new()
                 .catch_panics(false)
                 .flush_on_exit(false)
                 .sink(Sink::writer(out.clone()).format(Text::new().ansi(true)))
                 .sink(Sink::writer(json.clone()).format(Json::new()))
+                .sink(Sink::writer(old.clone()).format(Json::nowait_schema()))
                 .build()
                 .unwrap();
             let layer = nowait_tracing::NowaitLayer::new(logger.clone());
@@ -356,6 +360,12 @@ mod prop {
             prop_assert_eq!(v["fields"]["message"].as_str().unwrap(), s.as_str());
             prop_assert_eq!(v["fields"]["f"].as_str().unwrap(), s.as_str());
             prop_assert_eq!(v["fields"]["d"].as_str().unwrap(), format!("{:?}", lossy));
+            let old = old.take();
+            prop_assert_eq!(old.matches('\n').count(), 1);
+            prop_assert!(!old[..old.len() - 1].chars().any(char::is_control));
+            let v: serde_json::Value = serde_json::from_str(&old).unwrap();
+            prop_assert_eq!(v["message"].as_str().unwrap(), s.as_str());
+            prop_assert_eq!(v["fields"]["f"].as_str().unwrap(), s.as_str());
         }
     }
 }

@@ -695,8 +695,9 @@ impl FmtJson {
             fmt_value(value, site, scratch, raw, vals);
             sorted.push((name_start, name_end, vals.len()));
         }
-        // Stable: among equal names, the last recorded stays last.
-        sorted.sort_by(|a, b| vals[a.0..a.1].cmp(&vals[b.0..b.1]));
+        // By name, then by position: among equal names the last recorded
+        // stays last (an unstable sort with a total order: no allocation).
+        sorted.sort_unstable_by(|a, b| vals[a.0..a.1].cmp(&vals[b.0..b.1]).then(a.0.cmp(&b.0)));
         span.clear();
         span.push(b'{');
         for (i, &(ns, ne, ve)) in sorted.iter().enumerate() {
