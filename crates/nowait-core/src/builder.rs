@@ -454,6 +454,9 @@ impl Builder {
             ));
         }
 
+        let format_of = |s: &Sink| Arc::clone(s.format.as_ref().unwrap_or(&self.format));
+        let records_thread = self.sinks.iter().any(|s| format_of(s).needs_thread());
+        let records_location = self.sinks.iter().any(|s| format_of(s).needs_location());
         let mut specs = Vec::with_capacity(self.sinks.len());
         let mut states = Vec::with_capacity(self.sinks.len());
         let mut counters = Vec::with_capacity(self.sinks.len());
@@ -559,6 +562,8 @@ impl Builder {
         Ok((
             Logger {
                 shared: Arc::clone(&shared),
+                thread: records_thread,
+                location: records_location,
             },
             Guard {
                 shared,

@@ -132,6 +132,8 @@
 //!   thread, and finally when the guard is dropped, so a Prometheus exporter
 //!   shows them; names and labels in `METRIC_NAMES`, which also lists them
 //!   (see `Stats::record_metrics`).
+//! * `local-time`: `Timer::Local`, local time with its UTC offset, through
+//!   `chrono`.
 //!
 //! # Platform and MSRV
 //!
@@ -184,7 +186,7 @@ pub use builder::{
     Builder, DEFAULT_BATCH_SIZE, DEFAULT_CAPACITY, DEFAULT_FLUSH_INTERVAL, DEFAULT_IDLE_INTERVAL,
 };
 pub use error::{BuildError, FlushError, PushError, SetGlobalError};
-pub use format::{Json, Text};
+pub use format::{Json, JsonSchema, Text, Timer};
 pub use global::{global, set_global};
 pub use guard::Guard;
 pub use level::{Level, ParseLevelError};

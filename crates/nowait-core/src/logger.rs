@@ -37,6 +37,10 @@ use crate::Level;
 #[derive(Clone)]
 pub struct Logger {
     pub(crate) shared: Arc<Shared>,
+    /// Whether a sink's format prints threads (fixed at build time).
+    pub(crate) thread: bool,
+    /// Whether a sink's format prints source locations (likewise).
+    pub(crate) location: bool,
 }
 
 impl fmt::Debug for Logger {
@@ -317,6 +321,54 @@ impl Logger {
     pub fn stats(&self) -> Stats {
         let s = &*self.shared;
         s.counters.snapshot(s.ring.capacity_bytes(), &s.sinks)
+    }
+
+    /// Whether front ends should record the calling thread in each event
+    /// ([`EventBuf::thread`](crate::event::EventBuf::thread)): true when a
+    /// sink's format prints thread names or ids
+    /// ([`MakeFormat::needs_thread`](crate::MakeFormat::needs_thread)).
+    /// Fixed when the logger is built.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Sink, Text};
+    ///
+    /// let (plain, _g1) = Builder::new().sink(Sink::writer(std::io::sink())).build()?;
+    /// assert!(!plain.records_thread());
+    /// let (threads, _g2) = Builder::new()
+    ///     .sink(Sink::writer(std::io::sink()).format(Text::new().with_thread_ids(true)))
+    ///     .build()?;
+    /// assert!(threads.records_thread());
+    /// # Ok::<(), nowait_core::BuildError>(())
+    /// ```
+    #[inline]
+    pub fn records_thread(&self) -> bool {
+        self.thread
+    }
+
+    /// Whether front ends without call sites should add the source file
+    /// and line to each event, as the fields
+    /// [`LOCATION_FILE`](crate::event::LOCATION_FILE) and
+    /// [`LOCATION_LINE`](crate::event::LOCATION_LINE): true when a sink's
+    /// format prints them
+    /// ([`MakeFormat::needs_location`](crate::MakeFormat::needs_location)).
+    /// Fixed when the logger is built.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Sink, Text};
+    ///
+    /// let (logger, _guard) = Builder::new()
+    ///     .sink(Sink::writer(std::io::sink()).format(Text::new().with_file(true)))
+    ///     .build()?;
+    /// assert!(logger.records_location());
+    /// # Ok::<(), nowait_core::BuildError>(())
+    /// ```
+    #[inline]
+    pub fn records_location(&self) -> bool {
+        self.location
     }
 
     /// The largest payload a record may have (half the ring, less a header).

@@ -150,6 +150,9 @@ pub fn emit(site: &'static MacroSite, encode: impl FnOnce(&mut EventBuf) -> fmt:
     }
     with_event_buf(|buf| {
         buf.begin(SiteKey::of(site));
+        if logger.records_thread() {
+            buf.thread();
+        }
         if encode(buf).is_err() {
             logger.discarded();
             return;

@@ -286,6 +286,44 @@ impl fmt::Debug for dyn Format {
 pub trait MakeFormat: Send + Sync + 'static {
     /// Makes the format for one sink.
     fn make_format(&self, sink: &SinkInfo) -> Box<dyn Format>;
+
+    /// Whether the formats made print which thread an event came from
+    /// (default `false`). The builder asks every sink's `MakeFormat` once;
+    /// if one says yes, front ends record the thread in each event (see
+    /// [`Logger::records_thread`](crate::Logger::records_thread)), which
+    /// costs them a thread-local read and five bytes per event. Otherwise
+    /// they record nothing and pay nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{MakeFormat, Text};
+    ///
+    /// assert!(!Text::new().needs_thread());
+    /// assert!(Text::new().with_thread_names(true).needs_thread());
+    /// ```
+    fn needs_thread(&self) -> bool {
+        false
+    }
+
+    /// Whether the formats made print the source file or line (default
+    /// `false`). Events with a call site have them there; front ends
+    /// without call sites (`log`) then add them to each event as the
+    /// fields [`LOCATION_FILE`](crate::event::LOCATION_FILE) and
+    /// [`LOCATION_LINE`](crate::event::LOCATION_LINE) (see
+    /// [`Logger::records_location`](crate::Logger::records_location)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Json, MakeFormat};
+    ///
+    /// assert!(!Json::new().needs_location());
+    /// assert!(Json::new().with_line_number(true).needs_location());
+    /// ```
+    fn needs_location(&self) -> bool {
+        false
+    }
 }
 
 impl<F> MakeFormat for F

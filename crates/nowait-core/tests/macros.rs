@@ -49,11 +49,13 @@ fn macros_render_exactly() {
 
     let text = Shared::default();
     let json = Shared::default();
+    let old_json = Shared::default();
     let (logger, _guard) = Builder::new()
         .catch_panics(false)
         .flush_on_exit(false)
         .sink(Sink::writer(text.clone()).format(Text::new().ansi(false)))
-        .sink(Sink::writer(json.clone()).format(Json::new()))
+        .sink(Sink::writer(json.clone()).format(Json::new().with_file(true).with_line_number(true)))
+        .sink(Sink::writer(old_json.clone()).format(Json::nowait_schema()))
         .build()
         .unwrap();
     nowait_core::set_global(logger.clone()).unwrap();
@@ -132,10 +134,23 @@ fn macros_render_exactly() {
     assert_eq!(json.len(), want.len());
     assert_eq!(
         &json[1][43..],
-        r#""level":"WARN","target":"db","message":"slow query","fields":{"millis":812,"table":"users"},"spans":[]}"#
+        r#""level":"WARN","fields":{"message":"slow query","millis":812,"table":"users"},"target":"db","filename":"crates/nowait-core/tests/macros.rs","line_number":66}"#
     );
     assert_eq!(
         &json[8][43..],
+        r#""level":"INFO","fields":{"message":"login a\nINFO forged\u001b[31m\r","user":"a\nINFO forged\u001b[31m\r"},"target":"macros","filename":"crates/nowait-core/tests/macros.rs","line_number":83}"#
+    );
+    let old_json = old_json.take();
+    let old_json: Vec<&str> = old_json
+        .lines()
+        .filter(|l| !l.contains(r#""target":"nowait""#))
+        .collect();
+    assert_eq!(
+        &old_json[1][43..],
+        r#""level":"WARN","target":"db","message":"slow query","fields":{"millis":812,"table":"users"},"spans":[]}"#
+    );
+    assert_eq!(
+        &old_json[8][43..],
         r#""level":"INFO","target":"macros","message":"login a\nINFO forged\u001b[31m\r","fields":{"user":"a\nINFO forged\u001b[31m\r"},"spans":[]}"#
     );
     assert!(json[0].starts_with(r#"{"timestamp":"20"#));

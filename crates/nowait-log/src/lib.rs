@@ -44,7 +44,9 @@ use std::fmt;
 
 use log::kv::{Error as KvError, Key, Value, VisitSource};
 use log::{LevelFilter, Log, Metadata, Record, SetLoggerError};
-use nowait_core::event::{timestamp, with_event_buf, EventBuf, FieldName};
+use nowait_core::event::{
+    timestamp, with_event_buf, EventBuf, FieldName, LOCATION_FILE, LOCATION_LINE,
+};
 use nowait_core::{kind, Level, Logger};
 
 /// Installs a [`NowaitLogger`] for `logger` as the `log` facade's logger,
@@ -192,6 +194,17 @@ impl Log for NowaitLogger {
         let logger = &self.logger;
         with_event_buf(|buf| {
             buf.begin_inline(timestamp(), record.target());
+            if logger.records_thread() {
+                buf.thread();
+            }
+            if logger.records_location() {
+                if let Some(file) = record.file() {
+                    buf.str(FieldName::Inline(LOCATION_FILE), file);
+                }
+                if let Some(line) = record.line() {
+                    buf.u64(FieldName::Inline(LOCATION_LINE), u64::from(line));
+                }
+            }
             let message = FieldName::Inline("message");
             let ok = match record.args().as_str() {
                 Some(s) => {

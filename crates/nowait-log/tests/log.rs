@@ -14,7 +14,7 @@ fn logger(text: &Shared, json: &Shared) -> (Logger, nowait_core::Guard) {
         .catch_panics(false)
         .flush_on_exit(false)
         .sink(Sink::writer(text.clone()).format(Text::new().ansi(false).with_time(false)))
-        .sink(Sink::writer(json.clone()).format(Json::new()))
+        .sink(Sink::writer(json.clone()).format(Json::nowait_schema()))
         .build()
         .unwrap()
 }
@@ -79,6 +79,67 @@ fn records_with_targets_and_key_values_exact() {
     assert_eq!(
         json_tail(lines[1]),
         r#""level":"WARN","target":"app","message":"retry 2 of 5","fields":{},"spans":[]}"#
+    );
+
+    // The default JSON layout (tracing-subscriber's), with the thread and
+    // the source location, which the front end records because a format
+    // asks for them; a text sink that does not ask shows neither.
+    let (fmt_json, located, plain) = (Shared::default(), Shared::default(), Shared::default());
+    let (logger, _guard) = Builder::new()
+        .catch_panics(false)
+        .flush_on_exit(false)
+        .sink(
+            Sink::writer(fmt_json.clone()).format(
+                Json::new()
+                    .without_time()
+                    .with_thread_names(true)
+                    .with_file(true)
+                    .with_line_number(true),
+            ),
+        )
+        .sink(
+            Sink::writer(located.clone()).format(
+                Text::new()
+                    .without_time()
+                    .with_ansi(false)
+                    .with_file(true)
+                    .with_line_number(true),
+            ),
+        )
+        .sink(Sink::writer(plain.clone()).format(Text::new().without_time().with_ansi(false)))
+        .build()
+        .unwrap();
+    assert!(logger.records_thread() && logger.records_location());
+    let log = NowaitLogger::new(logger.clone());
+    log.log(
+        &log::Record::builder()
+            .level(log::Level::Info)
+            .target("hyper::proto")
+            .file(Some("src/proto.rs"))
+            .line(Some(42))
+            .args(format_args!("connection closed"))
+            .key_values(&kvs)
+            .build(),
+    );
+    logger.flush().unwrap();
+    assert_eq!(
+        fmt_json.take(),
+        concat!(
+            r#"{"level":"INFO","fields":{"message":"connection closed","peer":"10.0.0.7","bytes":512,"#,
+            r#""delta":-3,"ratio":0.25,"tls":true,"addr":"127.0.0.1"},"target":"hyper::proto","#,
+            r#""filename":"src/proto.rs","line_number":42,"#,
+            r#""threadName":"records_with_targets_and_key_values_exact"}"#,
+            "\n"
+        )
+    );
+    let fields = "peer=\"10.0.0.7\" bytes=512 delta=-3 ratio=0.25 tls=true addr=127.0.0.1\n";
+    assert_eq!(
+        located.take(),
+        format!(" INFO hyper::proto: src/proto.rs:42: connection closed {fields}")
+    );
+    assert_eq!(
+        plain.take(),
+        format!(" INFO hyper::proto: connection closed {fields}")
     );
 }
 
@@ -150,7 +211,7 @@ fn oversized_record_is_cut_not_dropped() {
         .catch_panics(false)
         .flush_on_exit(false)
         .sink(Sink::writer(text.clone()).format(Text::new().ansi(false).with_time(false)))
-        .sink(Sink::writer(json.clone()).format(Json::new()))
+        .sink(Sink::writer(json.clone()).format(Json::nowait_schema()))
         .build()
         .unwrap();
     let log = NowaitLogger::new(logger.clone());

@@ -208,6 +208,9 @@ where
         let logger = &self.logger;
         with_event_buf(|buf| {
             buf.begin(SiteKey::of(meta));
+            if logger.records_thread() {
+                buf.thread();
+            }
             if let Some(scope) = ctx.event_scope(event) {
                 for span in scope.from_root() {
                     let ext = span.extensions();

@@ -55,6 +55,8 @@ fn through_layer(format: impl nowait_core::MakeFormat) -> String {
     out.take()
 }
 
+/// The default options; every combination of the options (text and JSON)
+/// is compared in `tests/fmt_parity.rs`.
 #[test]
 fn text_matches_tracing_subscriber_fmt_byte_for_byte() {
     // tracing-subscriber's own output, without time and colours.
@@ -93,6 +95,36 @@ fn text_with_time_exact() {
 #[test]
 fn json_exact() {
     let text = through_layer(Json::new());
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 4);
+    let rest: Vec<&str> = lines.iter().map(|l| &l[43..]).collect();
+    let spans =
+        r#""spans":[{"peer":"10.0.0.7","port":4431,"name":"conn"},{"id":42,"name":"request"}]"#;
+    let spans2 =
+        r#""spans":[{"peer":"10.0.0.7","port":4431,"name":"conn"},{"id":43,"name":"request"}]"#;
+    assert_eq!(
+        rest,
+        [
+            format!(
+                r#""level":"INFO","fields":{{"message":"GET /index.html","status":200,"micros":41.5,"cached":false}},"target":"layer","span":{{"id":42,"name":"request"}},{spans}}}"#
+            ),
+            format!(
+                r#""level":"WARN","fields":{{"message":"slow query","table":"users"}},"target":"db","span":{{"id":42,"name":"request"}},{spans}}}"#
+            ),
+            format!(
+                r#""level":"INFO","fields":{{"message":"no message args","answer":"Some(42)"}},"target":"layer","span":{{"id":43,"name":"request"}},{spans2}}}"#
+            ),
+            format!(
+                r#""level":"ERROR","fields":{{"error":"disk full"}},"target":"layer","span":{{"id":43,"name":"request"}},{spans2}}}"#
+            ),
+        ]
+    );
+    assert!(lines[0].starts_with(r#"{"timestamp":"20"#));
+}
+
+#[test]
+fn json_nowait_schema_exact() {
+    let text = through_layer(Json::nowait_schema());
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 4);
     let rest: Vec<&str> = lines.iter().map(|l| &l[43..]).collect();
@@ -215,7 +247,7 @@ fn oversized_event_is_cut_not_dropped() {
     );
     let json = json.take();
     let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-    assert_eq!(v["message"], "upload");
+    assert_eq!(v["fields"]["message"], "upload");
     assert_eq!(v["fields"]["body"], cut.as_str());
     assert_eq!(v["fields"]["status"], 413);
     assert_eq!(v["spans"][0]["id"], 7);
@@ -239,7 +271,7 @@ fn line_separators_are_escaped_in_text() {
         )
     );
     let v: serde_json::Value = serde_json::from_str(&json.take()).unwrap();
-    assert_eq!(v["message"], "m\u{2028}x");
+    assert_eq!(v["fields"]["message"], "m\u{2028}x");
     assert_eq!(v["fields"]["p"], "d\u{2028}");
 }
 
@@ -278,7 +310,7 @@ mod prop {
             let json = json.take();
             prop_assert_eq!(json.matches('\n').count(), 1);
             let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-            prop_assert!(whole_or_cut(v["message"].as_str().unwrap(), &m));
+            prop_assert!(whole_or_cut(v["fields"]["message"].as_str().unwrap(), &m));
             prop_assert!(whole_or_cut(v["spans"][0]["a"].as_str().unwrap(), &a));
             let b_dbg = format!("{:?}", b);
             prop_assert!(whole_or_cut(v["fields"]["b"].as_str().unwrap(), &b_dbg));
@@ -296,11 +328,13 @@ mod prop {
             let lossy = String::from_utf8_lossy(&bytes).into_owned();
             let out = Shared::default();
             let json = Shared::default();
+            let old = Shared::default();
             let (logger, _guard) = Builder::new()
                 .catch_panics(false)
                 .flush_on_exit(false)
                 .sink(Sink::writer(out.clone()).format(Text::new().ansi(true)))
                 .sink(Sink::writer(json.clone()).format(Json::new()))
+                .sink(Sink::writer(old.clone()).format(Json::nowait_schema()))
                 .build()
                 .unwrap();
             let layer = nowait_tracing::NowaitLayer::new(logger.clone());
@@ -323,9 +357,15 @@ mod prop {
             prop_assert_eq!(json.matches('\n').count(), 1);
             prop_assert!(!json[..json.len() - 1].chars().any(char::is_control));
             let v: serde_json::Value = serde_json::from_str(&json).unwrap();
-            prop_assert_eq!(v["message"].as_str().unwrap(), s.as_str());
+            prop_assert_eq!(v["fields"]["message"].as_str().unwrap(), s.as_str());
             prop_assert_eq!(v["fields"]["f"].as_str().unwrap(), s.as_str());
             prop_assert_eq!(v["fields"]["d"].as_str().unwrap(), format!("{:?}", lossy));
+            let old = old.take();
+            prop_assert_eq!(old.matches('\n').count(), 1);
+            prop_assert!(!old[..old.len() - 1].chars().any(char::is_control));
+            let v: serde_json::Value = serde_json::from_str(&old).unwrap();
+            prop_assert_eq!(v["message"].as_str().unwrap(), s.as_str());
+            prop_assert_eq!(v["fields"]["f"].as_str().unwrap(), s.as_str());
         }
     }
 }
@@ -353,4 +393,40 @@ fn debug_that_logs_does_not_deadlock() {
     logger.flush().unwrap();
     assert_eq!(out.take(), " INFO layer: outer v=outer-value\n");
     assert_eq!(logger.stats().discarded, 0);
+}
+
+/// A thread name is untrusted too: escaped in text and JSON, one line.
+#[test]
+fn hostile_thread_names_stay_on_one_line() {
+    let (out, json) = (Shared::default(), Shared::default());
+    let (logger, _guard) = Builder::new()
+        .catch_panics(false)
+        .flush_on_exit(false)
+        .sink(
+            Sink::writer(out.clone()).format(
+                Text::new()
+                    .with_ansi(false)
+                    .without_time()
+                    .with_thread_names(true),
+            ),
+        )
+        .sink(Sink::writer(json.clone()).format(Json::new().without_time().with_thread_names(true)))
+        .build()
+        .unwrap();
+    let dispatch = tracing::Dispatch::new(
+        tracing_subscriber::registry().with(nowait_tracing::NowaitLayer::new(logger.clone())),
+    );
+    std::thread::Builder::new()
+        .name("evil\n\x1b[31m\u{2028}".into())
+        .spawn(move || tracing::dispatcher::with_default(&dispatch, || info!("hi")))
+        .unwrap()
+        .join()
+        .unwrap();
+    logger.flush().unwrap();
+    assert_eq!(out.take(), " INFO evil\\n\\x1b[31m\\u{2028} layer: hi\n");
+    assert_eq!(
+        json.take(),
+        "{\"level\":\"INFO\",\"fields\":{\"message\":\"hi\"},\"target\":\"layer\",\
+         \"threadName\":\"evil\\n\\u001b[31m\\u2028\"}\n"
+    );
 }

@@ -1,9 +1,10 @@
 //! Zero allocations per event on the calling thread after warm-up: events
 //! with typed fields, a `Debug` field and a formatted message, inside two
-//! spans.
+//! spans; also when the sink's format prints threads, so that each event
+//! records its thread.
 #![cfg(not(miri))] // Miri's allocator is not the global one under test.
 
-use nowait_core::{Builder, FullPolicy, Sink};
+use nowait_core::{Builder, FullPolicy, Sink, Text};
 use tracing_subscriber::prelude::*;
 
 #[global_allocator]
@@ -11,11 +12,22 @@ static ALLOC: nowait_testkit::Counting = nowait_testkit::Counting;
 
 #[test]
 fn events_do_not_allocate() {
+    run(Text::new());
+}
+
+#[test]
+fn events_that_record_their_thread_do_not_allocate() {
+    run(Text::new().with_thread_names(true).with_thread_ids(true));
+}
+
+fn run(format: Text) {
+    let threads = nowait_core::MakeFormat::needs_thread(&format);
     let (logger, guard) = Builder::new()
         .full_policy(FullPolicy::Block)
-        .sink(Sink::writer(std::io::sink()))
+        .sink(Sink::writer(std::io::sink()).format(format))
         .build()
         .unwrap();
+    assert_eq!(logger.records_thread(), threads);
     let layer = nowait_tracing::NowaitLayer::new(logger.clone());
     let subscriber = tracing_subscriber::registry()
         .with(tracing_subscriber::filter::LevelFilter::INFO)

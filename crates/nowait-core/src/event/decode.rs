@@ -27,6 +27,7 @@ pub struct Event<'a> {
     time_nanos: u64,
     site: u64,
     target: Option<&'a [u8]>,
+    thread: Option<u32>,
     items: &'a [u8],
 }
 
@@ -48,10 +49,19 @@ impl<'a> Event<'a> {
         } else {
             None
         };
+        let thread = match r.0 {
+            [ITEM_THREAD, a, b, c, d, ..] => {
+                let number = u32::from_le_bytes([*a, *b, *c, *d]);
+                r.0 = &r.0[5..];
+                Some(number)
+            }
+            _ => None,
+        };
         Some(Event {
             time_nanos,
             site,
             target,
+            thread,
             items: r.0,
         })
     }
@@ -94,6 +104,20 @@ impl<'a> Event<'a> {
     /// ```
     pub fn target(&self) -> Option<&'a str> {
         std::str::from_utf8(self.target?).ok()
+    }
+
+    /// The number of the thread that recorded the event, if it did (see
+    /// [`EventBuf::thread`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// buf.begin_inline(5, "db");
+    /// assert_eq!(nowait_core::event::Event::parse(buf.as_bytes()).unwrap().thread(), None);
+    /// ```
+    pub fn thread(&self) -> Option<u32> {
+        self.thread
     }
 
     pub(crate) fn target_bytes(&self) -> Option<&'a [u8]> {

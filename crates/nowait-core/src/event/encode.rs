@@ -58,6 +58,8 @@ pub struct EventBuf {
     /// Length of the event header (time, site and inline target): 0 for a
     /// buffer used without `begin`.
     head: usize,
+    /// Whether the header ends in a thread item.
+    thread: bool,
 }
 
 impl EventBuf {
@@ -105,6 +107,7 @@ impl EventBuf {
         self.bytes.extend_from_slice(&time_nanos.to_le_bytes());
         self.bytes.extend_from_slice(&site.get().to_le_bytes());
         self.head = HEADER;
+        self.thread = false;
     }
 
     /// Starts an event without a registered call site: its target travels in
@@ -127,6 +130,38 @@ impl EventBuf {
             .extend_from_slice(&(target.len() as u16).to_le_bytes());
         self.bytes.extend_from_slice(target.as_bytes());
         self.head = self.bytes.len();
+        self.thread = false;
+    }
+
+    /// Records the calling thread (for formats that print thread names or
+    /// ids): call it right after [`begin`](EventBuf::begin) or
+    /// [`begin_inline`](EventBuf::begin_inline), when
+    /// [`Logger::records_thread`](crate::Logger::records_thread) says a
+    /// sink needs it. Anywhere else it does nothing.
+    ///
+    /// Adds five bytes. The thread's first call gives it a number and
+    /// registers its name and `ThreadId` (one allocation and a lock, once
+    /// per thread); later calls read a thread-local.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// buf.begin_inline(0, "app");
+    /// buf.thread();
+    /// let event = nowait_core::event::Event::parse(buf.as_bytes()).unwrap();
+    /// assert!(event.thread().is_some());
+    /// ```
+    #[inline]
+    pub fn thread(&mut self) {
+        if self.head == 0 || self.bytes.len() != self.head || self.thread {
+            return;
+        }
+        let number = super::thread::current();
+        self.bytes.push(ITEM_THREAD);
+        self.bytes.extend_from_slice(&number.to_le_bytes());
+        self.head = self.bytes.len();
+        self.thread = true;
     }
 
     /// Opens an enclosing span (outermost first): the fields that follow,
@@ -207,6 +242,7 @@ impl EventBuf {
         self.bytes.clear();
         self.span_len_at = None;
         self.head = 0;
+        self.thread = false;
     }
 
     /// The encoded fields of a buffer used without `begin` (see
@@ -356,13 +392,24 @@ impl EventBuf {
         if !inline {
             return false;
         }
-        let target = &self.bytes[HEADER + 2..self.head];
+        // The target, then possibly a thread item, which moves with the
+        // rest.
+        let len = usize::from(u16::from_le_bytes([
+            self.bytes[HEADER],
+            self.bytes[HEADER + 1],
+        ]));
+        let extra = self.head - (HEADER + 2 + len);
+        let Some(room) = room.checked_sub(extra) else {
+            return false;
+        };
+        let target = &self.bytes[HEADER + 2..HEADER + 2 + len];
         let keep = floor_char_boundary(target, room);
-        self.bytes.copy_within(self.head.., HEADER + 2 + keep);
-        let cut = self.head - (HEADER + 2 + keep);
+        self.bytes
+            .copy_within(HEADER + 2 + len.., HEADER + 2 + keep);
+        let cut = len - keep;
         self.bytes.truncate(self.bytes.len() - cut);
         self.bytes[HEADER..HEADER + 2].copy_from_slice(&(keep as u16).to_le_bytes());
-        self.head = HEADER + 2 + keep;
+        self.head -= cut;
         true
     }
 

@@ -41,6 +41,33 @@ fn sample() -> Vec<u8> {
     buf.as_bytes().to_vec()
 }
 
+/// Every format, with every option that changes what is read from an
+/// event turned on.
+fn formats() -> Vec<Box<dyn MakeFormat>> {
+    vec![
+        Box::new(Text::new()),
+        Box::new(
+            Text::new()
+                .with_ansi(true)
+                .with_file(true)
+                .with_line_number(true)
+                .with_thread_ids(true)
+                .with_thread_names(true)
+                .with_timer(crate::Timer::Uptime),
+        ),
+        Box::new(Json::new()),
+        Box::new(
+            Json::new()
+                .flatten_event(true)
+                .with_file(true)
+                .with_line_number(true)
+                .with_thread_ids(true)
+                .with_thread_names(true),
+        ),
+        Box::new(Json::nowait_schema()),
+    ]
+}
+
 fn render(make: &dyn MakeFormat, payload: &[u8]) -> String {
     let mut format = make.make_format(&SinkInfo::new("test", false));
     let mut out = Vec::new();
@@ -58,6 +85,12 @@ fn every_value_type_renders_exactly() {
     );
     assert_eq!(
         render(&Json::new(), &payload),
+        "{\"timestamp\":\"2026-11-23T00:00:00.000001Z\",\"level\":\"INFO\",\"fields\":{\"message\":\"GET /x  200\",\
+         \"status\":-1,\"path\":\"/a\\\"b\",\"ratio\":0.5,\"ok\":true,\"c\":\"z\",\"dbg\":\"[1, 2]\",\"extra\":1},\
+         \"target\":\"app::http\",\"span\":{\"id\":7,\"name\":\"request\"},\"spans\":[{\"id\":7,\"name\":\"request\"}]}\n"
+    );
+    assert_eq!(
+        render(&Json::nowait_schema(), &payload),
         "{\"timestamp\":\"2026-11-23T00:00:00.000001Z\",\"level\":\"INFO\",\"target\":\"app::http\",\
          \"message\":\"GET /x  200\",\"fields\":{\"status\":-1,\"path\":\"/a\\\"b\",\"ratio\":0.5,\
          \"ok\":true,\"c\":\"z\",\"dbg\":\"[1, 2]\",\"extra\":1},\"spans\":[{\"name\":\"request\",\"id\":7}]}\n"
@@ -76,7 +109,7 @@ fn inline_target_and_colours() {
     );
     assert_eq!(
         render(&Text::new().with_time(false).ansi(true), &payload),
-        "\x1b[32m INFO\x1b[0m \x1b[2mhyper::proto:\x1b[0m closed\n"
+        "\x1b[32m INFO\x1b[0m \x1b[2mhyper::proto\x1b[0m\x1b[2m:\x1b[0m closed\n"
     );
 }
 
@@ -87,8 +120,8 @@ fn malformed_payloads_never_panic_and_stay_one_line() {
     let payload = sample();
     let step = if cfg!(miri) { 7 } else { 1 };
     for len in (0..=payload.len()).step_by(step) {
-        for make in [&Text::new() as &dyn MakeFormat, &Json::new()] {
-            let out = render(make, &payload[..len]);
+        for make in formats() {
+            let out = render(&*make, &payload[..len]);
             assert_eq!(out.matches('\n').count(), 1, "{out:?}");
         }
     }
@@ -96,8 +129,8 @@ fn malformed_payloads_never_panic_and_stay_one_line() {
         for b in [0u8, 0x7f, 0xfd, 0xfe, 0xff] {
             let mut bad = payload.clone();
             bad[at] = b;
-            for make in [&Text::new() as &dyn MakeFormat, &Json::new()] {
-                let out = render(make, &bad);
+            for make in formats() {
+                let out = render(&*make, &bad);
                 assert_eq!(out.matches('\n').count(), 1, "{out:?}");
             }
         }
@@ -187,7 +220,7 @@ fn oversized_event_cuts_its_longest_value_with_a_mark() {
         format!(" INFO app::http: upload path=\"{kept}{MARK}\" status=-1\n")
     );
     assert_eq!(
-        render(&Json::new(), &payload),
+        render(&Json::nowait_schema(), &payload),
         format!(
             "{{\"timestamp\":\"2026-11-23T00:00:00.000001Z\",\"level\":\"INFO\",\"target\":\"app::http\",\
              \"message\":\"upload\",\"fields\":{{\"path\":\"{kept}{MARK}\",\"status\":-1}},\"spans\":[]}}\n"
@@ -306,7 +339,10 @@ fn many_small_fields_keep_the_leading_ones_and_say_so() {
     let text = render(&Text::new().with_time(false), &payload);
     assert!(text.starts_with(" INFO app: many ?=0 ?=1 "), "{text}");
     assert!(text.ends_with(" nowait.truncated=true\n"), "{text}");
-    assert!(render(&Json::new(), &payload).ends_with(",\"nowait.truncated\":true},\"spans\":[]}\n"));
+    assert!(render(&Json::nowait_schema(), &payload)
+        .ends_with(",\"nowait.truncated\":true},\"spans\":[]}\n"));
+    assert!(render(&Json::new(), &payload)
+        .ends_with(",\"nowait.truncated\":true},\"target\":\"app\"}\n"));
 }
 
 #[test]
@@ -416,8 +452,8 @@ fn random_oversized_events_always_fit_and_decode() {
         if !corrupt {
             assert_decodes(&payload);
         }
-        for make in [&Text::new() as &dyn MakeFormat, &Json::new()] {
-            let out = render(make, &payload);
+        for make in formats() {
+            let out = render(&*make, &payload);
             assert_eq!(out.matches('\n').count(), 1, "round {round}: {out:?}");
         }
     }
@@ -426,4 +462,65 @@ fn random_oversized_events_always_fit_and_decode() {
         cuts > rounds / 4 && drops > 0,
         "{cuts} cut, {drops} with dropped items"
     );
+}
+
+/// The thread item rides in the header: decoded, kept by truncation (also
+/// when an inline target has to be cut), printed by the formats that ask.
+#[test]
+fn thread_item_survives_truncation_and_is_printed() {
+    let mut buf = EventBuf::new();
+    buf.begin_inline(0, &"t".repeat(300));
+    buf.thread();
+    buf.thread(); // a second call adds nothing
+    let head = buf.len();
+    buf.str(FieldName::Inline("message"), &"m".repeat(500));
+    let event = Event::parse(buf.as_bytes()).unwrap();
+    let number = event.thread().expect("thread recorded");
+    assert_eq!(event.target().map(str::len), Some(300));
+    assert_eq!(head, 16 + 2 + 300 + 5);
+
+    // Calling it after a field does nothing.
+    let mut late = EventBuf::new();
+    late.begin_inline(0, "app");
+    late.u64(FieldName::Inline("n"), 1);
+    late.thread();
+    assert_eq!(Event::parse(late.as_bytes()).unwrap().thread(), None);
+
+    // Cut so small that the target itself must shrink.
+    assert!(buf.truncate_to(200));
+    assert!(buf.len() <= 200);
+    let payload = buf.as_bytes().to_vec();
+    assert_decodes(&payload);
+    let event = Event::parse(&payload).unwrap();
+    assert_eq!(event.thread(), Some(number));
+    assert!(event.target().unwrap().len() < 300);
+
+    let name = std::thread::current().name().map(str::to_owned);
+    let text = render(
+        &Text::new().without_time().with_thread_names(true),
+        &payload,
+    );
+    let shown = name.unwrap_or_else(|| format!("{:0>2?}", std::thread::current().id()));
+    assert!(text.starts_with(&format!(" INFO {shown} tttt")), "{text}");
+    let ids = render(
+        &Text::new()
+            .without_time()
+            .with_level(false)
+            .with_thread_ids(true),
+        &payload,
+    );
+    assert!(
+        ids.starts_with(&format!("{:0>2?} ttt", std::thread::current().id())),
+        "{ids}"
+    );
+    let json = render(&Json::new().without_time().with_thread_ids(true), &payload);
+    assert!(
+        json.ends_with(&format!(
+            ",\"threadId\":\"{:?}\"}}\n",
+            std::thread::current().id()
+        )),
+        "{json}"
+    );
+    // Formats that do not ask print nothing of it.
+    assert!(!render(&Text::new(), &payload).contains("ThreadId"));
 }

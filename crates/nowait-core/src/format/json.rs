@@ -2,15 +2,59 @@
 
 use std::io::Write as _;
 
-use super::{copy_into, is_message, message_with, system_nanos, Resolved, TimeCache};
-use crate::event::{decode_field_name, Event, Item, SiteCache, Value};
+use super::{
+    copy_into, is_message, message_with, system_nanos, Clock, Location, Options, Resolved, Timer,
+};
+use crate::event::{decode_field_name, Event, Item, SiteCache, ThreadCache, Value};
 use crate::record::{kind, Format, MakeFormat, Notice, Record, SinkInfo};
 use crate::Level;
 
 /// One JSON object per line, for log shippers (Vector, Fluent Bit, the
 /// OpenTelemetry Collector's filelog receiver parse it as is).
 ///
-/// # Schema (stable)
+/// Two layouts ([`JsonSchema`]): by default the bytes that
+/// `tracing_subscriber::fmt().json()` prints for the same options and
+/// events, so that parsers written for it keep working; or nowait's own
+/// schema ([`Json::nowait_schema`]), in which every line has all keys.
+///
+/// # Default schema (`tracing-subscriber`'s)
+///
+/// ```json
+/// {"timestamp":"2026-11-22T12:00:01.123456Z","level":"INFO",
+///  "fields":{"message":"GET /","status":200},"target":"app::http",
+///  "span":{"id":42,"name":"request"},
+///  "spans":[{"peer":"10.0.0.7","name":"conn"},{"id":42,"name":"request"}]}
+/// ```
+///
+/// (one line in the output), keys in this order, each only when it applies:
+///
+/// * `timestamp`: as the [`Timer`] prints it; absent with
+///   [`without_time`](Json::without_time).
+/// * `level`: `TRACE`, `DEBUG`, `INFO`, `WARN` or `ERROR`
+///   ([`with_level`](Json::with_level)).
+/// * `fields`: the event's fields in order, the message as field `message`
+///   (absent if the event has none). With
+///   [`flatten_event`](Json::flatten_event) they are keys of the line
+///   itself instead.
+/// * `target` ([`with_target`](Json::with_target)); `filename` and
+///   `line_number`, from the call site
+///   ([`with_file`](Json::with_file),
+///   [`with_line_number`](Json::with_line_number)).
+/// * `span`: the innermost span ([`with_current_span`](Json::with_current_span)),
+///   and `spans`: all enclosing spans, outermost first
+///   ([`with_span_list`](Json::with_span_list)); both absent outside spans.
+///   A span is an object of its fields in key order, a field recorded again
+///   with `Span::record` keeping its last value, followed by `name`.
+/// * `threadName` and `threadId` (`ThreadId(7)`)
+///   ([`with_thread_names`](Json::with_thread_names),
+///   [`with_thread_ids`](Json::with_thread_ids)).
+///
+/// Integers are numbers, floats numbers (as `serde_json` writes them) or
+/// `null` if not finite, booleans booleans, everything else strings.
+/// nowait's own notices are lines of target `nowait` with the text in
+/// `fields.message`; plain text records ([`kind::TEXT`]) have target `""`.
+///
+/// # nowait schema
 ///
 /// ```json
 /// {"timestamp":"2026-11-22T12:00:01.123456Z","level":"INFO","target":"app::http",
@@ -18,7 +62,8 @@ use crate::Level;
 ///  "spans":[{"name":"request","id":42}]}
 /// ```
 ///
-/// (one line in the output). Every line has all six keys, in this order:
+/// Every line has all six keys, in this order, whatever the options (which
+/// apply to the default schema only):
 ///
 /// * `timestamp`: RFC 3339, UTC, microseconds.
 /// * `level`: `TRACE`, `DEBUG`, `INFO`, `WARN` or `ERROR`.
@@ -36,9 +81,13 @@ use crate::Level;
 /// than the first goes to `fields`, and nothing stops a field from being
 /// named like a top-level key (it stays inside `fields`).
 ///
+/// # Escaping (both schemas)
+///
 /// Strings are escaped per RFC 8259; in addition DEL, the C1 controls and
 /// U+2028/U+2029 are written as `\u` escapes and invalid UTF-8 as U+FFFD,
-/// so a line is always valid JSON and safe to print on a terminal.
+/// so a line is always valid JSON and safe to print on a terminal. (Where
+/// `serde_json` leaves those characters as they are, this is the one
+/// difference from `tracing-subscriber`'s bytes.)
 ///
 /// # Examples
 ///
@@ -47,22 +96,58 @@ use crate::Level;
 ///
 /// # let dir = tempfile::tempdir().unwrap();
 /// # let path = dir.path().join("app.json");
-/// let (logger, guard) = Builder::new().sink(Sink::file(&path).format(Json::new())).build()?;
+/// let (logger, guard) = Builder::new()
+///     .sink(Sink::file(&path).format(Json::new().without_time()))
+///     .build()?;
 /// logger.log(Level::Info, "plain line")?;
 /// drop(guard);
 /// let line = std::fs::read_to_string(&path)?;
-/// assert!(line.ends_with(
-///     "\"level\":\"INFO\",\"target\":\"\",\"message\":\"plain line\",\"fields\":{},\"spans\":[]}\n"
-/// ));
+/// assert_eq!(line, "{\"level\":\"INFO\",\"fields\":{\"message\":\"plain line\"},\"target\":\"\"}\n");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct Json {
-    _private: (),
+    schema: JsonSchema,
+    options: Options,
+    flatten: bool,
+    current_span: bool,
+    span_list: bool,
+}
+
+/// The layout a [`Json`] format writes.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::{Json, JsonSchema};
+///
+/// let _ours = Json::new().with_schema(JsonSchema::Nowait);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JsonSchema {
+    /// `tracing_subscriber::fmt().json()`'s layout (the default).
+    #[default]
+    TracingSubscriber,
+    /// nowait's own: all six keys on every line, the message apart from
+    /// the fields (see [`Json`]).
+    Nowait,
+}
+
+impl Default for Json {
+    fn default() -> Json {
+        Json {
+            schema: JsonSchema::TracingSubscriber,
+            options: Options::default(),
+            flatten: false,
+            current_span: true,
+            span_list: true,
+        }
+    }
 }
 
 impl Json {
-    /// The JSON format.
+    /// The JSON format in `tracing-subscriber`'s layout.
     ///
     /// # Examples
     ///
@@ -72,18 +157,204 @@ impl Json {
     pub fn new() -> Json {
         Json::default()
     }
+
+    /// The JSON format in nowait's own schema (see [`Json`]): all keys on
+    /// every line, the message apart.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::nowait_schema();
+    /// ```
+    pub fn nowait_schema() -> Json {
+        Json::new().with_schema(JsonSchema::Nowait)
+    }
+
+    /// Chooses the layout.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().with_schema(nowait_core::JsonSchema::Nowait);
+    /// ```
+    pub fn with_schema(mut self, schema: JsonSchema) -> Json {
+        self.schema = schema;
+        self
+    }
+
+    /// Puts the event's fields at the top level instead of under `fields`
+    /// (default `false`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().flatten_event(true);
+    /// ```
+    pub fn flatten_event(mut self, on: bool) -> Json {
+        self.flatten = on;
+        self
+    }
+
+    /// Whether to write the innermost span as `span` (default `true`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().with_current_span(false);
+    /// ```
+    pub fn with_current_span(mut self, on: bool) -> Json {
+        self.current_span = on;
+        self
+    }
+
+    /// Whether to write all enclosing spans as `spans` (default `true`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().with_span_list(false);
+    /// ```
+    pub fn with_span_list(mut self, on: bool) -> Json {
+        self.span_list = on;
+        self
+    }
+
+    /// How to write `timestamp` (default [`Timer::Utc`]; [`Timer::None`]
+    /// leaves the key out).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().with_timer(nowait_core::Timer::Uptime);
+    /// ```
+    pub fn with_timer(mut self, timer: Timer) -> Json {
+        self.options.timer = timer;
+        self
+    }
+
+    /// Leaves `timestamp` out.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().without_time();
+    /// ```
+    pub fn without_time(self) -> Json {
+        self.with_timer(Timer::None)
+    }
+
+    /// Whether to write `level` (default `true`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().with_level(false);
+    /// ```
+    pub fn with_level(mut self, on: bool) -> Json {
+        self.options.level = on;
+        self
+    }
+
+    /// Whether to write `target` (default `true`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().with_target(false);
+    /// ```
+    pub fn with_target(mut self, on: bool) -> Json {
+        self.options.target = on;
+        self
+    }
+
+    /// Whether to write the call site's source file as `filename` (default
+    /// `false`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().with_file(true);
+    /// ```
+    pub fn with_file(mut self, on: bool) -> Json {
+        self.options.file = on;
+        self
+    }
+
+    /// Whether to write the call site's line as `line_number` (default
+    /// `false`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().with_line_number(true);
+    /// ```
+    pub fn with_line_number(mut self, on: bool) -> Json {
+        self.options.line = on;
+        self
+    }
+
+    /// Whether to write the logging thread's name as `threadName` (default
+    /// `false`; an unnamed thread gives its id, unless ids are written
+    /// anyway). Front ends then record the thread in each event.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().with_thread_names(true);
+    /// ```
+    pub fn with_thread_names(mut self, on: bool) -> Json {
+        self.options.thread_names = on;
+        self
+    }
+
+    /// Whether to write the logging thread's id as `threadId` (default
+    /// `false`). Front ends then record the thread in each event.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().with_thread_ids(true);
+    /// ```
+    pub fn with_thread_ids(mut self, on: bool) -> Json {
+        self.options.thread_ids = on;
+        self
+    }
 }
 
 impl MakeFormat for Json {
     fn make_format(&self, _sink: &SinkInfo) -> Box<dyn Format> {
-        Box::<JsonFormat>::default()
+        match self.schema {
+            JsonSchema::Nowait => Box::<JsonFormat>::default(),
+            JsonSchema::TracingSubscriber => Box::new(FmtJson {
+                json: *self,
+                clock: Clock::new(self.options.timer),
+                sites: SiteCache::default(),
+                threads: ThreadCache::default(),
+                scratch: Default::default(),
+                fields: Vec::new(),
+                spans: Vec::new(),
+                span: Vec::new(),
+                vals: Vec::new(),
+                sorted: Vec::new(),
+                raw: Vec::new(),
+            }),
+        }
+    }
+
+    fn needs_thread(&self) -> bool {
+        self.schema == JsonSchema::TracingSubscriber && self.options.needs_thread()
+    }
+
+    fn needs_location(&self) -> bool {
+        self.schema == JsonSchema::TracingSubscriber && self.options.needs_location()
     }
 }
 
+/// The per-sink state of [`JsonSchema::Nowait`].
 #[derive(Debug, Default)]
 struct JsonFormat {
     sites: SiteCache,
-    clock: TimeCache,
+    clock: Clock,
     scratch: (String, String),
     msg: Vec<u8>,
     /// Rendered during the single pass over an event's items.
@@ -127,6 +398,9 @@ impl JsonFormat {
             match item {
                 Item::Field { name, value } => {
                     let name = ev.name_of(name);
+                    if Location::default().take(ev.site.is_some(), name, value) {
+                        continue;
+                    }
                     if message.is_none() && is_message(name) {
                         message = Some(value);
                         continue;
@@ -278,5 +552,305 @@ impl Format for JsonFormat {
         self.head(system_nanos(notice.time()), notice.level(), b"nowait", out);
         json_str(notice.message().as_bytes(), out);
         out.extend_from_slice(b",\"fields\":{},\"spans\":[]}\n");
+    }
+}
+
+/// The per-sink state of [`JsonSchema::TracingSubscriber`].
+#[derive(Debug)]
+struct FmtJson {
+    json: Json,
+    clock: Clock,
+    sites: SiteCache,
+    threads: ThreadCache,
+    scratch: (String, String),
+    /// The event's fields, rendered during the single pass over its items.
+    fields: Vec<u8>,
+    /// The span list, and the last (innermost) span alone.
+    spans: Vec<u8>,
+    span: Vec<u8>,
+    /// One span's fields as raw name and rendered value, and their places
+    /// there (name start, name end, value end), to sort by name.
+    vals: Vec<u8>,
+    sorted: Vec<(usize, usize, usize)>,
+    /// A deferred message's text before escaping.
+    raw: Vec<u8>,
+}
+
+/// Appends `,` unless `out` has nothing after `start` (the `{`), then
+/// `"name":` (a constant key that needs no escaping).
+fn key(out: &mut Vec<u8>, start: usize, name: &str) {
+    debug_assert!(name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_'));
+    if out.len() > start + 1 {
+        out.push(b',');
+    }
+    out.push(b'"');
+    out.extend_from_slice(name.as_bytes());
+    out.extend_from_slice(b"\":");
+}
+
+/// A value as `serde_json` writes what `tracing-subscriber` makes of it.
+fn fmt_value(
+    value: Value<'_>,
+    site: Option<&std::sync::Arc<crate::event::Callsite>>,
+    scratch: &mut (String, String),
+    raw: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+) {
+    match value {
+        Value::U64(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+        Value::I64(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+        Value::F64(x) if x.is_finite() => {
+            out.extend_from_slice(zmij::Buffer::new().format_finite(x).as_bytes());
+        }
+        Value::F64(_) => out.extend_from_slice(b"null"),
+        Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
+        Value::Str(s) | Value::Rendered(s) => json_str(s, out),
+        Value::Char(c) => json_str(c.encode_utf8(&mut [0u8; 4]).as_bytes(), out),
+        Value::Args(_) => {
+            raw.clear();
+            message_with(value, site, raw, scratch, copy_into);
+            json_str(raw, out);
+        }
+    }
+}
+
+impl FmtJson {
+    /// `{` and the keys before `fields`.
+    fn head(&mut self, nanos: u64, level: Level, out: &mut Vec<u8>) -> usize {
+        let start = out.len();
+        out.push(b'{');
+        if self.clock.on() {
+            key(out, start, "timestamp");
+            out.push(b'"');
+            self.clock.write(nanos, out);
+            out.push(b'"');
+        }
+        if self.json.options.level {
+            key(out, start, "level");
+            out.push(b'"');
+            out.extend_from_slice(level.as_str().as_bytes());
+            out.push(b'"');
+        }
+        start
+    }
+
+    /// `fields` (or the flattened fields) from `self.fields`.
+    fn fields(&self, start: usize, out: &mut Vec<u8>) {
+        if self.json.flatten {
+            if !self.fields.is_empty() {
+                if out.len() > start + 1 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(&self.fields);
+            }
+        } else {
+            key(out, start, "fields");
+            out.push(b'{');
+            out.extend_from_slice(&self.fields);
+            out.push(b'}');
+        }
+    }
+
+    /// A line for something that is not an event: a notice, a text record.
+    fn line(&mut self, nanos: u64, level: Level, target: &[u8], message: &[u8], out: &mut Vec<u8>) {
+        let start = self.head(nanos, level, out);
+        self.fields.clear();
+        self.fields.extend_from_slice(b"\"message\":");
+        json_str(message, &mut self.fields);
+        self.fields(start, out);
+        if self.json.options.target {
+            key(out, start, "target");
+            json_str(target, out);
+        }
+        out.extend_from_slice(b"}\n");
+    }
+
+    /// Renders one span into `self.span`: its fields by name, the last
+    /// value of a repeated one, then `name`.
+    fn span(
+        &mut self,
+        site: Option<&std::sync::Arc<crate::event::Callsite>>,
+        fields: crate::event::SpanFields<'_>,
+    ) {
+        // Raw names and rendered values go to `vals`, their places to
+        // `sorted`, sorted by name into `span`.
+        let FmtJson {
+            scratch,
+            raw,
+            vals,
+            sorted,
+            span,
+            ..
+        } = self;
+        vals.clear();
+        sorted.clear();
+        for f in fields.items() {
+            let Item::Field { name, value } = f else {
+                continue;
+            };
+            let name = decode_field_name(name, site);
+            let name_start = vals.len();
+            vals.extend_from_slice(name.as_bytes());
+            let name_end = vals.len();
+            fmt_value(value, site, scratch, raw, vals);
+            sorted.push((name_start, name_end, vals.len()));
+        }
+        // By name, then by position: among equal names the last recorded
+        // stays last (an unstable sort with a total order: no allocation).
+        sorted.sort_unstable_by(|a, b| vals[a.0..a.1].cmp(&vals[b.0..b.1]).then(a.0.cmp(&b.0)));
+        span.clear();
+        span.push(b'{');
+        for (i, &(ns, ne, ve)) in sorted.iter().enumerate() {
+            if let Some(&(ns2, ne2, _)) = sorted.get(i + 1) {
+                if vals[ns..ne] == vals[ns2..ne2] {
+                    continue;
+                }
+            }
+            json_str(&vals[ns..ne], span);
+            span.push(b':');
+            span.extend_from_slice(&vals[ne..ve]);
+            span.push(b',');
+        }
+        span.extend_from_slice(b"\"name\":");
+        json_str(site.map_or("?", |s| s.name()).as_bytes(), span);
+        span.push(b'}');
+    }
+
+    fn event(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
+        let Some(event) = Event::parse(record.payload()) else {
+            let now = system_nanos(std::time::SystemTime::now());
+            self.line(now, record.level(), b"nowait", b"<malformed event>", out);
+            return;
+        };
+        let site = event.site().and_then(|k| self.sites.get(k.get()));
+        let ev = Resolved { site, event };
+        let start = self.head(event.time_nanos(), record.level(), out);
+
+        self.fields.clear();
+        self.spans.clear();
+        let mut any_span = false;
+        let mut at = Location::default();
+        for item in event.items() {
+            match item {
+                Item::Field { name, value } => {
+                    let name = ev.name_of(name);
+                    if at.take(ev.site.is_some(), name, value) {
+                        continue;
+                    }
+                    let fields = &mut self.fields;
+                    if !fields.is_empty() {
+                        fields.push(b',');
+                    }
+                    json_str(name.as_bytes(), fields);
+                    fields.push(b':');
+                    fmt_value(
+                        value,
+                        ev.site.as_ref(),
+                        &mut self.scratch,
+                        &mut self.raw,
+                        fields,
+                    );
+                }
+                Item::Malformed => {
+                    if !self.fields.is_empty() {
+                        self.fields.push(b',');
+                    }
+                    self.fields.extend_from_slice(b"\"nowait.malformed\":true");
+                }
+                Item::Span { site, fields } => {
+                    let span_site = self.sites.get(site.get());
+                    self.span(span_site.as_ref(), fields);
+                    if any_span {
+                        self.spans.push(b',');
+                    }
+                    any_span = true;
+                    self.spans.extend_from_slice(&self.span);
+                }
+            }
+        }
+        self.fields(start, out);
+        let o = self.json.options;
+        if o.target {
+            key(out, start, "target");
+            json_str(ev.target(), out);
+        }
+        let at = at.of(ev.site.as_deref());
+        if let Some(file) = at.file.filter(|_| o.file) {
+            key(out, start, "filename");
+            json_str(file, out);
+        }
+        if let Some(line) = at.line.filter(|_| o.line) {
+            key(out, start, "line_number");
+            out.extend_from_slice(itoa::Buffer::new().format(line).as_bytes());
+        }
+        if any_span {
+            if self.json.current_span {
+                key(out, start, "span");
+                out.extend_from_slice(&self.span);
+            }
+            if self.json.span_list {
+                key(out, start, "spans");
+                out.push(b'[');
+                out.extend_from_slice(&self.spans);
+                out.push(b']');
+            }
+        }
+        if o.needs_thread() {
+            self.thread(event.thread(), start, out);
+        }
+        out.extend_from_slice(b"}\n");
+    }
+
+    #[cold]
+    fn thread(&mut self, thread: Option<u32>, start: usize, out: &mut Vec<u8>) {
+        let o = self.json.options;
+        let Some(info) = thread.and_then(|n| self.threads.get(n)) else {
+            return;
+        };
+        if o.thread_names {
+            match &info.name {
+                Some(name) => {
+                    key(out, start, "threadName");
+                    json_str(name.as_bytes(), out);
+                }
+                None if !o.thread_ids => {
+                    key(out, start, "threadName");
+                    json_str(info.id.as_bytes(), out);
+                }
+                None => {}
+            }
+        }
+        if o.thread_ids {
+            key(out, start, "threadId");
+            json_str(info.id.as_bytes(), out);
+        }
+    }
+}
+
+impl Format for FmtJson {
+    fn format(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
+        match record.kind() {
+            kind::EVENT => self.event(record, out),
+            k => {
+                let now = system_nanos(std::time::SystemTime::now());
+                if k == kind::TEXT {
+                    self.line(now, record.level(), b"", record.payload(), out);
+                } else {
+                    let msg = format!("<kind {k} record>");
+                    self.line(now, record.level(), b"nowait", msg.as_bytes(), out);
+                }
+            }
+        }
+    }
+
+    fn notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>) {
+        let time = system_nanos(notice.time());
+        self.line(
+            time,
+            notice.level(),
+            b"nowait",
+            notice.message().as_bytes(),
+            out,
+        );
     }
 }

@@ -4,7 +4,7 @@
 mod json;
 mod text;
 
-pub use json::Json;
+pub use json::{Json, JsonSchema};
 pub use text::Text;
 
 use std::sync::Arc;
@@ -13,35 +13,216 @@ use crate::event::{Callsite, Event, Value};
 use crate::record::escape_into;
 use crate::timefmt;
 
-/// Per-second cache of the `YYYY-MM-DDTHH:MM:SS` prefix: formatting a
-/// timestamp costs a comparison and six digits, not a calendar conversion.
-#[derive(Debug, Default)]
-pub(crate) struct TimeCache {
-    second: Option<u64>,
-    prefix: Vec<u8>,
+/// How a format prints an event's time: the timers of
+/// `tracing_subscriber::fmt::time` that print the same bytes.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::{Text, Timer};
+///
+/// let _uptime = Text::new().with_timer(Timer::Uptime);
+/// let _none = Text::new().with_timer(Timer::None); // same as `without_time()`
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Timer {
+    /// RFC 3339 in UTC with microseconds, `2026-11-22T12:00:01.123456Z`
+    /// (the default, as `tracing_subscriber::fmt::time::SystemTime`).
+    #[default]
+    Utc,
+    /// Time since the format was made (when the logger was built), as
+    /// seconds padded to four columns and nanoseconds, `   3.000123456s`
+    /// (as `tracing_subscriber::fmt::time::Uptime`).
+    Uptime,
+    /// Local time with its UTC offset, RFC 3339 with as many fractional
+    /// digits as needed (0, 3, 6 or 9), `2026-11-22T13:00:01.123456789+01:00`
+    /// (as `tracing_subscriber::fmt::time::ChronoLocal::rfc_3339()`).
+    ///
+    /// The offset comes from `chrono::Local` on the writer thread, computed
+    /// once per second of event time, so a change of daylight saving time
+    /// shows at once. `chrono` reads the `TZ` variable and the zone files
+    /// itself: unlike the C library's `localtime_r` (which the `time`
+    /// crate declines to call in a multi-threaded program because another
+    /// thread may be changing the environment), this is sound in a
+    /// program with threads. Needs the `local-time` feature.
+    #[cfg(feature = "local-time")]
+    Local,
+    /// No timestamp (as `without_time()`).
+    None,
 }
 
-impl TimeCache {
-    /// Appends `YYYY-MM-DDTHH:MM:SS.ffffffZ` for `nanos` since the epoch.
+/// The options `Text` and `Json` share, with `tracing-subscriber`'s names.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Options {
+    pub(crate) timer: Timer,
+    pub(crate) level: bool,
+    pub(crate) target: bool,
+    pub(crate) file: bool,
+    pub(crate) line: bool,
+    pub(crate) thread_ids: bool,
+    pub(crate) thread_names: bool,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            timer: Timer::Utc,
+            level: true,
+            target: true,
+            file: false,
+            line: false,
+            thread_ids: false,
+            thread_names: false,
+        }
+    }
+}
+
+impl Options {
+    pub(crate) fn needs_thread(&self) -> bool {
+        self.thread_ids || self.thread_names
+    }
+
+    pub(crate) fn needs_location(&self) -> bool {
+        self.file || self.line
+    }
+}
+
+/// Per-sink timestamp writer: per-second cache of the date and time of day
+/// (a comparison and a few digits per event, not a calendar conversion).
+#[derive(Debug, Default)]
+pub(crate) struct Clock {
+    timer: Timer,
+    /// For [`Timer::Uptime`]: when the format was made, in ns since the
+    /// epoch.
+    start: u64,
+    second: Option<u64>,
+    prefix: Vec<u8>,
+    /// For `Timer::Local`: `+HH:MM` for `second`.
+    #[cfg(feature = "local-time")]
+    offset: Vec<u8>,
+}
+
+impl Clock {
+    pub(crate) fn new(timer: Timer) -> Clock {
+        Clock {
+            timer,
+            start: system_nanos(std::time::SystemTime::now()),
+            ..Clock::default()
+        }
+    }
+
+    /// Whether timestamps are printed at all.
+    pub(crate) fn on(&self) -> bool {
+        self.timer != Timer::None
+    }
+
+    /// Appends the time `nanos` (since the epoch) as the timer prints it.
     pub(crate) fn write(&mut self, nanos: u64, out: &mut Vec<u8>) {
+        match self.timer {
+            Timer::Utc => {
+                self.date_time(nanos, 0, out);
+                write_fraction(nanos, 6, out);
+                out.push(b'Z');
+            }
+            Timer::Uptime => {
+                let e = nanos.saturating_sub(self.start);
+                let mut buf = itoa::Buffer::new();
+                let secs = buf.format(e / 1_000_000_000);
+                for _ in secs.len()..4 {
+                    out.push(b' ');
+                }
+                out.extend_from_slice(secs.as_bytes());
+                write_fraction(e, 9, out);
+                out.push(b's');
+            }
+            #[cfg(feature = "local-time")]
+            Timer::Local => {
+                self.local(nanos, out);
+            }
+            Timer::None => {}
+        }
+    }
+
+    /// `YYYY-MM-DDTHH:MM:SS` of `nanos` shifted by `offset` seconds.
+    fn date_time(&mut self, nanos: u64, offset: i64, out: &mut Vec<u8>) {
         let second = nanos / 1_000_000_000;
         if self.second != Some(second) {
             self.prefix.clear();
-            let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(second);
+            let shifted = (second as i64).saturating_add(offset).max(0) as u64;
+            let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(shifted);
             timefmt::write_rfc3339_micros(time, &mut self.prefix);
             self.prefix.truncate(19);
             self.second = Some(second);
         }
         out.extend_from_slice(&self.prefix);
-        let micros = (nanos / 1_000 % 1_000_000) as u32;
-        let mut digits = [b'.', b'0', b'0', b'0', b'0', b'0', b'0', b'Z'];
-        let mut v = micros;
-        for d in digits[1..7].iter_mut().rev() {
-            *d = b'0' + (v % 10) as u8;
-            v /= 10;
-        }
-        out.extend_from_slice(&digits);
     }
+
+    #[cfg(feature = "local-time")]
+    fn local(&mut self, nanos: u64, out: &mut Vec<u8>) {
+        let second = nanos / 1_000_000_000;
+        if self.second != Some(second) {
+            let offset = local_offset(second as i64);
+            self.offset.clear();
+            self.offset.push(if offset < 0 { b'-' } else { b'+' });
+            let abs = offset.unsigned_abs();
+            for v in [abs / 3600, abs / 60 % 60] {
+                self.offset.push(b'0' + (v / 10 % 10) as u8);
+                self.offset.push(b'0' + (v % 10) as u8);
+                self.offset.push(b':');
+            }
+            self.offset.pop();
+            self.second = None;
+            self.date_time(nanos, i64::from(offset), out);
+        } else {
+            out.extend_from_slice(&self.prefix);
+        }
+        let sub = nanos % 1_000_000_000;
+        let digits = if sub == 0 {
+            0
+        } else if sub % 1_000_000 == 0 {
+            3
+        } else if sub % 1_000 == 0 {
+            6
+        } else {
+            9
+        };
+        if digits > 0 {
+            write_fraction(nanos, digits, out);
+        }
+        out.extend_from_slice(&self.offset);
+    }
+}
+
+/// The local time's offset from UTC at `secs` since the epoch, in seconds.
+#[cfg(feature = "local-time")]
+fn local_offset(secs: i64) -> i32 {
+    use chrono::{Offset as _, TimeZone as _};
+    chrono::DateTime::from_timestamp(secs, 0).map_or(0, |utc| {
+        chrono::Local
+            .offset_from_utc_datetime(&utc.naive_utc())
+            .fix()
+            .local_minus_utc()
+    })
+}
+
+/// Appends `.` and the first `digits` (1 to 9) digits of the nanoseconds.
+fn write_fraction(nanos: u64, digits: usize, out: &mut Vec<u8>) {
+    let mut buf = [b'.', b'0', b'0', b'0', b'0', b'0', b'0', b'0', b'0', b'0'];
+    let mut v = nanos % 1_000_000_000;
+    for d in buf[1..10].iter_mut().rev() {
+        *d = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    out.extend_from_slice(&buf[..=digits]);
+}
+
+/// The width a thread name is padded to: the longest name this sink has
+/// printed so far (`tracing-subscriber` keeps the longest of the process).
+pub(crate) fn thread_width(width: &mut usize, name: &str) -> usize {
+    let len = name.chars().count();
+    *width = (*width).max(len);
+    *width
 }
 
 pub(crate) fn system_nanos(time: std::time::SystemTime) -> u64 {
@@ -66,6 +247,41 @@ impl<'a> Resolved<'a> {
 
     pub(crate) fn name_of(&self, name: crate::event::FieldName<'a>) -> &str {
         crate::event::decode_field_name(name, self.site.as_ref())
+    }
+}
+
+/// A source location that an event without call site carries as fields
+/// (see [`LOCATION_FILE`](crate::event::LOCATION_FILE)).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Location<'a> {
+    pub(crate) file: Option<&'a [u8]>,
+    pub(crate) line: Option<u64>,
+}
+
+impl<'a> Location<'a> {
+    /// Keeps the field if it is a location field (only events without call
+    /// site have them); whether it was one.
+    pub(crate) fn take(&mut self, has_site: bool, name: &str, value: Value<'a>) -> bool {
+        if has_site {
+            return false;
+        }
+        match (name, value) {
+            (crate::event::LOCATION_FILE, Value::Str(s)) => self.file = Some(s),
+            (crate::event::LOCATION_LINE, Value::U64(n)) => self.line = Some(n),
+            _ => return false,
+        }
+        true
+    }
+
+    /// The event's location: its call site's, or the fields'.
+    pub(crate) fn of(self, site: Option<&'a Callsite>) -> Location<'a> {
+        match site {
+            Some(s) => Location {
+                file: s.file().map(str::as_bytes),
+                line: s.line().map(u64::from),
+            },
+            None => self,
+        }
     }
 }
 
@@ -121,5 +337,63 @@ pub(crate) fn scalar_text(value: Value<'_>, out: &mut Vec<u8>) {
         }
         Value::Str(s) | Value::Rendered(s) => escape_into(s, out),
         Value::Args(_) => out.extend_from_slice(b"<args>"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn render(timer: Timer, nanos: u64) -> String {
+        let mut clock = Clock::new(timer);
+        clock.start = 1_000_000_000;
+        let mut out = Vec::new();
+        clock.write(nanos, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn utc_and_uptime() {
+        assert_eq!(
+            render(Timer::Utc, 1_763_800_000_123_456_789),
+            "2025-11-22T08:26:40.123456Z"
+        );
+        assert_eq!(render(Timer::Uptime, 3_000_000_042), "   2.000000042s");
+        assert_eq!(
+            render(Timer::Uptime, 12_346_000_000_000),
+            "12345.000000000s"
+        );
+        // An event stamped before the format was made.
+        assert_eq!(render(Timer::Uptime, 5), "   0.000000000s");
+        assert_eq!(render(Timer::None, 5), "");
+    }
+
+    /// The same bytes as `chrono::Local`'s RFC 3339 (what
+    /// `tracing-subscriber`'s `ChronoLocal::rfc_3339()` prints), in
+    /// whatever zone the machine is in, for each number of fractional
+    /// digits; and the cached second is recomputed when it changes.
+    #[cfg(feature = "local-time")]
+    #[test]
+    fn local_time_matches_chrono() {
+        let mut clock = Clock::new(Timer::Local);
+        for nanos in [
+            1_763_800_000_000_000_000u64,
+            1_763_800_000_120_000_000,
+            1_763_800_000_123_456_000,
+            1_763_800_000_123_456_789,
+            1_763_800_001_000_000_001,
+            1_750_000_000_500_000_000, // another season
+        ] {
+            let mut out = Vec::new();
+            clock.write(nanos, &mut out);
+            let want = chrono::DateTime::from_timestamp(
+                (nanos / 1_000_000_000) as i64,
+                (nanos % 1_000_000_000) as u32,
+            )
+            .unwrap()
+            .with_timezone(&chrono::Local)
+            .to_rfc3339();
+            assert_eq!(String::from_utf8(out).unwrap(), want);
+        }
     }
 }

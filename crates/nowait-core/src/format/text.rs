@@ -2,8 +2,11 @@
 
 use std::io::Write as _;
 
-use super::{is_message, message_with, scalar_text, system_nanos, Resolved, TimeCache};
-use crate::event::{Event, Item, SiteCache, Value};
+use super::{
+    is_message, message_with, scalar_text, system_nanos, thread_width, Clock, Location, Options,
+    Resolved, Timer,
+};
+use crate::event::{Event, Item, SiteCache, ThreadCache, Value};
 use crate::record::{escape_into, kind, Format, MakeFormat, Notice, Record, SinkInfo};
 use crate::Level;
 
@@ -26,8 +29,16 @@ use crate::Level;
 /// at U+2028, or reach the terminal as an escape sequence.
 ///
 /// ANSI colours are used only on sinks that are terminals, and only if the
-/// `NO_COLOR` environment variable is unset or empty; [`Text::ansi`]
+/// `NO_COLOR` environment variable is unset or empty; [`Text::with_ansi`]
 /// overrides that.
+///
+/// The options have the names of `tracing_subscriber::fmt()`'s builder and
+/// give the same bytes for the same events (thread names, thread ids,
+/// file, line, target, level, time; colours included): a test compares
+/// every combination with `tracing-subscriber` itself. Two differences:
+/// control characters are escaped everywhere (see above), and a thread
+/// name is padded to the longest name this sink has printed, where
+/// `tracing-subscriber` takes the longest of the process.
 ///
 /// # Examples
 ///
@@ -44,12 +55,12 @@ use crate::Level;
 #[derive(Clone, Debug, Default)]
 pub struct Text {
     ansi: Option<bool>,
-    target: Option<bool>,
-    time: Option<bool>,
+    options: Options,
 }
 
 impl Text {
-    /// The default text format: colours decided per sink, targets shown.
+    /// The default text format: colours decided per sink, time, level and
+    /// target shown.
     ///
     /// # Examples
     ///
@@ -66,22 +77,57 @@ impl Text {
     /// # Examples
     ///
     /// ```
-    /// let _plain = nowait_core::Text::new().ansi(false);
+    /// let _plain = nowait_core::Text::new().with_ansi(false);
     /// ```
-    pub fn ansi(mut self, on: bool) -> Text {
+    pub fn with_ansi(mut self, on: bool) -> Text {
         self.ansi = Some(on);
         self
     }
 
-    /// Whether to print the timestamp (default `true`).
+    /// The same as [`with_ansi`](Text::with_ansi) (its older name).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _plain = nowait_core::Text::new().ansi(false);
+    /// ```
+    pub fn ansi(self, on: bool) -> Text {
+        self.with_ansi(on)
+    }
+
+    /// Whether to print the timestamp (default `true`); `false` is
+    /// [`without_time`](Text::without_time), `true` brings back the
+    /// default [`Timer::Utc`].
     ///
     /// # Examples
     ///
     /// ```
     /// let _no_time = nowait_core::Text::new().with_time(false);
     /// ```
-    pub fn with_time(mut self, on: bool) -> Text {
-        self.time = Some(on);
+    pub fn with_time(self, on: bool) -> Text {
+        self.with_timer(if on { Timer::Utc } else { Timer::None })
+    }
+
+    /// Prints no timestamp.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _no_time = nowait_core::Text::new().without_time();
+    /// ```
+    pub fn without_time(self) -> Text {
+        self.with_timer(Timer::None)
+    }
+
+    /// How to print timestamps (default [`Timer::Utc`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _uptime = nowait_core::Text::new().with_timer(nowait_core::Timer::Uptime);
+    /// ```
+    pub fn with_timer(mut self, timer: Timer) -> Text {
+        self.options.timer = timer;
         self
     }
 
@@ -93,7 +139,76 @@ impl Text {
     /// let _no_target = nowait_core::Text::new().with_target(false);
     /// ```
     pub fn with_target(mut self, on: bool) -> Text {
-        self.target = Some(on);
+        self.options.target = on;
+        self
+    }
+
+    /// Whether to print the level (default `true`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _no_level = nowait_core::Text::new().with_level(false);
+    /// ```
+    pub fn with_level(mut self, on: bool) -> Text {
+        self.options.level = on;
+        self
+    }
+
+    /// Whether to print the call site's source file (default `false`), as
+    /// `src/main.rs:` after the target. The `log` front end, whose records
+    /// have no call site, then adds file and line to each event (see
+    /// [`MakeFormat::needs_location`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _file = nowait_core::Text::new().with_file(true);
+    /// ```
+    pub fn with_file(mut self, on: bool) -> Text {
+        self.options.file = on;
+        self
+    }
+
+    /// Whether to print the call site's line number (default `false`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _line = nowait_core::Text::new().with_file(true).with_line_number(true);
+    /// ```
+    pub fn with_line_number(mut self, on: bool) -> Text {
+        self.options.line = on;
+        self
+    }
+
+    /// Whether to print the name of the thread that logged (default
+    /// `false`), padded on the left to the longest name the sink has
+    /// printed; an unnamed thread shows its id instead, unless ids are
+    /// printed anyway. Front ends then record the thread in each event
+    /// (see [`MakeFormat::needs_thread`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _names = nowait_core::Text::new().with_thread_names(true);
+    /// ```
+    pub fn with_thread_names(mut self, on: bool) -> Text {
+        self.options.thread_names = on;
+        self
+    }
+
+    /// Whether to print the id of the thread that logged (default
+    /// `false`), as `ThreadId(01)`. Front ends then record the thread in
+    /// each event (see [`MakeFormat::needs_thread`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _ids = nowait_core::Text::new().with_thread_ids(true);
+    /// ```
+    pub fn with_thread_ids(mut self, on: bool) -> Text {
+        self.options.thread_ids = on;
         self
     }
 }
@@ -105,10 +220,18 @@ impl MakeFormat for Text {
             .unwrap_or_else(|| sink.is_terminal() && !no_color());
         Box::new(TextFormat {
             ansi,
-            target: self.target.unwrap_or(true),
-            time: self.time.unwrap_or(true),
+            options: self.options,
+            clock: Clock::new(self.options.timer),
             ..TextFormat::default()
         })
+    }
+
+    fn needs_thread(&self) -> bool {
+        self.options.needs_thread()
+    }
+
+    fn needs_location(&self) -> bool {
+        self.options.needs_location()
     }
 }
 
@@ -122,10 +245,12 @@ fn no_color() -> bool {
 #[derive(Debug, Default)]
 pub(crate) struct TextFormat {
     pub(crate) ansi: bool,
-    pub(crate) target: bool,
-    pub(crate) time: bool,
+    options: Options,
     sites: SiteCache,
-    clock: TimeCache,
+    threads: ThreadCache,
+    /// The longest thread name printed so far.
+    thread_width: usize,
+    clock: Clock,
     scratch: (String, String),
     /// The fields after the message, rendered during the single pass.
     rest: Vec<u8>,
@@ -146,29 +271,94 @@ impl TextFormat {
         }
     }
 
-    fn head(&mut self, nanos: u64, level: Level, out: &mut Vec<u8>) {
-        if self.time {
+    /// `text` painted with `code`, as `nu_ansi_term`'s `paint` writes it.
+    fn painted(&self, code: &[u8], text: &[u8], out: &mut Vec<u8>) {
+        self.paint(out, code);
+        escape_into(text, out);
+        self.reset(out);
+    }
+
+    /// A painted punctuation mark (no escaping needed).
+    fn painted_mark(&self, code: &[u8], mark: u8, out: &mut Vec<u8>) {
+        self.paint(out, code);
+        out.push(mark);
+        self.reset(out);
+    }
+
+    /// Time, level and thread: what comes before the spans.
+    fn head(&mut self, nanos: u64, level: Level, thread: Option<u32>, out: &mut Vec<u8>) {
+        if self.clock.on() {
             self.paint(out, b"2");
             self.clock.write(nanos, out);
             self.reset(out);
             out.push(b' ');
         }
-        self.paint(out, level_colour(level));
-        out.extend_from_slice(match level {
-            Level::Trace => b"TRACE",
-            Level::Debug => b"DEBUG",
-            Level::Info => b" INFO",
-            Level::Warn => b" WARN",
-            Level::Error => b"ERROR",
-        });
-        self.reset(out);
-        out.push(b' ');
+        if self.options.level {
+            self.paint(out, level_colour(level));
+            out.extend_from_slice(match level {
+                Level::Trace => b"TRACE",
+                Level::Debug => b"DEBUG",
+                Level::Info => b" INFO",
+                Level::Warn => b" WARN",
+                Level::Error => b"ERROR",
+            });
+            self.reset(out);
+            out.push(b' ');
+        }
+        if self.options.needs_thread() {
+            self.thread(thread, out);
+        }
     }
 
-    fn target(&self, target: &[u8], out: &mut Vec<u8>) {
-        if self.target {
+    #[cold]
+    fn thread(&mut self, thread: Option<u32>, out: &mut Vec<u8>) {
+        let (names, ids) = (self.options.thread_names, self.options.thread_ids);
+        let Some(info) = thread.and_then(|n| self.threads.get(n)) else {
+            return;
+        };
+        if names {
+            match &info.name {
+                Some(name) => {
+                    let width = thread_width(&mut self.thread_width, name);
+                    for _ in name.chars().count()..width {
+                        out.push(b' ');
+                    }
+                    escape_into(name.as_bytes(), out);
+                    out.push(b' ');
+                }
+                None if !ids => {
+                    out.extend_from_slice(info.id_padded.as_bytes());
+                    out.push(b' ');
+                }
+                None => {}
+            }
+        }
+        if ids {
+            out.extend_from_slice(info.id_padded.as_bytes());
+            out.push(b' ');
+        }
+    }
+
+    /// Target, file and line: what comes after the spans.
+    fn target(&self, target: &[u8], at: Location<'_>, out: &mut Vec<u8>) {
+        if self.options.target {
+            self.painted(b"2", target, out);
+            self.painted_mark(b"2", b':', out);
+            out.push(b' ');
+        }
+        let line = at.line.filter(|_| self.options.line);
+        if self.options.file {
+            if let Some(file) = at.file {
+                self.painted(b"2", file, out);
+                self.painted_mark(b"2", b':', out);
+                if line.is_none() {
+                    out.push(b' ');
+                }
+            }
+        }
+        if let Some(line) = line {
             self.paint(out, b"2");
-            escape_into(target, out);
+            out.extend_from_slice(itoa::Buffer::new().format(line).as_bytes());
             out.push(b':');
             self.reset(out);
             out.push(b' ');
@@ -195,7 +385,7 @@ impl TextFormat {
         };
         let site = event.site().and_then(|k| self.sites.get(k.get()));
         let ev = Resolved { site, event };
-        self.head(event.time_nanos(), record.level(), out);
+        self.head(event.time_nanos(), record.level(), event.thread(), out);
 
         // One pass over the items: spans (they come first) go straight to
         // the line, the message is kept aside, the other fields go to
@@ -204,31 +394,38 @@ impl TextFormat {
         rest.clear();
         let mut any_span = false;
         let mut message = None;
+        let mut at = Location::default();
         for item in event.items() {
             match item {
                 Item::Span { site, fields } => {
                     let span_site = self.sites.get(site.get());
                     any_span = true;
-                    self.paint(out, b"1");
-                    escape_into(span_site.as_ref().map_or("?", |s| s.name()).as_bytes(), out);
-                    self.reset(out);
+                    let name = span_site.as_ref().map_or("?", |s| s.name());
+                    self.painted(b"1", name.as_bytes(), out);
                     let mut first = true;
                     for f in fields.items() {
                         let Item::Field { name, value } = f else {
                             continue;
                         };
-                        out.extend_from_slice(if first { b"{" } else { b" " });
+                        if first {
+                            self.painted_mark(b"1", b'{', out);
+                        } else {
+                            out.push(b' ');
+                        }
                         first = false;
                         let name = crate::event::decode_field_name(name, span_site.as_ref());
                         self.field(name, value, out);
                     }
                     if !first {
-                        out.push(b'}');
+                        self.painted_mark(b"1", b'}', out);
                     }
-                    out.push(b':');
+                    self.painted_mark(b"2", b':', out);
                 }
                 Item::Field { name, value } => {
                     let name = ev.name_of(name);
+                    if at.take(ev.site.is_some(), name, value) {
+                        continue;
+                    }
                     if message.is_none() && is_message(name) {
                         message = Some(value);
                     } else {
@@ -242,7 +439,7 @@ impl TextFormat {
         if any_span {
             out.push(b' ');
         }
-        self.target(ev.target(), out);
+        self.target(ev.target(), at.of(ev.site.as_deref()), out);
         match message {
             Some(value) => {
                 message_with(value, ev.site.as_ref(), out, &mut self.scratch, escape_into);
@@ -296,8 +493,8 @@ impl Format for TextFormat {
     }
 
     fn notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>) {
-        self.head(system_nanos(notice.time()), notice.level(), out);
-        self.target(b"nowait", out);
+        self.head(system_nanos(notice.time()), notice.level(), None, out);
+        self.target(b"nowait", Location::default(), out);
         escape_into(notice.message().as_bytes(), out);
         out.push(b'\n');
     }
