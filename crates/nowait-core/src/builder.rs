@@ -240,7 +240,13 @@ impl Builder {
 
     /// How long dropping the [`Guard`] (and the exit and signal hooks) may
     /// take (default 5 s): the bound on every shutdown, whatever the sinks
-    /// do. Sinks that fail or are stalled are not waited for at all.
+    /// do. Sinks that fail or are stalled are not waited for at all. A
+    /// writer thread found past the timeout running its own code rather
+    /// than blocked in a sink's write (descheduled on a loaded machine,
+    /// doing the final count) gets up to 100 ms more to finish, so that
+    /// [`Stats`](crate::Stats) are final when the drop returns; only a
+    /// custom [`Format`](crate::Format) that blocks can make the drop return
+    /// with the counts not yet final.
     ///
     /// # Examples
     ///

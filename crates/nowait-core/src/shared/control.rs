@@ -108,6 +108,10 @@ fn to_ns(t: Instant) -> u64 {
 /// How long the records of a claim may take to be committed once the ring
 /// is closed (a producer between its claim and its commit is copying bytes).
 const COMMIT_GRACE: Duration = Duration::from_millis(20);
+/// How long a shutdown past its timeout waits for a writer that is running
+/// its own code (not blocked in a sink's write, where it would be taken
+/// over at once) to finish its counting.
+pub(crate) const FINISH_GRACE: Duration = Duration::from_millis(100);
 
 impl Shared {
     /// Waits on [`Shared::progress`] until `cond` holds or `deadline`
@@ -276,16 +280,36 @@ impl Shared {
             return true;
         }
         // The writer is stuck in a write (or gone): take the counting over.
-        let took = [consumer::IN_IO, consumer::NONE].into_iter().any(|from| {
-            self.consumer
-                .compare_exchange(from, consumer::TAKEN, Ordering::SeqCst, Ordering::SeqCst)
-                .is_ok()
-        });
-        if took {
-            self.finish_counting(true);
-            return true;
+        // A writer running its own code rather than a sink's write (a thread
+        // descheduled on a loaded machine, the last counting) is about to
+        // finish or to enter a write: it gets `FINISH_GRACE`, polled, as the
+        // role can change without a notification.
+        let hard = deadline + FINISH_GRACE;
+        loop {
+            if self.state.load(Ordering::SeqCst) == state::FINISHED {
+                return true;
+            }
+            let took = [consumer::IN_IO, consumer::NONE].into_iter().any(|from| {
+                self.consumer
+                    .compare_exchange(from, consumer::TAKEN, Ordering::SeqCst, Ordering::SeqCst)
+                    .is_ok()
+            });
+            if took {
+                self.finish_counting(true);
+                return true;
+            }
+            let now = Instant::now();
+            if now >= hard {
+                // Only a custom `Format` that blocks gets here.
+                return self.state.load(Ordering::SeqCst) == state::FINISHED;
+            }
+            let seen = self.progress.prepare();
+            if self.state.load(Ordering::SeqCst) != state::FINISHED {
+                self.progress
+                    .wait(seen, (hard - now).min(Duration::from_millis(1)));
+            }
+            self.progress.done();
         }
-        self.state.load(Ordering::SeqCst) == state::FINISHED
     }
 
     /// Run by whoever holds the consumer role once draining is over: counts
