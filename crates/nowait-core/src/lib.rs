@@ -148,6 +148,7 @@ mod error;
 pub mod event;
 #[allow(unsafe_code)]
 mod ffi;
+pub mod filter;
 mod fork;
 mod format;
 mod global;
@@ -172,11 +173,12 @@ mod writer;
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
-pub use __private::{set_max_level, STATIC_MAX_LEVEL};
+pub use __private::STATIC_MAX_LEVEL;
 pub use builder::{
     Builder, DEFAULT_BATCH_SIZE, DEFAULT_CAPACITY, DEFAULT_FLUSH_INTERVAL, DEFAULT_IDLE_INTERVAL,
 };
 pub use error::{BuildError, FlushError, PushError, SetGlobalError};
+pub use filter::{set_filter, set_max_level, Filter, FilterError, FilterHandle};
 pub use format::{Json, Text};
 pub use global::{global, set_global};
 pub use guard::Guard;
