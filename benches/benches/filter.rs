@@ -39,9 +39,7 @@ fn disabled(c: &mut Criterion) {
     // pass `log::max_level` and are turned off by the directives.
     FilterHandle::new().reload("info,my_app::db=debug").unwrap();
     group.bench_function("nowait::debug! (target)", |b| {
-        b.iter(|| {
-            nowait::debug!(target: "hyper::proto::h1", "read {} bytes", black_box(512u64))
-        })
+        b.iter(|| nowait::debug!(target: "hyper::proto::h1", "read {} bytes", black_box(512u64)))
     });
     group.bench_function("log::debug! (target)", |b| {
         b.iter(|| log::debug!(target: "hyper::proto::h1", "read {} bytes", black_box(512u64)))

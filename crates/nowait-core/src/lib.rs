@@ -79,6 +79,31 @@
 //! nowait_core::info!(status = 200u16, "GET {} in {}us", path, micros);
 //! ```
 //!
+//! # Filtering and per-sink levels
+//!
+//! Each sink takes its own level ([`Sink::level`]) and format; a record
+//! below every sink's level ([`Logger::min_level`]) is never pushed by the
+//! front ends, and one below a sink's level is skipped for that sink and
+//! counted in [`SinkStats::filtered`]. Targets are filtered with
+//! `RUST_LOG`-style directives ([`Filter`], installed with [`set_filter`],
+//! reloaded with [`FilterHandle`]); each macro call site caches its
+//! decision, so a disabled call is one relaxed load and a branch (see
+//! [`filter`](mod@filter)).
+//!
+//! ```
+//! use nowait_core::{Builder, Filter, FilterHandle, Level, Sink};
+//!
+//! let (logger, _guard) = Builder::new()
+//!     .sink(Sink::writer(std::io::sink()).level(Level::Debug))
+//!     .build()?;
+//! nowait_core::set_global(logger)?;
+//! nowait_core::set_filter(Filter::parse("info,my_app::db=debug")?);
+//! nowait_core::debug!(target: "my_app::db", "kept");
+//! nowait_core::debug!(target: "my_app::http", "one relaxed load, nothing else");
+//! FilterHandle::new().reload("debug")?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Full ring
 //!
 //! [`FullPolicy::Drop`] drops and counts; [`FullPolicy::BlockTimeout`] parks
