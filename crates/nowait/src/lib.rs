@@ -89,7 +89,7 @@ use std::fmt;
 /// as the global logger of the macros ([`set_global`]), with `filter` as
 /// the process filter ([`set_filter`]), and, with the `log` feature, as
 /// the `log` facade's logger (`log::max_level` follows the filter). The
-/// `tracing` layer is separate: see [`NowaitLayer`](crate::NowaitLayer).
+/// `tracing` layer is separate: see `NowaitLayer` (feature `tracing`).
 ///
 /// # Errors
 ///
