@@ -232,8 +232,24 @@ fn round(seed: u64) {
     }
 }
 
+/// The default panic hook prints each injected format panic; with
+/// `RUST_BACKTRACE=1` it symbolises a backtrace first, which in a debug
+/// build keeps the writer thread inside the format for longer than the
+/// shutdown timeout, and the guard then returns before the counts are
+/// final (as documented for a format busy past the deadline). Those
+/// panics are expected: keep them silent and quick.
+fn quiet_injected_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if info.payload().downcast_ref::<&str>() != Some(&"injected format panic") {
+            default(info);
+        }
+    }));
+}
+
 #[test]
 fn every_accepted_record_has_exactly_one_outcome_under_faults() {
+    quiet_injected_panics();
     let rounds: u64 = std::env::var("NOWAIT_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())
