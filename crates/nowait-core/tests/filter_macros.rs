@@ -95,4 +95,43 @@ fn macros_follow_directives_sink_levels_and_reloads() {
     let stats = logger.stats();
     assert_eq!(stats.records_written, 14, "nothing disabled was pushed");
     assert_eq!(stats.sinks[1].filtered, 7);
+
+    // Reloads racing first calls (registration) and later calls: no
+    // deadlock, and once the last reload returns every site obeys it.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let threads: Vec<_> = (0..2)
+        .map(|_| {
+            let stop = std::sync::Arc::clone(&stop);
+            std::thread::spawn(move || {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    calls(6);
+                    warn!(target: "race", "fresh site");
+                }
+            })
+        })
+        .collect();
+    for i in 0..200 {
+        handle
+            .reload(if i % 2 == 0 { "trace" } else { "off" })
+            .unwrap();
+    }
+    handle.reload("off").unwrap();
+    // A call that loaded its interest just before the last reload may
+    // still push: let those finish.
+    std::thread::sleep(std::time::Duration::from_millis(10));
+    logger.flush().unwrap();
+    let before = logger.stats().records_written;
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for t in threads {
+        t.join().unwrap();
+    }
+    logger.flush().unwrap();
+    assert_eq!(
+        logger.stats().records_written,
+        before,
+        "a call after the last reload (`off`) was pushed"
+    );
+    all.take();
+    warn.take();
 }

@@ -93,8 +93,10 @@ use std::fmt;
 ///
 /// # Errors
 ///
-/// [`InitError`]: the logger cannot be built, or a global logger (nowait's
-/// or `log`'s) is already set.
+/// [`InitError`]: the logger cannot be built (nothing is installed then),
+/// or a global logger (nowait's or `log`'s) is already set, usually
+/// because `init` was called twice. In that case `filter` is installed
+/// anyway and the new logger is shut down (its guard is dropped).
 ///
 /// # Examples
 ///

@@ -17,9 +17,9 @@
 //! 2. **`log`** records have no `'static` call site: the front end asks
 //!    [`enabled`] with the target string. The directives are evaluated on
 //!    it (a few prefix compares, no allocation), with the filter taken from
-//!    a per-thread cache that is refreshed only after a reload (a relaxed
-//!    generation load per call; the refresh `try_lock`s, so the call never
-//!    waits for a lock). The `log` crate's own global maximum level,
+//!    a per-thread cache that is refreshed only after a reload (one acquire
+//!    load of the filter's generation per call, a plain load on x86; the
+//!    refresh `try_lock`s, so the call never waits for a lock). The `log` crate's own global maximum level,
 //!    which its macros test first, is kept at the filter's most verbose
 //!    level by the front end through [`on_change`].
 //!
@@ -415,7 +415,7 @@ thread_local! {
 /// through (`true` when no filter is installed). For front ends without
 /// `'static` call sites (the `log` front end).
 ///
-/// Cost: one relaxed load of the filter's generation, a thread-local
+/// Cost: one acquire load of the filter's generation, a thread-local
 /// access, and the directives' prefix compares; no allocation and no lock,
 /// except once per thread after each change of the filter (a `try_lock`:
 /// if the lock is busy, the previous filter answers this call).
