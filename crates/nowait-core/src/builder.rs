@@ -489,6 +489,7 @@ impl Builder {
                 reopen,
                 format: sink.format.unwrap_or_else(|| Arc::clone(&self.format)),
                 buffer_size: sink.buffer_size,
+                level: sink.level,
             };
             let durable = matches!(opened.output, Output::File { .. } | Output::Writer(_));
             let c = SinkCounters::new(spec.name.clone(), durable);
@@ -512,7 +513,9 @@ impl Builder {
             FullPolicy::Drop
         });
 
+        let min_level = specs.iter().map(|s| s.level).min().unwrap_or(Level::Trace);
         let config = Config {
+            min_level,
             policy,
             protect: self.protect,
             high_water: self.high_water,
@@ -593,20 +596,23 @@ struct Spec {
     reopen: Reopen,
     format: Arc<dyn MakeFormat>,
     buffer_size: usize,
+    level: Level,
 }
 
 impl Spec {
     fn state(&self, opened: Opened, batch: usize) -> SinkState {
         let info = SinkInfo::new(self.name.clone(), opened.terminal);
         let durable = matches!(opened.output, Output::File { .. } | Output::Writer(_));
-        SinkState::new(
+        let mut state = SinkState::new(
             self.name.clone(),
             opened.output,
             self.format.make_format(&info),
             durable,
             self.buffer_size,
             batch,
-        )
+        );
+        state.level = self.level;
+        state
     }
 
     fn reopen_in_child(&self, batch: usize) -> SinkState {

@@ -24,8 +24,9 @@ static GLOBAL: OnceLock<Logger> = OnceLock::new();
 /// assert!(nowait_core::global().is_some());
 /// ```
 pub fn set_global(logger: Logger) -> Result<(), SetGlobalError> {
+    let min_level = logger.min_level();
     GLOBAL.set(logger).map_err(|_| SetGlobalError(()))?;
-    crate::__private::global_installed();
+    crate::filter::logger_installed(min_level);
     Ok(())
 }
 

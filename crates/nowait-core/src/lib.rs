@@ -79,6 +79,31 @@
 //! nowait_core::info!(status = 200u16, "GET {} in {}us", path, micros);
 //! ```
 //!
+//! # Filtering and per-sink levels
+//!
+//! Each sink takes its own level ([`Sink::level`]) and format; a record
+//! below every sink's level ([`Logger::min_level`]) is never pushed by the
+//! front ends, and one below a sink's level is skipped for that sink and
+//! counted in [`SinkStats::filtered`]. Targets are filtered with
+//! `RUST_LOG`-style directives ([`Filter`], installed with [`set_filter`],
+//! reloaded with [`FilterHandle`]); each macro call site caches its
+//! decision, so a disabled call is one relaxed load and a branch (see
+//! [`filter`](mod@filter)).
+//!
+//! ```
+//! use nowait_core::{Builder, Filter, FilterHandle, Level, Sink};
+//!
+//! let (logger, _guard) = Builder::new()
+//!     .sink(Sink::writer(std::io::sink()).level(Level::Debug))
+//!     .build()?;
+//! nowait_core::set_global(logger)?;
+//! nowait_core::set_filter(Filter::parse("info,my_app::db=debug")?);
+//! nowait_core::debug!(target: "my_app::db", "kept");
+//! nowait_core::debug!(target: "my_app::http", "one relaxed load, nothing else");
+//! FilterHandle::new().reload("debug")?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Full ring
 //!
 //! [`FullPolicy::Drop`] drops and counts; [`FullPolicy::BlockTimeout`] parks
@@ -155,6 +180,7 @@ mod error;
 pub mod event;
 #[allow(unsafe_code)]
 mod ffi;
+pub mod filter;
 mod fork;
 mod format;
 mod global;
@@ -181,11 +207,12 @@ mod writer;
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
-pub use __private::{set_max_level, STATIC_MAX_LEVEL};
+pub use __private::STATIC_MAX_LEVEL;
 pub use builder::{
     Builder, DEFAULT_BATCH_SIZE, DEFAULT_CAPACITY, DEFAULT_FLUSH_INTERVAL, DEFAULT_IDLE_INTERVAL,
 };
 pub use error::{BuildError, FlushError, PushError, SetGlobalError};
+pub use filter::{set_filter, set_max_level, Filter, FilterError, FilterHandle};
 pub use format::{Json, JsonSchema, Text, Timer};
 pub use global::{global, set_global};
 pub use guard::Guard;

@@ -371,6 +371,51 @@ impl Logger {
         self.location
     }
 
+    /// The least severe level any of the sinks takes (see
+    /// [`Sink::level`](crate::Sink::level)): the logger's effective
+    /// maximum verbosity. The front ends (macros, `log`, the `tracing`
+    /// layer) push nothing below it. Records pushed below it directly with
+    /// [`push`](Logger::push) are still accepted, and each sink counts them
+    /// in [`SinkStats::filtered`](crate::SinkStats::filtered).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Level, Sink};
+    ///
+    /// let (logger, _guard) = Builder::new()
+    ///     .sink(Sink::writer(std::io::sink()).level(Level::Warn))
+    ///     .sink(Sink::writer(std::io::sink()).level(Level::Info))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(logger.min_level(), Level::Info);
+    /// ```
+    #[inline]
+    pub fn min_level(&self) -> Level {
+        self.shared.min_level
+    }
+
+    /// Whether some sink takes records at `level` (`level >=`
+    /// [`min_level`](Logger::min_level)). A plain field compare: front ends
+    /// call it before encoding anything.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Level, Sink};
+    ///
+    /// let (logger, _guard) = Builder::new()
+    ///     .sink(Sink::writer(std::io::sink()).level(Level::Info))
+    ///     .build()
+    ///     .unwrap();
+    /// assert!(logger.enabled(Level::Warn));
+    /// assert!(!logger.enabled(Level::Debug));
+    /// ```
+    #[inline]
+    pub fn enabled(&self, level: Level) -> bool {
+        level >= self.shared.min_level
+    }
+
     /// The largest payload a record may have (half the ring, less a header).
     ///
     /// # Examples

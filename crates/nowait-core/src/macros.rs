@@ -25,8 +25,12 @@
 /// arguments, captured identifiers (`{x}`) or runtime width/precision is
 /// rendered on the calling thread too.
 ///
-/// A disabled level costs one relaxed atomic load (and nothing at all below
-/// [`STATIC_MAX_LEVEL`](crate::STATIC_MAX_LEVEL)). A value whose `Display` or
+/// Whether a call site is enabled is decided once (the process
+/// [`Filter`](crate::Filter) on its target and level, [`set_max_level`](crate::set_max_level),
+/// the global logger's [`min_level`](crate::Logger::min_level)) and cached
+/// in the call site's `static`, recomputed when one of them changes: a
+/// disabled call costs one relaxed atomic load and a branch (and nothing
+/// at all below [`STATIC_MAX_LEVEL`](crate::STATIC_MAX_LEVEL)). A value whose `Display` or
 /// `Debug` panics discards the event and counts it in
 /// [`Stats::discarded`](crate::Stats::discarded). An event larger than
 /// [`Logger::max_record_len`](crate::Logger::max_record_len) is written
@@ -159,17 +163,17 @@ macro_rules! __nowait_emit {
     };
     (($lvl:expr, $target:expr) [$(($how:ident $k:ident $v:expr))*] ($($fmt:literal)?) [$($bound:ident)*]) => {{
         const __LEVEL: $crate::Level = $lvl;
-        if __LEVEL as u8 >= $crate::STATIC_MAX_LEVEL as u8 && $crate::__private::enabled(__LEVEL) {
-            const __DEFERRED: bool = $crate::__nowait_deferrable!(($($fmt)?) [$($bound)*]);
-            static __SITE: $crate::__private::MacroSite = $crate::__private::MacroSite::new(
-                __LEVEL,
-                $target,
-                ::core::module_path!(),
-                ::core::file!(),
-                ::core::line!(),
-                $crate::__nowait_format!(__DEFERRED, $($fmt)?),
-                &["message" $(, ::core::stringify!($k))*],
-            );
+        const __DEFERRED: bool = $crate::__nowait_deferrable!(($($fmt)?) [$($bound)*]);
+        static __SITE: $crate::__private::MacroSite = $crate::__private::MacroSite::new(
+            __LEVEL,
+            $target,
+            ::core::module_path!(),
+            ::core::file!(),
+            ::core::line!(),
+            $crate::__nowait_format!(__DEFERRED, $($fmt)?),
+            &["message" $(, ::core::stringify!($k))*],
+        );
+        if __LEVEL as u8 >= $crate::STATIC_MAX_LEVEL as u8 && __SITE.filter.enabled() {
             #[allow(unused_imports)]
             use $crate::__private::{ArgOther as _, ArgPlain as _, FieldOther as _, FieldPlain as _};
             $crate::__private::emit(&__SITE, |__buf| {

@@ -1,7 +1,7 @@
 //! Support for the macros. Not a public API: no stability guarantees.
 
 use std::fmt;
-use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::event::{register_callsite, with_event_buf, Callsite, EventBuf, FieldName, SiteKey};
 use crate::{kind, Level};
@@ -54,41 +54,8 @@ const fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
     true
 }
 
-/// Lowest level the macros emit (`OFF` = 5 until a global logger is set).
-static FILTER: AtomicU8 = AtomicU8::new(OFF);
-/// Lowest level the user asked for with [`set_max_level`].
-static WANTED: AtomicU8 = AtomicU8::new(Level::Trace as u8);
-const OFF: u8 = 5;
-
-/// Sets the least severe level nowait's macros emit (default: every
-/// level). Takes effect at once on every thread; a disabled macro costs
-/// one relaxed load.
-///
-/// # Examples
-///
-/// ```
-/// nowait_core::set_max_level(nowait_core::Level::Info);
-/// nowait_core::debug!("not even evaluated: {}", 1 + 1);
-/// ```
-pub fn set_max_level(level: Level) {
-    WANTED.store(level as u8, Ordering::Relaxed);
-    if crate::global().is_some() {
-        FILTER.store(level as u8, Ordering::Relaxed);
-    }
-}
-
-/// Called by `set_global`: the macros start emitting.
-pub(crate) fn global_installed() {
-    FILTER.store(WANTED.load(Ordering::Relaxed), Ordering::Relaxed);
-}
-
-#[doc(hidden)]
-#[inline(always)]
-pub fn enabled(level: Level) -> bool {
-    level as u8 >= FILTER.load(Ordering::Relaxed)
-}
-
-/// A macro call site: a `static` per call.
+/// A macro call site: a `static` per call. The macro tests
+/// `SITE.filter.enabled()` (one relaxed load) before anything else.
 #[doc(hidden)]
 #[derive(Debug)]
 pub struct MacroSite {
@@ -100,6 +67,8 @@ pub struct MacroSite {
     format: &'static str,
     fields: &'static [&'static str],
     registered: AtomicBool,
+    /// Level, target and the cached interest (see the `filter` module).
+    pub filter: crate::filter::Site,
 }
 
 impl MacroSite {
@@ -122,6 +91,7 @@ impl MacroSite {
             format,
             fields,
             registered: AtomicBool::new(false),
+            filter: crate::filter::Site::new(level, target),
         }
     }
 

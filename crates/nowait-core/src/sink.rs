@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use crate::record::MakeFormat;
+use crate::Level;
 
 /// A destination for records, configured before [`Builder::build`](crate::Builder::build).
 ///
@@ -30,6 +31,7 @@ pub struct Sink {
     pub(crate) target: Target,
     pub(crate) buffer_size: usize,
     pub(crate) format: Option<Arc<dyn MakeFormat>>,
+    pub(crate) level: Level,
 }
 
 pub(crate) enum Target {
@@ -44,6 +46,7 @@ impl fmt::Debug for Sink {
         f.debug_struct("Sink")
             .field("target", &self.target.name())
             .field("buffer_size", &self.buffer_size)
+            .field("level", &self.level)
             .finish_non_exhaustive()
     }
 }
@@ -57,6 +60,7 @@ impl Sink {
             target,
             buffer_size: DEFAULT_SINK_BUFFER,
             format: None,
+            level: Level::Trace,
         }
     }
 
@@ -160,6 +164,38 @@ impl Sink {
     /// ```
     pub fn format(mut self, format: impl MakeFormat) -> Sink {
         self.format = Some(Arc::new(format));
+        self
+    }
+}
+
+impl Sink {
+    /// The least severe level this sink takes (default: every level).
+    /// Records below it are skipped for this sink and counted in
+    /// [`SinkStats::filtered`](crate::SinkStats::filtered); the other sinks
+    /// still get them. Records below every sink's level are not even pushed
+    /// by the front ends (see [`Logger::min_level`](crate::Logger::min_level)).
+    ///
+    /// Loss notices (`... dropped ...`) are written to every sink whatever
+    /// its level: they explain gaps.
+    ///
+    /// # Examples
+    ///
+    /// Warnings on the terminal in colour, everything from DEBUG up in a
+    /// JSON file, one ring and one writer thread:
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Json, Level, Sink, Text};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let (logger, _guard) = Builder::new()
+    ///     .sink(Sink::stderr().level(Level::Warn).format(Text::new()))
+    ///     .sink(Sink::file(dir.path().join("app.json")).level(Level::Debug).format(Json::new()))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(logger.min_level(), Level::Debug);
+    /// ```
+    pub fn level(mut self, level: Level) -> Sink {
+        self.level = level;
         self
     }
 }

@@ -65,6 +65,8 @@ pub(crate) struct SinkCounters {
     pub(crate) dropped_overflow: AtomicU64,
     pub(crate) dropped_failed: AtomicU64,
     pub(crate) dropped_format: AtomicU64,
+    /// Records below the sink's level (see `Sink::level`).
+    pub(crate) filtered: AtomicU64,
     pub(crate) abandoned: AtomicU64,
     pub(crate) write_errors: AtomicU64,
     pub(crate) pending_bytes: AtomicU64,
@@ -96,6 +98,7 @@ impl SinkCounters {
             &self.dropped_overflow,
             &self.dropped_failed,
             &self.dropped_format,
+            &self.filtered,
             &self.abandoned,
             &self.write_errors,
             &self.pending_bytes,
@@ -122,7 +125,8 @@ impl SinkCounters {
 /// [`abandoned`](Stats::abandoned) (left in the ring when the shutdown
 /// timeout ran out). Each record taken ends, per sink, in exactly one of
 /// [`SinkStats::records_written`], [`SinkStats::dropped_overflow`],
-/// [`SinkStats::dropped_failed`], [`SinkStats::dropped_format`] and
+/// [`SinkStats::dropped_failed`], [`SinkStats::dropped_format`],
+/// [`SinkStats::filtered`] (below the sink's level) and
 /// [`SinkStats::abandoned`], or is still pending while the logger runs.
 /// Records refused at push time (an `Err` return) are counted in the
 /// `dropped_*` fields and [`discarded`](Stats::discarded). Once the guard
@@ -230,6 +234,10 @@ pub struct SinkStats {
     pub dropped_failed: u64,
     /// Records this sink's format panicked on (the partial line is removed).
     pub dropped_format: u64,
+    /// Records skipped for this sink because they were below its level
+    /// ([`Sink::level`](crate::Sink::level)). Not a loss: not in
+    /// [`dropped`](SinkStats::dropped), never reported as a notice.
+    pub filtered: u64,
     /// Records still pending for this sink when the shutdown timeout ran
     /// out, or that it could not take at exit because it was stalled (a
     /// terminal or pipe nobody reads) or failing. Includes the records of a
@@ -292,6 +300,7 @@ impl Counters {
                     dropped_overflow: s.dropped_overflow.load(Relaxed),
                     dropped_failed: s.dropped_failed.load(Relaxed),
                     dropped_format: s.dropped_format.load(Relaxed),
+                    filtered: s.filtered.load(Relaxed),
                     abandoned: s.abandoned.load(Relaxed),
                     write_errors: s.write_errors.load(Relaxed),
                     pending_bytes: s.pending_bytes.load(Relaxed),

@@ -7,7 +7,9 @@
 //! a shutdown point while they still log, and writes into two sinks: a
 //! clean in-memory one and one that injects faults at random (EAGAIN, EINTR,
 //! short writes, ENOSPC, slow writes, a rare EPIPE that kills it for good)
-//! behind a format that panics on some records.
+//! behind a format that panics on some records. Each sink gets a random
+//! level (issue 9 §2) and the records a random level: a record below a
+//! sink's level ends in that sink's `filtered`.
 #![cfg(not(miri))] // threads and timing; the ring itself runs under Miri
 
 mod common;
@@ -101,6 +103,8 @@ fn round(seed: u64) {
     let timeout = Duration::from_millis(5 + rng.below(150));
     let threads = 1 + rng.below(3);
     let run_for = Duration::from_millis(rng.below(60));
+    let clean_level = Level::ALL[rng.below(5) as usize];
+    let faulty_level = Level::ALL[rng.below(5) as usize];
     let clean = Memory::default();
     let faulty_out = Memory::default();
     // Custom writers sleep in `write` at times: silence the panic hook's
@@ -111,7 +115,7 @@ fn round(seed: u64) {
         .shutdown_timeout(timeout)
         .catch_panics(false)
         .flush_on_exit(false)
-        .sink(Sink::writer(clean.clone()).format(Plain))
+        .sink(Sink::writer(clean.clone()).format(Plain).level(clean_level))
         .sink(
             Sink::writer(Faulty {
                 rng: Rng::new(seed ^ 0x5555),
@@ -119,7 +123,8 @@ fn round(seed: u64) {
                 dead: false,
             })
             .format(MakePanicky)
-            .buffer_size(4096),
+            .buffer_size(4096)
+            .level(faulty_level),
         )
         .build()
         .unwrap();
@@ -135,12 +140,12 @@ fn round(seed: u64) {
                 let mut i = 0u64;
                 while !stop.load(Ordering::Relaxed) || i < 50 {
                     let body = if rng.below(100) == 0 { "panic" } else { "ok" };
-                    let line = format!("r {t} {i} {body}");
-                    let level = if rng.below(10) == 0 {
-                        Level::Warn
-                    } else {
-                        Level::Info
+                    let level = match rng.below(10) {
+                        0 => Level::Warn,
+                        1 => Level::ALL[rng.below(5) as usize],
+                        _ => Level::Info,
                     };
+                    let line = format!("r {t} {i} {body} {level}");
                     let r = if rng.below(4) == 0 {
                         logger.try_log(level, &line)
                     } else {
@@ -173,7 +178,10 @@ fn round(seed: u64) {
         p.join().unwrap();
     }
     let s = logger.stats();
-    let ctx = format!("seed {seed}, {policy:?}, capacity {capacity}, timeout {timeout:?}: {s:#?}");
+    let ctx = format!(
+        "seed {seed}, {policy:?}, capacity {capacity}, timeout {timeout:?}, \
+         levels {clean_level}/{faulty_level}: {s:#?}"
+    );
     let accepted = outcomes.accepted.load(Ordering::Relaxed);
     let refused = outcomes.refused.load(Ordering::Relaxed);
     assert_eq!(s.abandoned_unknown_bytes, 0, "{ctx}");
@@ -193,11 +201,19 @@ fn round(seed: u64) {
                 + sink.dropped_overflow
                 + sink.dropped_failed
                 + sink.dropped_format
+                + sink.filtered
                 + sink.abandoned,
             s.records_written,
             "sink {}: {ctx}",
             sink.name
         );
+    }
+    // Below its level, a sink takes nothing; at Trace it filters nothing.
+    if clean_level == Level::Trace {
+        assert_eq!(s.sinks[0].filtered, 0, "{ctx}");
+    }
+    if faulty_level == Level::Trace {
+        assert_eq!(s.sinks[1].filtered, 0, "{ctx}");
     }
     // The clean sink's bytes agree with its counter.
     let lines = clean.lines();
@@ -210,12 +226,30 @@ fn round(seed: u64) {
         let t: usize = it.next().unwrap().parse().unwrap();
         let i: u64 = it.next().unwrap().parse().unwrap();
         assert!(last[t].map_or(true, |p| i > p), "order: {l} {ctx}");
+        let level: Level = it.nth(1).unwrap().parse().unwrap();
+        assert!(level >= clean_level, "below the sink's level: {l} {ctx}");
         last[t] = Some(i);
     }
 }
 
+/// The default panic hook prints each injected format panic; with
+/// `RUST_BACKTRACE=1` it symbolises a backtrace first, which in a debug
+/// build keeps the writer thread inside the format for longer than the
+/// shutdown timeout, and the guard then returns before the counts are
+/// final (as documented for a format busy past the deadline). Those
+/// panics are expected: keep them silent and quick.
+fn quiet_injected_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if info.payload().downcast_ref::<&str>() != Some(&"injected format panic") {
+            default(info);
+        }
+    }));
+}
+
 #[test]
 fn every_accepted_record_has_exactly_one_outcome_under_faults() {
+    quiet_injected_panics();
     let rounds: u64 = std::env::var("NOWAIT_ROUNDS")
         .ok()
         .and_then(|v| v.parse().ok())

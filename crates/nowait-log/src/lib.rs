@@ -16,6 +16,29 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
+//! # Filtering
+//!
+//! Records are filtered by target and level with `RUST_LOG`-style
+//! directives (a [`Filter`], shared with nowait's own macros): [`init`]
+//! reads `RUST_LOG` and defaults to `info`, [`init_with_filter`] takes
+//! one. `log`'s global maximum level is kept at the filter's most verbose
+//! level, so a disabled `log::debug!` costs `log`'s one relaxed load; a
+//! record at an enabled level is then checked against the directives on
+//! its target (a few prefix compares, no lock, no allocation) and against
+//! the sinks' levels. [`FilterHandle::reload`](nowait_core::FilterHandle::reload)
+//! changes the directives at run time:
+//!
+//! ```
+//! use nowait_core::{Builder, Filter, FilterHandle, Sink};
+//!
+//! let (logger, _guard) = Builder::new().sink(Sink::writer(std::io::sink())).build()?;
+//! nowait_log::init_with_filter(logger, Filter::parse("info")?)?;
+//! assert_eq!(log::max_level(), log::LevelFilter::Info);
+//! FilterHandle::new().reload("info,my_app::db=trace")?;
+//! assert_eq!(log::max_level(), log::LevelFilter::Trace);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # What is copied on the calling thread
 //!
 //! The target (as text: `log` records have no `'static` description), the
@@ -41,16 +64,24 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
 use std::fmt;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use log::kv::{Error as KvError, Key, Value, VisitSource};
 use log::{LevelFilter, Log, Metadata, Record, SetLoggerError};
 use nowait_core::event::{
     timestamp, with_event_buf, EventBuf, FieldName, LOCATION_FILE, LOCATION_LINE,
 };
-use nowait_core::{kind, Level, Logger};
+use nowait_core::{filter, kind, Filter, Level, Logger};
 
 /// Installs a [`NowaitLogger`] for `logger` as the `log` facade's logger,
-/// with every level enabled.
+/// filtered by the process [`Filter`]: if none is installed yet, the one in
+/// `RUST_LOG`, or `info` when it is unset (so a dependency's DEBUG and
+/// TRACE output does not fill the ring unless asked for).
+///
+/// An invalid `RUST_LOG` directive is not fatal here: the valid ones
+/// apply, and the error is written to the logger as a WARN line naming the
+/// directive. To fail instead, use
+/// `init_with_filter(logger, Filter::from_env()?)`.
 ///
 /// # Errors
 ///
@@ -65,12 +96,14 @@ use nowait_core::{kind, Level, Logger};
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn init(logger: Logger) -> Result<(), SetLoggerError> {
-    init_with_level(logger, LevelFilter::Trace)
+    NowaitLogger::new(logger).install()
 }
 
 /// Installs a [`NowaitLogger`] for `logger` as the `log` facade's logger,
-/// with records above `level` filtered out (by `log`'s macros themselves,
-/// at the cost of one relaxed load).
+/// with records less severe than `level` filtered out (by `log`'s macros
+/// themselves, at the cost of one relaxed load). If no process [`Filter`]
+/// is installed yet, installs `level` for every target (`RUST_LOG` is not
+/// read).
 ///
 /// # Errors
 ///
@@ -85,7 +118,38 @@ pub fn init(logger: Logger) -> Result<(), SetLoggerError> {
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn init_with_level(logger: Logger, level: LevelFilter) -> Result<(), SetLoggerError> {
+    let filter = match level.to_level() {
+        Some(l) => Filter::level(level_of(l)),
+        None => Filter::parse("off").unwrap_or_default(),
+    };
+    filter::install_default(filter);
     NowaitLogger::new(logger).max_level(level).install()
+}
+
+/// Installs a [`NowaitLogger`] for `logger` as the `log` facade's logger
+/// and `filter` as the process filter (replacing any; nowait's macros obey
+/// it too). Change it later with a [`FilterHandle`](nowait_core::FilterHandle):
+/// `log::max_level` follows.
+///
+/// # Errors
+///
+/// [`SetLoggerError`] if a `log` logger is already installed (the filter is
+/// installed anyway).
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::Filter;
+///
+/// let (logger, _guard) = nowait_core::Builder::new().sink(nowait_core::Sink::writer(std::io::sink())).build()?;
+/// nowait_log::init_with_filter(logger, Filter::parse("info,hyper=warn,my_app::db=debug")?)?;
+/// log::debug!(target: "my_app::db", "kept");
+/// log::info!(target: "hyper::proto", "filtered out");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn init_with_filter(logger: Logger, filter: Filter) -> Result<(), SetLoggerError> {
+    nowait_core::set_filter(filter);
+    NowaitLogger::new(logger).install()
 }
 
 /// The `log::Log` implementation: encodes each record into a [`Logger`]'s
@@ -136,8 +200,13 @@ impl NowaitLogger {
         self
     }
 
-    /// Installs this logger as the `log` facade's logger and sets `log`'s
-    /// global maximum level to this logger's.
+    /// Installs this logger as the `log` facade's logger. If no process
+    /// [`Filter`] is installed yet, installs the one in `RUST_LOG` (`info`
+    /// when unset; an invalid directive is reported as in [`init`]). Keeps
+    /// `log`'s global maximum level at the most verbose level that the
+    /// filter, this logger's [`max_level`](NowaitLogger::max_level) and the
+    /// sinks' levels ([`Logger::min_level`]) all let through, also after
+    /// the filter is reloaded.
     ///
     /// # Errors
     ///
@@ -151,10 +220,35 @@ impl NowaitLogger {
     /// # Ok::<(), log::SetLoggerError>(())
     /// ```
     pub fn install(self) -> Result<(), SetLoggerError> {
-        let level = self.level;
+        let cap = self.cap();
+        let reporter = self.clone();
         log::set_boxed_logger(Box::new(self))?;
-        log::set_max_level(level);
+        CAP.store(cap as usize, Ordering::Relaxed);
+        if filter::current().is_none() {
+            let (filter, error) = match Filter::from_env() {
+                Ok(f) => (f, None),
+                Err(e) => (Filter::from_env_lossy(), Some(e)),
+            };
+            filter::install_default(filter);
+            if let Some(e) = error {
+                // Whatever the filter says: the user must learn of it.
+                reporter.push(
+                    &Record::builder()
+                        .level(log::Level::Warn)
+                        .target("nowait_log")
+                        .args(format_args!("{e}; the other RUST_LOG directives apply"))
+                        .build(),
+                );
+            }
+        }
+        filter::on_change(update_max_level);
         Ok(())
+    }
+
+    /// The most verbose level this logger lets through: its own cap and
+    /// the sinks' levels.
+    fn cap(&self) -> LevelFilter {
+        self.level.min(level_filter(Some(self.logger.min_level())))
     }
 
     /// The nowait logger records go to (for [`Logger::flush`] and
@@ -172,6 +266,31 @@ impl NowaitLogger {
     }
 }
 
+/// The installed logger's [`NowaitLogger::cap`] (as `LevelFilter as
+/// usize`), for [`update_max_level`].
+static CAP: AtomicUsize = AtomicUsize::new(LevelFilter::Trace as usize);
+
+/// Keeps `log::max_level` at the most verbose level the process filter and
+/// the installed logger let through (a hook run on every filter change).
+fn update_max_level(filter: Option<&Filter>) {
+    let wanted = filter.map_or(LevelFilter::Trace, |f| level_filter(f.max_level()));
+    let cap = LevelFilter::iter()
+        .find(|l| *l as usize == CAP.load(Ordering::Relaxed))
+        .unwrap_or(LevelFilter::Trace);
+    log::set_max_level(wanted.min(cap));
+}
+
+fn level_filter(level: Option<Level>) -> LevelFilter {
+    match level {
+        None => LevelFilter::Off,
+        Some(Level::Error) => LevelFilter::Error,
+        Some(Level::Warn) => LevelFilter::Warn,
+        Some(Level::Info) => LevelFilter::Info,
+        Some(Level::Debug) => LevelFilter::Debug,
+        Some(Level::Trace) => LevelFilter::Trace,
+    }
+}
+
 fn level_of(level: log::Level) -> Level {
     match level {
         log::Level::Error => Level::Error,
@@ -183,14 +302,29 @@ fn level_of(level: log::Level) -> Level {
 }
 
 impl Log for NowaitLogger {
+    /// The logger's cap, the sinks' levels, then the process filter on the
+    /// target (a few prefix compares; no lock, no allocation).
     fn enabled(&self, metadata: &Metadata<'_>) -> bool {
+        let level = level_of(metadata.level());
         metadata.level() <= self.level
+            && self.logger.enabled(level)
+            && filter::enabled(metadata.target(), level)
     }
 
     fn log(&self, record: &Record<'_>) {
-        if !self.enabled(record.metadata()) {
-            return;
+        if self.enabled(record.metadata()) {
+            self.push(record);
         }
+    }
+
+    fn flush(&self) {
+        let _ = self.logger.flush();
+    }
+}
+
+impl NowaitLogger {
+    /// Encodes `record` and pushes it, whatever the filters say.
+    fn push(&self, record: &Record<'_>) {
         let logger = &self.logger;
         with_event_buf(|buf| {
             buf.begin_inline(timestamp(), record.target());
@@ -226,10 +360,6 @@ impl Log for NowaitLogger {
             }
             let _ = logger.push(level_of(record.level()), kind::EVENT, &[buf.as_bytes()]);
         });
-    }
-
-    fn flush(&self) {
-        let _ = self.logger.flush();
     }
 }
 

@@ -22,6 +22,41 @@
 //! installs it for good; it composes with `EnvFilter`, per-layer filters
 //! and other layers like any layer.
 //!
+//! # Filtering and per-sink levels
+//!
+//! Filter by target with `tracing_subscriber::EnvFilter` (it reads
+//! `RUST_LOG`; `tracing_subscriber::reload` changes it at run time); the
+//! directives of nowait's own [`Filter`](nowait_core::Filter) are for
+//! nowait's macros and the `log` front end. The sinks' levels
+//! ([`Sink::level`](nowait_core::Sink::level)) still apply behind it:
+//! each sink skips what is below its level, and the layer reports the
+//! least severe level any sink takes ([`Logger::min_level`]) through
+//! `enabled`, `register_callsite` and `max_level_hint`, so events below
+//! every sink's level are never even built. Like any layer's, that answer
+//! holds for the whole subscriber: to give another layer (a `fmt` layer
+//! at DEBUG) more than the nowait sinks take, put the `NowaitLayer` behind
+//! a per-layer filter (`layer.with_filter(LevelFilter::TRACE)`).
+//!
+//! ```
+//! use nowait_core::{Builder, Level, Sink};
+//! use tracing_subscriber::{prelude::*, EnvFilter};
+//!
+//! # let dir = tempfile::tempdir().unwrap();
+//! let (layer, _guard) = nowait_tracing::layer(
+//!     Builder::new()
+//!         .sink(Sink::stderr().level(Level::Warn))
+//!         .sink(Sink::file(dir.path().join("app.log")).level(Level::Debug)),
+//! )?;
+//! let subscriber = tracing_subscriber::registry()
+//!     .with(EnvFilter::new("info,my_app::db=debug"))
+//!     .with(layer);
+//! tracing::subscriber::with_default(subscriber, || {
+//!     tracing::debug!(target: "my_app::db", "to the file only");
+//!     tracing::warn!("to both");
+//! });
+//! # Ok::<(), nowait_core::BuildError>(())
+//! ```
+//!
 //! # What runs on the calling thread
 //!
 //! For each event: one clock read, the call site's address, and the values
@@ -74,7 +109,7 @@ use nowait_core::event::{
 use nowait_core::{kind, BuildError, Builder, Guard, Level, Logger};
 use tracing_core::field::{Field, Visit};
 use tracing_core::span::{Attributes, Id, Record};
-use tracing_core::{Event, Interest, Metadata, Subscriber};
+use tracing_core::{Event, Interest, LevelFilter, Metadata, Subscriber};
 use tracing_subscriber::layer::Context;
 use tracing_subscriber::registry::LookupSpan;
 use tracing_subscriber::Layer;
@@ -176,7 +211,25 @@ where
 {
     fn register_callsite(&self, meta: &'static Metadata<'static>) -> Interest {
         register(meta);
-        Interest::always()
+        if self.logger.enabled(level_of(meta)) {
+            Interest::always()
+        } else {
+            Interest::never()
+        }
+    }
+
+    fn enabled(&self, meta: &Metadata<'_>, _: Context<'_, S>) -> bool {
+        self.logger.enabled(level_of(meta))
+    }
+
+    fn max_level_hint(&self) -> Option<LevelFilter> {
+        Some(match self.logger.min_level() {
+            Level::Trace => LevelFilter::TRACE,
+            Level::Debug => LevelFilter::DEBUG,
+            Level::Info => LevelFilter::INFO,
+            Level::Warn => LevelFilter::WARN,
+            Level::Error => LevelFilter::ERROR,
+        })
     }
 
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {

@@ -430,3 +430,49 @@ fn hostile_thread_names_stay_on_one_line() {
          \"threadName\":\"evil\\n\\u001b[31m\\u2028\"}\n"
     );
 }
+
+/// Issue 9 §2: per-sink levels behind the layer, with EnvFilter in front.
+#[test]
+fn sink_levels_and_env_filter() {
+    use nowait_core::Level;
+    let (all, warn) = (Shared::default(), Shared::default());
+    let (logger, _guard) = Builder::new()
+        .catch_panics(false)
+        .flush_on_exit(false)
+        .sink(
+            Sink::writer(all.clone())
+                .format(Text::new().ansi(false).with_time(false))
+                .level(Level::Debug),
+        )
+        .sink(
+            Sink::writer(warn.clone())
+                .format(Text::new().ansi(false).with_time(false))
+                .level(Level::Warn),
+        )
+        .build()
+        .unwrap();
+    let layer = nowait_tracing::NowaitLayer::new(logger.clone());
+    assert_eq!(
+        tracing_subscriber::Layer::<tracing_subscriber::Registry>::max_level_hint(&layer),
+        Some(tracing_core::LevelFilter::DEBUG)
+    );
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_subscriber::EnvFilter::new("info,app::db=trace"))
+        .with(layer);
+    tracing::subscriber::with_default(subscriber, || {
+        tracing::trace!(target: "app::db", "below every sink");
+        tracing::debug!(target: "app::db", "debug db");
+        tracing::debug!(target: "app::http", "off by EnvFilter");
+        info!(target: "app::http", "info http");
+        warn!(target: "app::http", "warn http");
+    });
+    logger.flush().unwrap();
+    assert_eq!(
+        all.take(),
+        "DEBUG app::db: debug db\n INFO app::http: info http\n WARN app::http: warn http\n"
+    );
+    assert_eq!(warn.take(), " WARN app::http: warn http\n");
+    let stats = logger.stats();
+    assert_eq!(stats.records_written, 3, "the TRACE event was not pushed");
+    assert_eq!(stats.sinks[1].filtered, 2);
+}

@@ -30,6 +30,35 @@
 //!   (after [`set_global`]).
 //! * the `log` facade: [`log::init`].
 //!
+//! [`init`] sets the macros and the `log` front end up in one call, with a
+//! [`Filter`]; [`init_from_env`] reads it from `RUST_LOG`.
+//!
+//! # Filtering and per-sink levels
+//!
+//! Each sink has its own level ([`Sink::level`]) and format; records below
+//! every sink's level are never pushed. The targets are filtered with
+//! `RUST_LOG`-style directives ([`Filter`]) for the macros and `log`, and
+//! with `tracing_subscriber::EnvFilter` for `tracing`; [`FilterHandle`]
+//! reloads the directives at run time.
+//!
+//! ```
+//! use nowait::{Builder, Filter, FilterHandle, Json, Level, Sink};
+//!
+//! # let dir = tempfile::tempdir().unwrap();
+//! let (logger, guard) = nowait::init(
+//!     Builder::new()
+//!         .sink(Sink::stderr().level(Level::Warn))
+//!         .sink(Sink::file(dir.path().join("app.json")).level(Level::Debug).format(Json::new())),
+//!     Filter::parse("info,my_app::db=debug")?,
+//! )?;
+//! nowait::debug!(target: "my_app::db", "to the file only");
+//! nowait::debug!(target: "my_app::http", "off");
+//! FilterHandle::new().reload("debug")?;
+//! nowait::debug!(target: "my_app::http", "to the file now");
+//! # drop((logger, guard));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Features
 //!
 //! * `tracing` (default): the `tracing-subscriber` layer from
@@ -52,4 +81,114 @@ pub use nowait_tracing::{layer, NowaitLayer};
 #[cfg(feature = "log")]
 pub mod log {
     pub use nowait_log::*;
+}
+
+use std::fmt;
+
+/// Builds a logger from `builder` and installs it for the whole process:
+/// as the global logger of the macros ([`set_global`]), with `filter` as
+/// the process filter ([`set_filter`]), and, with the `log` feature, as
+/// the `log` facade's logger (`log::max_level` follows the filter). The
+/// `tracing` layer is separate: see `NowaitLayer` (feature `tracing`).
+///
+/// # Errors
+///
+/// [`InitError`]: the logger cannot be built (nothing is installed then),
+/// or a global logger (nowait's or `log`'s) is already set, usually
+/// because `init` was called twice. In that case `filter` is installed
+/// anyway and the new logger is shut down (its guard is dropped).
+///
+/// # Examples
+///
+/// ```
+/// use nowait::{Builder, Filter, Sink};
+///
+/// let (_logger, guard) = nowait::init(
+///     Builder::new().sink(Sink::writer(std::io::sink())),
+///     Filter::parse("warn,my_app=debug")?,
+/// )?;
+/// nowait::debug!(target: "my_app::db", rows = 3u32, "query done");
+/// drop(guard);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn init(builder: Builder, filter: Filter) -> Result<(Logger, Guard), InitError> {
+    let (logger, guard) = builder.build().map_err(InitError::Build)?;
+    set_filter(filter);
+    set_global(logger.clone()).map_err(InitError::SetGlobal)?;
+    #[cfg(feature = "log")]
+    nowait_log::NowaitLogger::new(logger.clone())
+        .install()
+        .map_err(InitError::SetLogger)?;
+    Ok((logger, guard))
+}
+
+/// [`init`] with the filter in `RUST_LOG` (`info` when it is unset).
+///
+/// # Errors
+///
+/// [`InitError::Filter`] naming an invalid directive (nothing is built or
+/// installed then; [`init`] with [`Filter::from_env_lossy`] ignores it
+/// instead), or as [`init`].
+///
+/// # Examples
+///
+/// ```
+/// let (_logger, _guard) = nowait::init_from_env(
+///     nowait::Builder::new().sink(nowait::Sink::writer(std::io::sink())),
+/// )?;
+/// nowait::info!("started");
+/// # Ok::<(), nowait::InitError>(())
+/// ```
+pub fn init_from_env(builder: Builder) -> Result<(Logger, Guard), InitError> {
+    init(builder, Filter::from_env().map_err(InitError::Filter)?)
+}
+
+/// Why [`init`] failed.
+///
+/// # Examples
+///
+/// ```
+/// let err = nowait::init(
+///     nowait::Builder::new().capacity(1),
+///     nowait::Filter::level(nowait::Level::Info),
+/// )
+/// .unwrap_err();
+/// assert!(matches!(err, nowait::InitError::Build(_)));
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum InitError {
+    /// The logger could not be built.
+    Build(BuildError),
+    /// The filter (from `RUST_LOG`) is invalid.
+    Filter(FilterError),
+    /// A global nowait logger is already set.
+    SetGlobal(SetGlobalError),
+    /// A `log` logger is already set.
+    #[cfg(feature = "log")]
+    SetLogger(::log::SetLoggerError),
+}
+
+impl fmt::Display for InitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            InitError::Build(e) => write!(f, "cannot build the logger: {e}"),
+            InitError::Filter(e) => e.fmt(f),
+            InitError::SetGlobal(e) => e.fmt(f),
+            #[cfg(feature = "log")]
+            InitError::SetLogger(e) => write!(f, "cannot install the log logger: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for InitError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            InitError::Build(e) => Some(e),
+            InitError::Filter(e) => Some(e),
+            InitError::SetGlobal(e) => Some(e),
+            #[cfg(feature = "log")]
+            InitError::SetLogger(e) => Some(e),
+        }
+    }
 }

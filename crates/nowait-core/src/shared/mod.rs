@@ -74,6 +74,9 @@ pub(crate) struct Shared {
     /// The records. Producers claim, the consumer (see `consumer`) drains.
     pub(crate) ring: Ring,
     pub(crate) policy: FullPolicy,
+    /// The least severe level any sink takes (front ends push nothing
+    /// below it; see `Logger::min_level`).
+    pub(crate) min_level: Level,
     /// Records below this level are shed above `shed_above` bytes.
     pub(crate) protect: Level,
     /// The claim limit for records below `protect`: the high-water mark
@@ -121,6 +124,8 @@ impl std::fmt::Debug for Shared {
 
 /// What [`Shared::new`] needs besides the ring and the sinks.
 pub(crate) struct Config {
+    /// The least severe level any sink takes.
+    pub(crate) min_level: Level,
     pub(crate) policy: FullPolicy,
     pub(crate) protect: Level,
     pub(crate) high_water: f64,
@@ -148,6 +153,7 @@ impl Shared {
             },
             ring,
             policy: config.policy,
+            min_level: config.min_level,
             protect: config.protect,
             write_through_from: config.write_through.map_or(u8::MAX, |l| l as u8),
             counters: Counters::default(),

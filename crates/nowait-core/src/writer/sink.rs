@@ -54,6 +54,8 @@ pub(crate) struct SinkState {
     format: Box<dyn Format>,
     /// Whether completeness is wanted (files, custom writers).
     pub(crate) durable: bool,
+    /// Records below this level are skipped (counted in `filtered`).
+    pub(crate) level: Level,
     /// Formatted bytes; `buf[sent..]` are not yet written.
     buf: Vec<u8>,
     sent: usize,
@@ -95,6 +97,7 @@ pub(crate) struct SinkState {
     /// in the other sinks.
     pub(super) dropped_dead: u64,
     pub(super) dropped_format: u64,
+    filtered: u64,
     pub(super) abandoned: u64,
     write_errors: u64,
     pub(super) dead_loss: Loss,
@@ -115,6 +118,7 @@ impl SinkState {
             output,
             format,
             durable,
+            level: Level::Trace,
             buf: Vec::with_capacity(batch.min(limit) + 4096),
             sent: 0,
             ends: VecDeque::with_capacity(1024),
@@ -141,6 +145,7 @@ impl SinkState {
             dropped_failed: 0,
             dropped_dead: 0,
             dropped_format: 0,
+            filtered: 0,
             abandoned: 0,
             write_errors: 0,
             dead_loss: Loss::default(),
@@ -198,6 +203,10 @@ impl SinkState {
 
     /// Formats one record into the sink's buffer, or counts it as dropped.
     pub(super) fn add_record(&mut self, record: &Record<'_>) {
+        if record.level() < self.level {
+            self.filtered += 1;
+            return;
+        }
         if self.dead {
             self.dropped_failed += 1;
             self.dropped_dead += 1;
@@ -539,6 +548,7 @@ impl SinkState {
             .store(self.dropped_failed, Ordering::Relaxed);
         c.dropped_format
             .store(self.dropped_format, Ordering::Relaxed);
+        c.filtered.store(self.filtered, Ordering::Relaxed);
         c.abandoned.store(self.abandoned, Ordering::Relaxed);
         c.write_errors.store(self.write_errors, Ordering::Relaxed);
         c.pending_bytes

@@ -1,0 +1,210 @@
+//! `RUST_LOG`-style directives: parsing and matching.
+//!
+//! A directive list is comma-separated; each directive is one of
+//!
+//! 1. `LEVEL`: the default for targets no other directive names
+//!    (`trace`, `debug`, `info`, `warn`, `error`, `off`, any case, or the
+//!    numbers `0`-`5` as in `tracing`: `0` is `off`, `5` is `trace`);
+//! 2. `TARGET=LEVEL`: for `TARGET` and every target below it;
+//! 3. `TARGET`: the same as `TARGET=trace`.
+//!
+//! `TARGET` matches a record's target when it is equal to it or a prefix
+//! of it that ends on a `::` boundary: `hyper` matches `hyper` and
+//! `hyper::proto::h1`, not `hyperlocal`. (`tracing_subscriber::EnvFilter`
+//! and `env_logger` compare plain string prefixes, so there `hyper` also
+//! matches `hyperlocal`; on targets made of whole module names the two
+//! agree, which `tests.rs` checks against `EnvFilter` itself.)
+//!
+//! The most specific directive wins: the one with the longest matching
+//! target, the bare level when none matches. Of two directives with the
+//! same target the later one wins. A target no directive matches is off.
+//!
+//! Invariant: [`Directives::list`] is sorted by target length, longest
+//! first, bare levels (no target) last, without two equal targets, so the
+//! first match is the most specific one.
+
+use std::fmt;
+
+use super::FilterError;
+use crate::Level;
+
+/// A level threshold: a record at `level` passes if `level as u8 >= min`;
+/// [`OFF`] lets nothing through.
+pub(crate) type Min = u8;
+
+/// The threshold that lets nothing through.
+pub(crate) const OFF: Min = 5;
+
+/// One parsed directive.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Directive {
+    /// `None` for a bare level.
+    pub(crate) target: Option<Box<str>>,
+    pub(crate) min: Min,
+}
+
+/// A sorted directive list (see the module docs for the invariant).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Directives {
+    list: Vec<Directive>,
+}
+
+fn parse_level(s: &str) -> Option<Min> {
+    if s.eq_ignore_ascii_case("off") || s == "0" {
+        return Some(OFF);
+    }
+    let level = match s {
+        "1" => Level::Error,
+        "2" => Level::Warn,
+        "3" => Level::Info,
+        "4" => Level::Debug,
+        "5" => Level::Trace,
+        _ => Level::ALL
+            .into_iter()
+            .find(|l| l.as_str().eq_ignore_ascii_case(s))?,
+    };
+    Some(level as u8)
+}
+
+fn min_name(min: Min) -> &'static str {
+    match Level::from_u8(min) {
+        Some(Level::Trace) => "trace",
+        Some(Level::Debug) => "debug",
+        Some(Level::Info) => "info",
+        Some(Level::Warn) => "warn",
+        Some(Level::Error) => "error",
+        None => "off",
+    }
+}
+
+fn invalid(directive: &str, reason: impl Into<String>) -> FilterError {
+    FilterError::Directive {
+        directive: directive.to_owned(),
+        reason: reason.into(),
+    }
+}
+
+impl Directive {
+    /// Parses one directive (already trimmed, not empty).
+    pub(crate) fn parse(s: &str) -> Result<Directive, FilterError> {
+        if s.contains(['[', ']', '{', '}']) {
+            return Err(invalid(
+                s,
+                "span and field filters are not supported (tracing users: use \
+                 tracing_subscriber::EnvFilter)",
+            ));
+        }
+        if let Some(c) = s.chars().find(|c| c.is_whitespace() || c.is_control()) {
+            return Err(invalid(s, format!("unexpected character {c:?}")));
+        }
+        match s.split_once('=') {
+            Some((target, level)) => {
+                if target.is_empty() {
+                    return Err(invalid(s, "missing target before `=`"));
+                }
+                let min = parse_level(level).ok_or_else(|| {
+                    invalid(
+                        s,
+                        format!(
+                            "unknown level {level:?} (expected trace, debug, info, warn, \
+                             error, off or 0-5)"
+                        ),
+                    )
+                })?;
+                if level.contains('=') {
+                    return Err(invalid(s, "more than one `=`"));
+                }
+                Ok(Directive {
+                    target: Some(target.into()),
+                    min,
+                })
+            }
+            None => Ok(match parse_level(s) {
+                Some(min) => Directive { target: None, min },
+                None => Directive {
+                    target: Some(s.into()),
+                    min: Level::Trace as u8,
+                },
+            }),
+        }
+    }
+
+    /// Whether this directive applies to `target`.
+    #[inline]
+    fn matches(&self, target: &str) -> bool {
+        match &self.target {
+            None => true,
+            Some(t) => {
+                target.starts_with(&**t)
+                    && (target.len() == t.len() || target[t.len()..].starts_with("::"))
+            }
+        }
+    }
+}
+
+impl fmt::Display for Directive {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.target {
+            Some(t) => write!(f, "{t}={}", min_name(self.min)),
+            None => f.write_str(min_name(self.min)),
+        }
+    }
+}
+
+impl Directives {
+    /// Parses a comma-separated list; empty items are skipped. With
+    /// `lossy`, invalid directives are left out and returned; otherwise
+    /// the first one is the error.
+    pub(crate) fn parse(
+        s: &str,
+        lossy: bool,
+    ) -> Result<(Directives, Vec<FilterError>), FilterError> {
+        let mut out = Directives::default();
+        let mut errors = Vec::new();
+        for item in s.split(',').map(str::trim).filter(|d| !d.is_empty()) {
+            match Directive::parse(item) {
+                Ok(d) => out.add(d),
+                Err(e) if lossy => errors.push(e),
+                Err(e) => return Err(e),
+            }
+        }
+        Ok((out, errors))
+    }
+
+    /// Adds a directive, keeping the order (a later directive for the same
+    /// target replaces the earlier one).
+    pub(crate) fn add(&mut self, d: Directive) {
+        let key = |x: &Directive| std::cmp::Reverse(x.target.as_ref().map(|t| t.len()));
+        match self.list.iter().position(|x| x.target == d.target) {
+            Some(i) => self.list[i] = d,
+            None => {
+                // After every directive at least as specific: stable order.
+                let i = self.list.partition_point(|x| key(x) <= key(&d));
+                self.list.insert(i, d);
+            }
+        }
+    }
+
+    /// Whether a record at `level` from `target` passes. No allocation;
+    /// one string prefix test per directive until the first match.
+    #[inline]
+    pub(crate) fn enabled(&self, target: &str, level: Level) -> bool {
+        self.min_for(target)
+            .is_some_and(|min| level as u8 >= min && min != OFF)
+    }
+
+    /// The threshold of the most specific directive for `target`, if any.
+    #[inline]
+    pub(crate) fn min_for(&self, target: &str) -> Option<Min> {
+        self.list.iter().find(|d| d.matches(target)).map(|d| d.min)
+    }
+
+    /// The most verbose level any directive lets through ([`OFF`] if none).
+    pub(crate) fn most_verbose(&self) -> Min {
+        self.list.iter().map(|d| d.min).min().unwrap_or(OFF)
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Directive> {
+        self.list.iter()
+    }
+}
