@@ -10,7 +10,8 @@ use std::time::Duration;
 use crate::error::BuildError;
 use crate::guard::Guard;
 use crate::logger::Logger;
-use crate::output::{self, Opened, Output};
+use crate::format::{Framing, Syslog};
+use crate::output::{self, Datagram, Opened, Output, Peer, Stream};
 use crate::policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
 use crate::record::{MakeFormat, SinkInfo};
 use crate::registry::Options;
@@ -472,6 +473,26 @@ impl Builder {
                     }),
                     Reopen::None,
                 ),
+                Target::Tcp(Err(why)) => {
+                    return Err(BuildError::config(format!(
+                        "sink tcp: cannot resolve its address: {why}"
+                    )))
+                }
+                Target::Tcp(Ok(addr)) => (
+                    Ok(Opened::new(Output::Stream(Stream::new(Peer::Tcp(addr))), false)),
+                    Reopen::Stream(Peer::Tcp(addr)),
+                ),
+                Target::Unix(path) => (
+                    Ok(Opened::new(
+                        Output::Stream(Stream::new(Peer::Unix(path.clone()))),
+                        false,
+                    )),
+                    Reopen::Stream(Peer::Unix(path)),
+                ),
+                Target::UnixDatagram(path) => (
+                    Datagram::open(&path).map(|d| Opened::new(Output::Datagram(d), false)),
+                    Reopen::Datagram(path),
+                ),
             };
             let opened =
                 opened.map_err(|e| BuildError::io(format!("cannot open sink {name}"), e))?;
@@ -480,6 +501,7 @@ impl Builder {
                 reopen,
                 format: sink.format.unwrap_or_else(|| Arc::clone(&self.format)),
                 buffer_size: sink.buffer_size,
+                syslog: sink.syslog,
             };
             let durable = matches!(opened.output, Output::File { .. } | Output::Writer(_));
             let c = SinkCounters::new(spec.name.clone(), durable);
@@ -574,6 +596,10 @@ enum Reopen {
     Path(PathBuf),
     /// A custom writer: it cannot cross a fork.
     None,
+    /// A stream socket: connect again.
+    Stream(Peer),
+    /// A datagram socket: connect again.
+    Datagram(PathBuf),
 }
 
 /// A sink as configured, kept for a forked child's writer.
@@ -582,16 +608,26 @@ struct Spec {
     reopen: Reopen,
     format: Arc<dyn MakeFormat>,
     buffer_size: usize,
+    syslog: Option<Syslog>,
 }
 
 impl Spec {
     fn state(&self, opened: Opened, batch: usize) -> SinkState {
         let info = SinkInfo::new(self.name.clone(), opened.terminal);
         let durable = matches!(opened.output, Output::File { .. } | Output::Writer(_));
+        let mut format = self.format.make_format(&info);
+        if let Some(syslog) = &self.syslog {
+            let framing = match opened.output {
+                Output::Stream(_) => Framing::OctetCounted,
+                Output::Datagram(_) => Framing::Datagram,
+                _ => Framing::Line,
+            };
+            format = syslog.wrap(format, framing);
+        }
         SinkState::new(
             self.name.clone(),
             opened.output,
-            self.format.make_format(&info),
+            format,
             durable,
             self.buffer_size,
             batch,
@@ -604,6 +640,11 @@ impl Spec {
             Reopen::Path(path) => output::open_path(path),
             Reopen::None => Err(std::io::Error::other(
                 "a custom writer cannot be used in a forked child",
+            )),
+            Reopen::Stream(peer) => Ok(Opened::new(Output::Stream(Stream::new(peer.clone())), false)),
+            Reopen::Datagram(path) => Ok(Opened::new(
+                Output::Datagram(Datagram::unconnected(path)),
+                false,
             )),
         };
         let opened = opened.unwrap_or_else(|e| Opened {

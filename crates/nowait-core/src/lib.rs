@@ -177,7 +177,7 @@ pub use builder::{
     Builder, DEFAULT_BATCH_SIZE, DEFAULT_CAPACITY, DEFAULT_FLUSH_INTERVAL, DEFAULT_IDLE_INTERVAL,
 };
 pub use error::{BuildError, FlushError, PushError, SetGlobalError};
-pub use format::{Json, Text};
+pub use format::{Facility, Json, Syslog, Text};
 pub use global::{global, set_global};
 pub use guard::Guard;
 pub use level::{Level, ParseLevelError};
