@@ -479,12 +479,12 @@ impl Builder {
                     )))
                 }
                 Target::Tcp(Ok(addr)) => (
-                    Ok(Opened::new(Output::Stream(Stream::new(Peer::Tcp(addr))), false)),
+                    Ok(Opened::new(Output::Stream(Stream::connecting(Peer::Tcp(addr))), false)),
                     Reopen::Stream(Peer::Tcp(addr)),
                 ),
                 Target::Unix(path) => (
                     Ok(Opened::new(
-                        Output::Stream(Stream::new(Peer::Unix(path.clone()))),
+                        Output::Stream(Stream::connecting(Peer::Unix(path.clone()))),
                         false,
                     )),
                     Reopen::Stream(Peer::Unix(path)),

@@ -100,6 +100,16 @@ impl Stream {
         }
     }
 
+    /// A stream sink whose connect has started (without waiting), so that
+    /// the receiver sees the connection before the first record. A connect
+    /// that fails at once is tried again on the first write, which reports
+    /// the failure.
+    pub(crate) fn connecting(peer: Peer) -> Stream {
+        let mut s = Stream::new(peer);
+        let _ = s.start(Instant::now());
+        s
+    }
+
     /// Whether a connection is up (for tests and stats).
     #[cfg(test)]
     pub(crate) fn connected(&self) -> bool {
