@@ -8,9 +8,9 @@ use std::thread;
 use std::time::Duration;
 
 use crate::error::BuildError;
+use crate::format::{Framing, Syslog};
 use crate::guard::Guard;
 use crate::logger::Logger;
-use crate::format::{Framing, Syslog};
 use crate::output::{self, Datagram, Opened, Output, Peer, Stream};
 use crate::policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
 use crate::record::{MakeFormat, SinkInfo};
@@ -479,7 +479,10 @@ impl Builder {
                     )))
                 }
                 Target::Tcp(Ok(addr)) => (
-                    Ok(Opened::new(Output::Stream(Stream::connecting(Peer::Tcp(addr))), false)),
+                    Ok(Opened::new(
+                        Output::Stream(Stream::connecting(Peer::Tcp(addr))),
+                        false,
+                    )),
                     Reopen::Stream(Peer::Tcp(addr)),
                 ),
                 Target::Unix(path) => (
@@ -641,7 +644,10 @@ impl Spec {
             Reopen::None => Err(std::io::Error::other(
                 "a custom writer cannot be used in a forked child",
             )),
-            Reopen::Stream(peer) => Ok(Opened::new(Output::Stream(Stream::new(peer.clone())), false)),
+            Reopen::Stream(peer) => Ok(Opened::new(
+                Output::Stream(Stream::new(peer.clone())),
+                false,
+            )),
             Reopen::Datagram(path) => Ok(Opened::new(
                 Output::Datagram(Datagram::unconnected(path)),
                 false,

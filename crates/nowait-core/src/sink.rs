@@ -159,11 +159,11 @@ impl Sink {
     ///
     /// Nothing waits on the network, not even `build`:
     ///
-    /// * The connection is made by the writer thread on its first write,
-    ///   without blocking (the connect completes while the writer polls its
-    ///   other work; one still pending after 5 s counts as failed). A
-    ///   receiver that is down when the logger is built is not an error:
-    ///   the sink fails, retries, and says so in the other sinks.
+    /// * The connect starts in `build` with a non-blocking socket and
+    ///   completes while the writer thread goes on with its other work (it
+    ///   polls the socket; a connect still pending after 5 s counts as
+    ///   failed). A receiver that is down when the logger is built is not
+    ///   an error: the sink fails, retries, and says so in the other sinks.
     /// * Writes never block. A slow receiver fills the sink's buffer
     ///   ([`Sink::buffer_size`]), after which its records are dropped,
     ///   counted, and reported into it once it drains.
@@ -178,7 +178,12 @@ impl Sink {
     ///   old connection, never one record merged with the next, and never a
     ///   whole record twice. Records the receiver had taken into its socket
     ///   buffer but not read when it died are lost without a count: no
-    ///   sender can know of them (at most the socket buffers' size).
+    ///   sender can know of them (at most the socket buffers' size, plus
+    ///   what the receiver had read and not yet stored: 1000 to 4000 short
+    ///   records for an rsyslog killed with SIGKILL in our test).
+    /// * As for a terminal, a flush or a shutdown does not wait for a
+    ///   receiver that took no byte for 100 ms (stalled) or is failing: its
+    ///   pending records are counted as abandoned or failed.
     ///
     /// # Examples
     ///

@@ -57,8 +57,13 @@ fn tcp_receiver_that_stops_reading_never_blocks_and_sheds_with_a_count() {
     }
     // Not a speed check: a push that waited on the socket would take the
     // whole test.
-    assert!(slowest < Duration::from_millis(50), "a log call waited {slowest:?}");
-    wait_for("the sink to shed", || logger.stats().sinks[0].dropped_overflow > 0);
+    assert!(
+        slowest < Duration::from_millis(50),
+        "a log call waited {slowest:?}"
+    );
+    wait_for("the sink to shed", || {
+        logger.stats().sinks[0].dropped_overflow > 0
+    });
     // The receiver reads again: everything still pending arrives, then
     // the notice with the count.
     let reader = std::thread::spawn(move || read_all(conn));
@@ -132,13 +137,20 @@ fn tcp_receiver_down_at_build_is_retried_and_reported() {
     drop(guard);
     let text = read_all(conn);
     let early: Vec<&str> = text.lines().filter(|l| l.starts_with("early")).collect();
-    assert_eq!(early, (0..10).map(|i| format!("early {i}")).collect::<Vec<_>>());
+    assert_eq!(
+        early,
+        (0..10).map(|i| format!("early {i}")).collect::<Vec<_>>()
+    );
     assert!(text.contains("\nlate\n"), "{text}");
     assert!(
         text.contains(&format!("nowait: WARN sink tcp:{addr} recovered after")),
         "{text}"
     );
-    assert!(others.text().contains("recovered after"), "{}", others.text());
+    assert!(
+        others.text().contains("recovered after"),
+        "{}",
+        others.text()
+    );
     let stats = logger.stats();
     assert_eq!(stats.sinks[0].records_written, 11);
     assert_eq!(stats.sinks[0].dropped(), 0);
@@ -185,7 +197,11 @@ fn unix_connection_lost_mid_record_sends_the_record_again_whole() {
         .iter()
         .map(|l| format!("{}..({} bytes)", &l[..l.len().min(30)], l.len()))
         .collect();
-    assert!(lines.first() == Some(&big.as_str()), "not restarted whole: {short:?} want {} bytes", big.len());
+    assert!(
+        lines.first() == Some(&big.as_str()),
+        "not restarted whole: {short:?} want {} bytes",
+        big.len()
+    );
     assert_eq!(lines.get(1).copied(), Some("after"));
     assert_eq!(text.matches("big-start").count(), 1, "not duplicated");
     assert!(

@@ -119,10 +119,7 @@ input(type="imtcp" port="{port}" address="127.0.0.1" ruleset="fromtest")
     fn lines(&self) -> Vec<String> {
         let text = std::fs::read_to_string(&self.out).unwrap_or_default();
         let complete = text.rfind('\n').map_or("", |end| &text[..end]);
-        complete
-            .lines()
-            .map(str::to_owned)
-            .collect()
+        complete.lines().map(str::to_owned).collect()
     }
 }
 
@@ -255,7 +252,10 @@ fn rsyslog_killed_and_restarted_costs_no_wait_and_every_loss_is_reported() {
     rs.kill();
     let restarted_at = log(40_000);
     let down = logger.stats().sinks[0].clone();
-    assert!(down.write_errors > 0, "the loss of rsyslog went unnoticed: {down:?}");
+    assert!(
+        down.write_errors > 0,
+        "the loss of rsyslog went unnoticed: {down:?}"
+    );
     // C: rsyslog is back on the same port; once the sink has reconnected
     // and drained, everything logged arrives.
     rs.spawn();
@@ -267,13 +267,20 @@ fn rsyslog_killed_and_restarted_costs_no_wait_and_every_loss_is_reported() {
     let end = log(20_000);
     // Not a speed check: a push that waited on the network would take as
     // long as the outage (or the connect timeout).
-    assert!(slowest < Duration::from_millis(50), "a log call waited {slowest:?}");
+    assert!(
+        slowest < Duration::from_millis(50),
+        "a log call waited {slowest:?}"
+    );
     wait_drained(&logger, accepted.len() as u64);
     drop(guard);
 
     let stats = logger.stats();
     let sink = &stats.sinks[0];
-    assert_eq!(stats.dropped(), seq - accepted.len() as u64, "ring losses counted");
+    assert_eq!(
+        stats.dropped(),
+        seq - accepted.len() as u64,
+        "ring losses counted"
+    );
     assert_eq!(stats.records_written, sink.records_written + sink.dropped());
     // Shed while failing, or while slow if rsyslog fell behind before the
     // kill (the episode keeps its first cause).
@@ -309,11 +316,12 @@ fn rsyslog_killed_and_restarted_costs_no_wait_and_every_loss_is_reported() {
     // Accounting: each accepted record arrived, or was counted as dropped,
     // or was in flight when rsyslog was killed (written into the socket, or
     // read by rsyslog but not yet written out: no sender can know).
-    let arrived = accepted
-        .iter()
-        .filter(|s| got.seqs.contains_key(s))
-        .count() as u64;
-    assert_eq!(got.seqs.len() as u64, arrived, "only accepted records arrive");
+    let arrived = accepted.iter().filter(|s| got.seqs.contains_key(s)).count() as u64;
+    assert_eq!(
+        got.seqs.len() as u64,
+        arrived,
+        "only accepted records arrive"
+    );
     let accepted_n = accepted.len() as u64;
     let in_flight = sink.records_written - arrived;
     assert_eq!(arrived + sink.dropped() + in_flight, accepted_n);

@@ -306,8 +306,7 @@ impl SyslogFormat {
             64 - w.len()
         };
         let mut stamp = Vec::with_capacity(32);
-        self.time
-            .write(system_nanos(SystemTime::now()), &mut stamp);
+        self.time.write(system_nanos(SystemTime::now()), &mut stamp);
         let len = head_len + stamp.len() + self.fields.len() + msg.len();
         if self.framing == Framing::OctetCounted {
             out.extend_from_slice(itoa::Buffer::new().format(len).as_bytes());
@@ -359,7 +358,10 @@ mod tests {
         let end = start + s[start..].find(' ').unwrap();
         let stamp = &s[start..end];
         assert_eq!(stamp.len(), 27, "{stamp}");
-        assert!(stamp.ends_with('Z') && stamp.as_bytes()[10] == b'T', "{stamp}");
+        assert!(
+            stamp.ends_with('Z') && stamp.as_bytes()[10] == b'T',
+            "{stamp}"
+        );
         format!("{}TS{}", &s[..start], &s[end..])
     }
 
@@ -388,12 +390,20 @@ mod tests {
             (Level::Trace, 135),
         ] {
             let s = framed(Framing::Datagram, level, b"m");
-            assert_eq!(without_time(&s), format!("<{pri}>1 TS web1 my_app {pid} - - m"));
+            assert_eq!(
+                without_time(&s),
+                format!("<{pri}>1 TS web1 my_app {pid} - - m")
+            );
         }
         let s = framed(Framing::Line, Level::Info, b"m");
-        assert_eq!(without_time(&s), format!("<134>1 TS web1 my_app {pid} - - m\n"));
+        assert_eq!(
+            without_time(&s),
+            format!("<134>1 TS web1 my_app {pid} - - m\n")
+        );
         // Notices are framed too, with their own level.
-        let mut f = Syslog::new().hostname("").wrap(Box::new(Plain), Framing::Datagram);
+        let mut f = Syslog::new()
+            .hostname("")
+            .wrap(Box::new(Plain), Framing::Datagram);
         let mut out = Vec::new();
         f.notice(
             &Notice::new(Level::Error, SystemTime::UNIX_EPOCH, "3 records dropped"),

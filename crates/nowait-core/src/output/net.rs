@@ -379,7 +379,10 @@ mod tests {
 
     #[test]
     fn tcp_refused_is_a_failure_not_a_wait() {
-        let addr = TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+        let addr = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap();
         // Nobody listens any more.
         let mut s = Stream::new(Peer::Tcp(addr));
         let deadline = Instant::now() + Duration::from_secs(5);
@@ -412,7 +415,9 @@ mod tests {
 
         let dpath = dir.path().join("d");
         assert_eq!(
-            Datagram::open(&dir.path().join("absent")).unwrap_err().raw_os_error(),
+            Datagram::open(&dir.path().join("absent"))
+                .unwrap_err()
+                .raw_os_error(),
             Some(libc::ENOENT)
         );
         let rx = UnixDatagram::bind(&dpath).unwrap();

@@ -471,11 +471,11 @@ impl SinkState {
         let permanent = !self.output.reconnects()
             && (e.kind() == io::ErrorKind::BrokenPipe
                 || matches!(
-                e.raw_os_error(),
-                Some(libc::EPIPE)
-                    | Some(libc::EBADF)
-                    | Some(libc::ECONNRESET)
-                    | Some(libc::ENOTCONN)
+                    e.raw_os_error(),
+                    Some(libc::EPIPE)
+                        | Some(libc::EBADF)
+                        | Some(libc::ECONNRESET)
+                        | Some(libc::ENOTCONN)
                 ));
         let first = self.error_streak == 0;
         self.error_streak = self.error_streak.saturating_add(1);
