@@ -8,9 +8,10 @@ use std::thread;
 use std::time::Duration;
 
 use crate::error::BuildError;
+use crate::format::{Framing, Syslog};
 use crate::guard::Guard;
 use crate::logger::Logger;
-use crate::output::{self, Opened, Output};
+use crate::output::{self, Datagram, Opened, Output, Peer, Stream};
 use crate::policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
 use crate::record::{MakeFormat, SinkInfo};
 use crate::registry::Options;
@@ -481,6 +482,29 @@ impl Builder {
                     }),
                     Reopen::None,
                 ),
+                Target::Tcp(Err(why)) => {
+                    return Err(BuildError::config(format!(
+                        "sink tcp: cannot resolve its address: {why}"
+                    )))
+                }
+                Target::Tcp(Ok(addr)) => (
+                    Ok(Opened::new(
+                        Output::Stream(Stream::connecting(Peer::Tcp(addr))),
+                        false,
+                    )),
+                    Reopen::Stream(Peer::Tcp(addr)),
+                ),
+                Target::Unix(path) => (
+                    Ok(Opened::new(
+                        Output::Stream(Stream::connecting(Peer::Unix(path.clone()))),
+                        false,
+                    )),
+                    Reopen::Stream(Peer::Unix(path)),
+                ),
+                Target::UnixDatagram(path) => (
+                    Datagram::open(&path).map(|d| Opened::new(Output::Datagram(d), false)),
+                    Reopen::Datagram(path),
+                ),
             };
             let opened =
                 opened.map_err(|e| BuildError::io(format!("cannot open sink {name}"), e))?;
@@ -490,6 +514,7 @@ impl Builder {
                 format: sink.format.unwrap_or_else(|| Arc::clone(&self.format)),
                 buffer_size: sink.buffer_size,
                 level: sink.level,
+                syslog: sink.syslog,
             };
             let durable = matches!(opened.output, Output::File { .. } | Output::Writer(_));
             let c = SinkCounters::new(spec.name.clone(), durable);
@@ -588,6 +613,10 @@ enum Reopen {
     Path(PathBuf),
     /// A custom writer: it cannot cross a fork.
     None,
+    /// A stream socket: connect again.
+    Stream(Peer),
+    /// A datagram socket: connect again.
+    Datagram(PathBuf),
 }
 
 /// A sink as configured, kept for a forked child's writer.
@@ -597,16 +626,26 @@ struct Spec {
     format: Arc<dyn MakeFormat>,
     buffer_size: usize,
     level: Level,
+    syslog: Option<Syslog>,
 }
 
 impl Spec {
     fn state(&self, opened: Opened, batch: usize) -> SinkState {
         let info = SinkInfo::new(self.name.clone(), opened.terminal);
         let durable = matches!(opened.output, Output::File { .. } | Output::Writer(_));
+        let mut format = self.format.make_format(&info);
+        if let Some(syslog) = &self.syslog {
+            let framing = match opened.output {
+                Output::Stream(_) => Framing::OctetCounted,
+                Output::Datagram(_) => Framing::Datagram,
+                _ => Framing::Line,
+            };
+            format = syslog.wrap(format, framing);
+        }
         let mut state = SinkState::new(
             self.name.clone(),
             opened.output,
-            self.format.make_format(&info),
+            format,
             durable,
             self.buffer_size,
             batch,
@@ -621,6 +660,14 @@ impl Spec {
             Reopen::Path(path) => output::open_path(path),
             Reopen::None => Err(std::io::Error::other(
                 "a custom writer cannot be used in a forked child",
+            )),
+            Reopen::Stream(peer) => Ok(Opened::new(
+                Output::Stream(Stream::new(peer.clone())),
+                false,
+            )),
+            Reopen::Datagram(path) => Ok(Opened::new(
+                Output::Datagram(Datagram::unconnected(path)),
+                false,
             )),
         };
         let opened = opened.unwrap_or_else(|e| Opened {

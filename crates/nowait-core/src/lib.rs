@@ -48,7 +48,10 @@
 //!   private open file description when they are terminals or pipes (sockets
 //!   use `MSG_DONTWAIT`), so a stalled reader cannot block the writer thread.
 //!   Each sink's pending bytes are bounded ([`Sink::buffer_size`], 1 MiB);
-//!   past that, that sink alone drops and counts records.
+//!   past that, that sink alone drops and counts records. Network sinks
+//!   ([`Sink::tcp`], [`Sink::unix`], syslog with [`Sink::syslog`]) connect
+//!   and write without blocking and reconnect with back-off when the
+//!   receiver goes away.
 //! * **Errors.** The writer never panics on I/O errors. A failing sink keeps
 //!   its records (bounded), retries with back-off, and on recovery writes
 //!   what happened into the output, the failed sink included, where the gap
@@ -213,7 +216,7 @@ pub use builder::{
 };
 pub use error::{BuildError, FlushError, PushError, SetGlobalError};
 pub use filter::{set_filter, set_max_level, Filter, FilterError, FilterHandle};
-pub use format::{Json, JsonSchema, Text, Timer};
+pub use format::{Facility, Json, JsonSchema, Syslog, Text, Timer};
 pub use global::{global, set_global};
 pub use guard::Guard;
 pub use level::{Level, ParseLevelError};

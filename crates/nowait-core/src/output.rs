@@ -18,6 +18,10 @@ use std::path::{Path, PathBuf};
 use rustix::fs::{FileType, Mode, OFlags};
 use rustix::net::SendFlags;
 
+mod net;
+
+pub(crate) use net::{Datagram, Peer, Sent, Stream};
+
 /// The outcome of one attempt to write.
 pub(crate) enum WriteOutcome {
     /// This many bytes were written (possibly fewer than offered).
@@ -26,6 +30,9 @@ pub(crate) enum WriteOutcome {
     WouldBlock,
     /// The sink failed.
     Failed(io::Error),
+    /// The receiver refuses this one record for good (a datagram too
+    /// large): drop it, keep going.
+    Rejected(io::Error),
 }
 
 /// An opened sink.
@@ -43,6 +50,18 @@ pub(crate) enum Output {
     NonBlocking { fd: OwnedFd, pipe: bool },
     /// A socket, written with `MSG_DONTWAIT`.
     Socket(OwnedFd),
+    /// A TCP or Unix stream connection made by nowait ([`Sink::tcp`],
+    /// [`Sink::unix`]): connects without waiting, reconnects after a
+    /// failure.
+    ///
+    /// [`Sink::tcp`]: crate::Sink::tcp
+    /// [`Sink::unix`]: crate::Sink::unix
+    Stream(Stream),
+    /// A Unix datagram socket ([`Sink::unix_datagram`]): one record per
+    /// datagram.
+    ///
+    /// [`Sink::unix_datagram`]: crate::Sink::unix_datagram
+    Datagram(Datagram),
     /// A terminal or pipe that could not be made non-blocking: written only
     /// when `poll` reports room, at most [`POLLED_CHUNK`] bytes at a time.
     Polled(File),
@@ -64,6 +83,8 @@ impl std::fmt::Debug for Output {
             Output::File { .. } => "File",
             Output::NonBlocking { .. } => "NonBlocking",
             Output::Socket(_) => "Socket",
+            Output::Stream(_) => "Stream",
+            Output::Datagram(_) => "Datagram",
             Output::Polled(_) => "Polled",
             Output::Writer(_) => "Writer",
             Output::Gone(_) => "Gone",
@@ -82,7 +103,7 @@ pub(crate) struct Opened {
 }
 
 impl Opened {
-    fn new(output: Output, terminal: bool) -> Opened {
+    pub(crate) fn new(output: Output, terminal: bool) -> Opened {
         Opened {
             output,
             terminal,
@@ -258,6 +279,15 @@ fn from_rustix(r: rustix::io::Result<usize>) -> WriteOutcome {
     }
 }
 
+fn from_sent(sent: Sent) -> WriteOutcome {
+    match sent {
+        Sent::Wrote(n) => WriteOutcome::Wrote(n),
+        Sent::WouldBlock => WriteOutcome::WouldBlock,
+        Sent::Failed(e) => WriteOutcome::Failed(e),
+        Sent::Rejected(e) => WriteOutcome::Rejected(e),
+    }
+}
+
 /// A user's writer's panic, as the error the sink fails with.
 fn panicked() -> io::Error {
     io::Error::new(io::ErrorKind::BrokenPipe, "the sink's writer panicked")
@@ -278,8 +308,22 @@ impl Output {
         match self {
             Output::NonBlocking { fd, .. } | Output::Socket(fd) => Some(fd.as_fd()),
             Output::Polled(f) => Some(f.as_fd()),
+            Output::Stream(s) => s.poll_fd(),
+            Output::Datagram(d) => d.poll_fd(),
             _ => None,
         }
+    }
+
+    /// Whether a failure is always worth a retry (a receiver that went away
+    /// may come back: the output connects again), even `EPIPE` or
+    /// `ECONNRESET`, which are final for an inherited descriptor.
+    pub(crate) fn reconnects(&self) -> bool {
+        matches!(self, Output::Stream(_) | Output::Datagram(_))
+    }
+
+    /// Whether each write must be exactly one record (datagrams).
+    pub(crate) fn per_record(&self) -> bool {
+        matches!(self, Output::Datagram(_))
     }
 
     /// Free room in bytes, where the kernel can tell (pipes and FIFOs).
@@ -307,6 +351,8 @@ impl Output {
                     r => return from_rustix(r),
                 }
             },
+            Output::Stream(s) => from_sent(s.write(buf)),
+            Output::Datagram(d) => from_sent(d.write(buf)),
             Output::Polled(file) => {
                 let mut pfd = [rustix::event::PollFd::new(
                     file,
@@ -423,7 +469,7 @@ mod tests {
             match out.write(&chunk) {
                 WriteOutcome::Wrote(n) => total += n,
                 WriteOutcome::WouldBlock => break,
-                WriteOutcome::Failed(e) => panic!("{e}"),
+                WriteOutcome::Failed(e) | WriteOutcome::Rejected(e) => panic!("{e}"),
             }
             assert!(total < 16 << 20, "the pipe never filled");
         }

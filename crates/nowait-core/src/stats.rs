@@ -217,7 +217,8 @@ impl Stats {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct SinkStats {
-    /// The sink's name (`stdout`, `stderr`, `file:PATH`, `writer`).
+    /// The sink's name (`stdout`, `stderr`, `file:PATH`, `writer`,
+    /// `tcp:ADDR`, `unix:PATH`, `unix-datagram:PATH`).
     pub name: String,
     /// Records completely written to this sink.
     pub records_written: u64,

@@ -2,9 +2,12 @@
 //! `tracing-subscriber`'s default) and [`Json`] (one object per line).
 
 mod json;
+mod syslog;
 mod text;
 
 pub use json::{Json, JsonSchema};
+pub(crate) use syslog::Framing;
+pub use syslog::{Facility, Syslog};
 pub use text::Text;
 
 use std::sync::Arc;

@@ -322,6 +322,17 @@ impl Writer {
                 self.broadcast(Level::Warn, &msg, Some(i));
             }
             let sink = &mut self.sinks[i];
+            sink.reject_loss.observe(sink.dropped_rejected, now);
+            if let Some((n, first, last)) = sink.reject_loss.take(now, force) {
+                let why = format!(
+                    "sink {} refused them: {}",
+                    sink.name,
+                    sink.last_error.as_deref().unwrap_or("unknown error")
+                );
+                let msg = loss_message(n, &why, (first, last));
+                self.broadcast(Level::Warn, &msg, None);
+            }
+            let sink = &mut self.sinks[i];
             sink.format_loss.observe(sink.dropped_format, now);
             if let Some((n, first, last)) = sink.format_loss.take(now, force) {
                 let why = match Shared::take_writer_panic() {

@@ -76,13 +76,17 @@ pub(crate) struct SinkState {
     error_streak: u32,
     errors_since_report: u64,
     error_window: Option<(SystemTime, SystemTime)>,
-    last_error: Option<String>,
+    pub(super) last_error: Option<String>,
     /// An error not yet handed to `SinkCounters::flush_error`.
     unpublished_error: Option<io::Error>,
     /// Since when writes would block, with bytes pending.
     blocked_since: Option<Instant>,
     /// The last byte written did not end a line (a short write).
     mid_line: bool,
+    /// Absolute offset where the entry at the front of `ends` starts (the
+    /// end of the last one written): a connection lost mid-record sends
+    /// that record again from here on the next connection.
+    line_start: u64,
     /// Bytes are held back by the pipe reserve, not refused by the kernel:
     /// `poll` would report room, so retry on the writer's timer instead.
     held_back: bool,
@@ -98,10 +102,14 @@ pub(crate) struct SinkState {
     pub(super) dropped_dead: u64,
     pub(super) dropped_format: u64,
     filtered: u64,
+    /// Records the receiver refused for good (a datagram too large); part
+    /// of `dropped_failed`, reported in every sink.
+    pub(super) dropped_rejected: u64,
     pub(super) abandoned: u64,
     write_errors: u64,
     pub(super) dead_loss: Loss,
     pub(super) format_loss: Loss,
+    pub(super) reject_loss: Loss,
 }
 
 impl SinkState {
@@ -136,6 +144,7 @@ impl SinkState {
             unpublished_error: None,
             blocked_since: None,
             mid_line: false,
+            line_start: 0,
             held_back: false,
             shedding: None,
             records_written: 0,
@@ -146,10 +155,12 @@ impl SinkState {
             dropped_dead: 0,
             dropped_format: 0,
             filtered: 0,
+            dropped_rejected: 0,
             abandoned: 0,
             write_errors: 0,
             dead_loss: Loss::default(),
             format_loss: Loss::default(),
+            reject_loss: Loss::default(),
         }
     }
 
@@ -301,6 +312,13 @@ impl SinkState {
     /// are offered, so that a reader that stops never leaves a torn line.
     fn offer(&self, last: bool) -> Option<usize> {
         let unsent = self.unsent();
+        if self.output.per_record() {
+            // One datagram per record (no write is ever partial there).
+            return self
+                .ends
+                .front()
+                .map(|&end| ((end & !NOTICE_BIT) - self.written) as usize);
+        }
         let Some(room) = self.output.room() else {
             return Some(unsent);
         };
@@ -363,9 +381,6 @@ impl SinkState {
             match self.output.write(&self.buf[self.sent..self.sent + len]) {
                 WriteOutcome::Wrote(n) => {
                     self.sent += n;
-                    if n > 0 {
-                        self.mid_line = self.buf[self.sent - 1] != b'\n';
-                    }
                     self.written += n as u64;
                     self.bytes_written += n as u64;
                     self.write_calls += 1;
@@ -378,8 +393,10 @@ impl SinkState {
                             self.records_written += 1;
                             self.pending -= 1;
                         }
+                        self.line_start = end & !NOTICE_BIT;
                         self.ends.pop_front();
                     }
+                    self.mid_line = self.written > self.line_start;
                     if self.error_streak > 0 {
                         event = self.recovered();
                     }
@@ -391,18 +408,34 @@ impl SinkState {
                     self.blocked_since.get_or_insert(now);
                     break;
                 }
+                WriteOutcome::Rejected(e) => {
+                    self.reject_front(e);
+                }
                 WriteOutcome::Failed(e) => {
+                    if self.output.reconnects() && self.mid_line {
+                        // The connection is gone with part of a record in
+                        // it: the receiver sees that part end with the
+                        // connection, and the whole record goes again,
+                        // from its start, on the next one.
+                        let partial = self.written - self.line_start;
+                        self.sent -= partial as usize;
+                        self.written -= partial;
+                        self.mid_line = false;
+                    }
                     event = self.failed(e, now);
                     break;
                 }
             }
         }
+        // Keep the bytes of a record cut by a short write: a reconnect may
+        // have to send it again from its start.
+        let start = self.sent - (self.written - self.line_start) as usize;
         if self.sent == self.buf.len() {
             self.buf.clear();
             self.sent = 0;
-        } else if self.sent >= self.buf.len() / 2 {
-            self.buf.drain(..self.sent);
-            self.sent = 0;
+        } else if start > 0 && start >= self.buf.len() / 2 {
+            self.buf.drain(..start);
+            self.sent -= start;
         }
         // Drained below half while shedding: the gap notice goes in now,
         // even if no record comes to trigger it.
@@ -410,6 +443,28 @@ impl SinkState {
             self.end_shedding();
         }
         event
+    }
+
+    /// Drops the record at the front, which the receiver refused for good
+    /// (a datagram larger than the socket allows); counted as failed and
+    /// reported in every sink.
+    fn reject_front(&mut self, e: io::Error) {
+        let Some(end) = self.ends.pop_front() else {
+            return;
+        };
+        let len = ((end & !NOTICE_BIT) - self.written) as usize;
+        self.sent += len;
+        self.written += len as u64;
+        self.line_start = end & !NOTICE_BIT;
+        if end & NOTICE_BIT == 0 {
+            self.pending -= 1;
+            self.dropped_failed += 1;
+            self.dropped_rejected += 1;
+        }
+        self.last_error = Some(e.to_string());
+        if self.unpublished_error.is_none() {
+            self.unpublished_error = Some(e);
+        }
     }
 
     /// Records a failed write; returns a notice for the other sinks.
@@ -422,14 +477,15 @@ impl SinkState {
         let text = e.to_string();
         // Errors that no retry can fix: the reader is gone, the descriptor
         // is bad, or a user's writer panicked (reported as BrokenPipe).
-        let permanent = e.kind() == io::ErrorKind::BrokenPipe
-            || matches!(
-                e.raw_os_error(),
-                Some(libc::EPIPE)
-                    | Some(libc::EBADF)
-                    | Some(libc::ECONNRESET)
-                    | Some(libc::ENOTCONN)
-            );
+        let permanent = !self.output.reconnects()
+            && (e.kind() == io::ErrorKind::BrokenPipe
+                || matches!(
+                    e.raw_os_error(),
+                    Some(libc::EPIPE)
+                        | Some(libc::EBADF)
+                        | Some(libc::ECONNRESET)
+                        | Some(libc::ENOTCONN)
+                ));
         let first = self.error_streak == 0;
         self.error_streak = self.error_streak.saturating_add(1);
         self.last_error = Some(text.clone());
@@ -444,6 +500,8 @@ impl SinkState {
             self.buf.clear();
             self.sent = 0;
             self.ends.clear();
+            self.line_start = self.written;
+            self.mid_line = false;
             self.shedding = None;
             return Some((
                 Level::Error,
