@@ -125,8 +125,10 @@
 //!
 //! # Features
 //!
-//! * `signals` (default): [`Builder::drain_on_signals`], through
-//!   `signal-hook`.
+//! * `signals` (default): [`Builder::drain_on_signals`] and
+//!   [`Builder::reopen_on_sighup`], through `signal-hook`.
+//! * `gzip` (default): [`Rolling::compress`], through `flate2`.
+//! * `local-time`: [`Rolling::local_time`], through `chrono`.
 //!
 //! # Platform and MSRV
 //!
@@ -162,6 +164,7 @@ mod record;
 mod registry;
 #[allow(unsafe_code)]
 mod ring;
+mod rolling;
 mod shared;
 mod sink;
 mod stats;
@@ -184,6 +187,7 @@ pub use level::{Level, ParseLevelError};
 pub use logger::Logger;
 pub use policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
 pub use record::{escape_into, kind, Format, MakeFormat, Notice, Plain, Record, SinkInfo};
+pub use rolling::{Rolling, Rotation};
 pub use sink::Sink;
 pub use stats::{SinkStats, Stats};
 
