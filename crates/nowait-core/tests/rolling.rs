@@ -73,7 +73,12 @@ fn check_records(files: &[PathBuf], threads: usize) -> (Vec<u64>, Vec<String>) {
                 .unwrap_or_else(|| panic!("{}: bad line {line:?}", path.display()));
             let (t, seq): (usize, u64) = (t.parse().unwrap(), seq.parse().unwrap());
             if let Some(n) = next[t] {
-                assert_eq!(seq, n, "{}: thread {t} out of order or duplicated", path.display());
+                assert_eq!(
+                    seq,
+                    n,
+                    "{}: thread {t} out of order or duplicated",
+                    path.display()
+                );
             }
             next[t] = Some(seq + 1);
         }
@@ -115,7 +120,10 @@ fn settle(dir: &Path, want: impl Fn(&[PathBuf]) -> bool) -> Vec<PathBuf> {
         if want(&f) && !tmp {
             return f;
         }
-        assert!(Instant::now() < deadline, "housekeeping did not settle: {f:?}");
+        assert!(
+            Instant::now() < deadline,
+            "housekeeping did not settle: {f:?}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
 }
@@ -161,14 +169,20 @@ fn retention_with_gzip_keeps_the_newest_files_compressed_and_complete() {
     let stats = logger.stats();
     assert!(stats.sinks[0].rotations > 10, "{stats:?}");
     let files = settle(dir.path(), |f| {
-        f.len() == 4 && f[..3].iter().all(|p| p.extension().is_some_and(|e| e == "gz"))
+        f.len() == 4
+            && f[..3]
+                .iter()
+                .all(|p| p.extension().is_some_and(|e| e == "gz"))
     });
     // The newest records, contiguous through the last one: nothing lost in
     // the compressed files, nothing kept beyond the count.
     let (next, notices) = check_records(&files, 1);
     assert_eq!(next, vec![N]);
     assert!(notices.is_empty(), "{notices:?}");
-    assert!(!files[3].to_string_lossy().ends_with(".gz"), "the current file is not compressed");
+    assert!(
+        !files[3].to_string_lossy().ends_with(".gz"),
+        "the current file is not compressed"
+    );
     assert_eq!(logger.stats().sinks[0].rotation_errors, 0);
 }
 
@@ -195,7 +209,10 @@ fn retention_without_gzip_and_restart_appends_to_the_newest_file() {
     assert!(fs::metadata(&newest).unwrap().len() > len);
     let (next, _) = check_records(&files(dir.path()), 1);
     assert_eq!(next, vec![5_001]);
-    assert_eq!(fs::read_to_string(dir.path().join("other.log")).unwrap(), "keep me\n");
+    assert_eq!(
+        fs::read_to_string(dir.path().join("other.log")).unwrap(),
+        "keep me\n"
+    );
 }
 
 #[test]
@@ -203,11 +220,17 @@ fn bad_settings_are_build_errors() {
     let dir = tempfile::tempdir().unwrap();
     for (rolling, says) in [
         (Rolling::new(dir.path()), "filename_prefix"),
-        (Rolling::never(dir.path(), "a").max_log_files(0), "max_log_files"),
+        (
+            Rolling::never(dir.path(), "a").max_log_files(0),
+            "max_log_files",
+        ),
         (Rolling::never(dir.path(), "a").max_size(0), "max_size"),
         (Rolling::daily(dir.path(), "a/b"), "'/'"),
     ] {
-        let err = Builder::new().sink(Sink::rolling(rolling)).build().unwrap_err();
+        let err = Builder::new()
+            .sink(Sink::rolling(rolling))
+            .build()
+            .unwrap_err();
         assert!(err.to_string().contains(says), "{err}");
     }
     // A directory that cannot be created: an I/O error naming the sink.
@@ -292,10 +315,15 @@ fn rotation_failing_on_a_read_only_mount_keeps_writing_the_old_file() {
     let (next, notices) = check_records(&files(&logs), 1);
     assert_eq!(next, vec![6_000], "records lost");
     assert!(
-        notices.iter().any(|n| n.contains("rotation failed") && n.contains("Read-only file system")),
+        notices
+            .iter()
+            .any(|n| n.contains("rotation failed") && n.contains("Read-only file system")),
         "{notices:?}"
     );
-    assert!(notices.iter().any(|n| n.contains("rolled over to")), "{notices:?}");
+    assert!(
+        notices.iter().any(|n| n.contains("rolled over to")),
+        "{notices:?}"
+    );
     assert_eq!(stats.sinks[0].dropped(), 0);
 }
 
@@ -306,8 +334,11 @@ fn rotation_failing_on_a_read_only_mount_keeps_writing_the_old_file() {
 fn rotation_failing_on_a_full_tmpfs_is_reported_and_nothing_is_lost_silently() {
     let dir = tempfile::tempdir().unwrap();
     let test = "rotation_failing_on_a_full_tmpfs_is_reported_and_nothing_is_lost_silently";
-    let Some(_tmpfs) = mount(&["-t", "tmpfs", "-o", "size=1m,nr_inodes=4", "tmpfs"], dir.path(), test)
-    else {
+    let Some(_tmpfs) = mount(
+        &["-t", "tmpfs", "-o", "size=1m,nr_inodes=4", "tmpfs"],
+        dir.path(),
+        test,
+    ) else {
         return;
     };
     const N: u64 = 60_000;
@@ -315,7 +346,9 @@ fn rotation_failing_on_a_full_tmpfs_is_reported_and_nothing_is_lost_silently() {
         .format(Plain)
         .full_policy(FullPolicy::Drop)
         .shutdown_timeout(Duration::from_secs(2))
-        .sink(Sink::rolling(Rolling::never(dir.path(), "app.log").max_size(64 << 10)))
+        .sink(Sink::rolling(
+            Rolling::never(dir.path(), "app.log").max_size(64 << 10),
+        ))
         .build()
         .unwrap();
     for i in 0..N {
@@ -344,13 +377,18 @@ fn rotation_failing_on_a_full_tmpfs_is_reported_and_nothing_is_lost_silently() {
                 continue;
             };
             let seq: u64 = seq.parse().unwrap();
-            assert!(last.map_or(true, |l| seq > l), "duplicate or out of order at {seq}");
+            assert!(
+                last.map_or(true, |l| seq > l),
+                "duplicate or out of order at {seq}"
+            );
             last = Some(seq);
             found += 1;
         }
     }
     assert!(
-        notices.iter().any(|n| n.contains("rotation failed") && n.contains("No space left")),
+        notices
+            .iter()
+            .any(|n| n.contains("rotation failed") && n.contains("No space left")),
         "{notices:?}"
     );
     eprintln!(
@@ -374,7 +412,9 @@ fn directory_replaced_by_a_file_is_reported_in_the_other_sinks() {
     let (logger, guard) = Builder::new()
         .format(Plain)
         .full_policy(FullPolicy::Block)
-        .sink(Sink::rolling(Rolling::never(&logs, "app.log").max_size(4 << 10)))
+        .sink(Sink::rolling(
+            Rolling::never(&logs, "app.log").max_size(4 << 10),
+        ))
         .sink(Sink::writer(memory.clone()))
         .build()
         .unwrap();
@@ -389,6 +429,9 @@ fn directory_replaced_by_a_file_is_reported_in_the_other_sinks() {
     let stats = logger.stats();
     assert!(stats.sinks[0].rotation_errors >= 2, "{stats:?}");
     let text = memory.text();
-    assert!(text.contains("cannot reopen") && text.contains("Not a directory"), "{text}");
+    assert!(
+        text.contains("cannot reopen") && text.contains("Not a directory"),
+        "{text}"
+    );
     assert_eq!(stats.sinks[0].records_written, 2_100, "{stats:?}\n{text}");
 }

@@ -88,7 +88,8 @@ fn utc_offset(local: bool, secs: i64) -> i64 {
 
 fn open_append(path: &Path, create_new: bool) -> io::Result<File> {
     let mut o = OpenOptions::new();
-    o.append(true).custom_flags(libc::O_CLOEXEC | libc::O_NOCTTY);
+    o.append(true)
+        .custom_flags(libc::O_CLOEXEC | libc::O_NOCTTY);
     if create_new {
         o.create_new(true);
     } else {
@@ -203,7 +204,10 @@ impl RollingFile {
     fn next_key(&self, secs: i64, offset: i64) -> Key {
         let p = period(self.naming.rotation, secs + offset);
         if p != self.key.period {
-            Key { period: p, index: 0 }
+            Key {
+                period: p,
+                index: 0,
+            }
         } else {
             Key {
                 period: p,
@@ -334,5 +338,90 @@ impl Write for RollingFile {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(all(test, not(miri)))]
+mod tests {
+    use super::*;
+    use crate::rolling::Rotation;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn time_rotation_names_the_next_period_and_size_adds_an_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = Rolling::minutely(dir.path(), "app").filename_suffix("log");
+        let mut f = RollingFile::open(&cfg).unwrap();
+        let wall = SystemTime::now();
+        let now = Instant::now();
+        let this = f.key.period.clone();
+        assert_eq!(names(dir.path()), [format!("app.{this}.log")]);
+        // Within the minute: not due (no size limit).
+        let boundary = f.next_boundary.unwrap();
+        let before = UNIX_EPOCH + Duration::from_secs(boundary as u64 - 1);
+        let after = UNIX_EPOCH + Duration::from_secs(boundary as u64);
+        assert!(!f.due(before, now, 100));
+        assert!(f.due(after, now, 100));
+        assert_eq!(f.rotate(after, now), None);
+        let next = period(Rotation::Minutely, boundary);
+        assert_eq!(
+            names(dir.path()),
+            [format!("app.{this}.log"), format!("app.{next}.log")]
+        );
+        assert!(!f.due(after, now, 100));
+        assert_eq!(f.next_boundary, Some(boundary + 60));
+        f.write_all(b"x\n").unwrap();
+        // A size limit within the same minute: the index.
+        f.max_size = Some(3);
+        assert!(!f.due(after, now, 1));
+        assert!(f.due(after, now, 2));
+        assert_eq!(f.rotate(after, now), None);
+        assert!(names(dir.path()).contains(&format!("app.{next}.1.log")));
+        assert_eq!(f.rotations, 2);
+    }
+
+    #[test]
+    fn failed_rotation_keeps_the_old_file_and_retries_a_second_later() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = Rolling::never(dir.path(), "app.log").max_size(4);
+        let mut f = RollingFile::open(&cfg).unwrap();
+        f.write_all(b"abc\n").unwrap();
+        // Take the next name's place with a directory chain that cannot be
+        // opened as a file: a file in place of the directory itself.
+        let moved = dir.path().with_extension("moved");
+        fs::rename(dir.path(), &moved).unwrap();
+        fs::write(dir.path(), b"").unwrap();
+        let now = Instant::now();
+        let wall = SystemTime::now();
+        assert!(f.due(wall, now, 4));
+        let notice = f.rotate(wall, now).unwrap();
+        assert!(
+            notice.contains("rotation failed") && notice.contains("still writing to"),
+            "{notice}"
+        );
+        assert_eq!((f.rotations, f.rotation_errors), (0, 1));
+        assert_eq!(f.room(), None, "the old file takes everything meanwhile");
+        assert!(!f.due(wall, now + Duration::from_millis(900), 4));
+        // Still failing a second later: counted, no second notice.
+        assert!(f.due(wall, now + RETRY_AFTER, 4));
+        assert_eq!(f.rotate(wall, now + RETRY_AFTER), None);
+        assert_eq!(f.rotation_errors, 2);
+        // The directory is back: the rotation goes through and says so.
+        fs::remove_file(dir.path()).unwrap();
+        fs::rename(&moved, dir.path()).unwrap();
+        let later = now + RETRY_AFTER * 2;
+        assert!(f.due(wall, later, 4));
+        let notice = f.rotate(wall, later).unwrap();
+        assert!(notice.contains("after 2 failed rotations"), "{notice}");
+        assert_eq!(f.rotations, 1);
+        assert_eq!(fs::read(dir.path().join("app.log")).unwrap(), b"abc\n");
     }
 }

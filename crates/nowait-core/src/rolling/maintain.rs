@@ -167,7 +167,10 @@ fn run(s: &Settings, job: &Job, errors: &Sender<String>) {
                     entry.gz = Some(gz);
                     entry.plain = None;
                 }
-                Err(e) => report(format!("cannot compress {}: {e} (kept as is)", plain.display())),
+                Err(e) => report(format!(
+                    "cannot compress {}: {e} (kept as is)",
+                    plain.display()
+                )),
             }
         }
     }
@@ -180,7 +183,10 @@ fn run(s: &Settings, job: &Job, errors: &Sender<String>) {
             for path in [&entry.plain, &entry.gz].into_iter().flatten() {
                 if let Err(e) = fs::remove_file(path) {
                     if e.kind() != io::ErrorKind::NotFound {
-                        report(format!("cannot remove {} (max_log_files): {e}", path.display()));
+                        report(format!(
+                            "cannot remove {} (max_log_files): {e}",
+                            path.display()
+                        ));
                     }
                 }
             }
@@ -201,7 +207,8 @@ fn compress(path: &Path) -> io::Result<PathBuf> {
     let result = (|| {
         let mut input = fs::File::open(path)?;
         let out = fs::File::create(&tmp)?;
-        let mut enc = flate2::write::GzEncoder::new(io::BufWriter::new(out), flate2::Compression::default());
+        let mut enc =
+            flate2::write::GzEncoder::new(io::BufWriter::new(out), flate2::Compression::default());
         io::copy(&mut input, &mut enc)?;
         let out = enc.finish()?.into_inner().map_err(|e| e.into_error())?;
         out.sync_all()?;
@@ -223,6 +230,9 @@ fn compress(path: &Path) -> io::Result<PathBuf> {
     // the feature.
     Err(io::Error::new(
         io::ErrorKind::Unsupported,
-        format!("{}: nowait-core was built without the `gzip` feature", path.display()),
+        format!(
+            "{}: nowait-core was built without the `gzip` feature",
+            path.display()
+        ),
     ))
 }

@@ -111,7 +111,11 @@ impl Naming {
         };
         let index = match tokens.next() {
             None => 0,
-            Some(t) if !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit()) && !t.starts_with('0') => {
+            Some(t)
+                if !t.is_empty()
+                    && t.bytes().all(|b| b.is_ascii_digit())
+                    && !t.starts_with('0') =>
+            {
                 t.parse().ok()?
             }
             Some(_) => return None,
@@ -167,7 +171,10 @@ mod tests {
         assert_eq!(period(Rotation::Never, t), "");
         assert_eq!(next_boundary(Rotation::Minutely, t), Some(t - 7 + 60));
         assert_eq!(
-            period(Rotation::Hourly, next_boundary(Rotation::Hourly, t).unwrap()),
+            period(
+                Rotation::Hourly,
+                next_boundary(Rotation::Hourly, t).unwrap()
+            ),
             "2026-11-23-10"
         );
         assert_eq!(
@@ -183,14 +190,46 @@ mod tests {
         // `app.log.2026-11-23`; with a suffix `app.2026-11-23.log`; with
         // no prefix the date alone.
         let cases = [
-            (naming(Some("app.log"), None, Rotation::Daily), key("2026-11-23", 0), "app.log.2026-11-23"),
-            (naming(Some("app"), Some("log"), Rotation::Daily), key("2026-11-23", 0), "app.2026-11-23.log"),
-            (naming(None, Some("log"), Rotation::Hourly), key("2026-11-23-09", 0), "2026-11-23-09.log"),
-            (naming(None, None, Rotation::Minutely), key("2026-11-23-09-41", 0), "2026-11-23-09-41"),
-            (naming(Some("app"), Some("log"), Rotation::Daily), key("2026-11-23", 12), "app.2026-11-23.12.log"),
-            (naming(Some("app.log"), None, Rotation::Never), key("", 0), "app.log"),
-            (naming(Some("app.log"), None, Rotation::Never), key("", 3), "app.log.3"),
-            (naming(Some("app"), Some("log"), Rotation::Never), key("", 0), "app.log"),
+            (
+                naming(Some("app.log"), None, Rotation::Daily),
+                key("2026-11-23", 0),
+                "app.log.2026-11-23",
+            ),
+            (
+                naming(Some("app"), Some("log"), Rotation::Daily),
+                key("2026-11-23", 0),
+                "app.2026-11-23.log",
+            ),
+            (
+                naming(None, Some("log"), Rotation::Hourly),
+                key("2026-11-23-09", 0),
+                "2026-11-23-09.log",
+            ),
+            (
+                naming(None, None, Rotation::Minutely),
+                key("2026-11-23-09-41", 0),
+                "2026-11-23-09-41",
+            ),
+            (
+                naming(Some("app"), Some("log"), Rotation::Daily),
+                key("2026-11-23", 12),
+                "app.2026-11-23.12.log",
+            ),
+            (
+                naming(Some("app.log"), None, Rotation::Never),
+                key("", 0),
+                "app.log",
+            ),
+            (
+                naming(Some("app.log"), None, Rotation::Never),
+                key("", 3),
+                "app.log.3",
+            ),
+            (
+                naming(Some("app"), Some("log"), Rotation::Never),
+                key("", 0),
+                "app.log",
+            ),
         ];
         for (n, k, name) in cases {
             assert_eq!(n.name(&k), name);
