@@ -48,7 +48,7 @@ pub(crate) enum Output {
     Polled(File),
     /// A rolling file (blocking writes, rotated by the writer between
     /// records).
-    Rolling(crate::rolling::file::RollingFile),
+    Rolling(Box<crate::rolling::file::RollingFile>),
     /// A user's writer.
     Writer(Box<dyn Write + Send>),
     /// A sink that cannot be had (a custom writer in a forked child): every
@@ -159,7 +159,7 @@ pub(crate) fn open_path(path: &Path) -> io::Result<Opened> {
 /// Opens a rolling sink's current file (see [`crate::rolling`]).
 pub(crate) fn open_rolling(rolling: &crate::rolling::Rolling) -> io::Result<Opened> {
     let file = crate::rolling::file::RollingFile::open(rolling)?;
-    Ok(Opened::new(Output::Rolling(file), false))
+    Ok(Opened::new(Output::Rolling(Box::new(file)), false))
 }
 
 /// Opens standard output (1) or error (2) for writing without blocking
@@ -341,7 +341,7 @@ impl Output {
                 }
             }
             Output::File { file, .. } => write_all(file, buf),
-            Output::Rolling(r) => write_all(r, buf),
+            Output::Rolling(r) => write_all(&mut **r, buf),
             Output::Writer(w) => {
                 // A panicking user writer must not take the writer thread
                 // (and every other sink) down with it.

@@ -24,14 +24,12 @@ fn child_entry() {
     };
     let stop = PathBuf::from(std::env::var("NOWAIT_STOP").unwrap());
     let hup = std::env::var("NOWAIT_HUP").is_ok_and(|v| v == "1");
-    let mut builder = Builder::new()
+    let builder = Builder::new()
         .format(Plain)
         .full_policy(FullPolicy::Block)
         .sink(Sink::file(&path));
     #[cfg(feature = "signals")]
-    {
-        builder = builder.reopen_on_sighup(hup);
-    }
+    let builder = builder.reopen_on_sighup(hup);
     #[cfg(not(feature = "signals"))]
     assert!(!hup);
     let (logger, guard) = builder.build().unwrap();
@@ -186,7 +184,7 @@ fn read_back(dir: &Path, log: &Path, logged: u64) -> Outcome {
             Some((n, e.path()))
         })
         .collect();
-    paths.sort_by(|a, b| b.0.cmp(&a.0));
+    paths.sort_by_key(|p| std::cmp::Reverse(p.0));
     let mut files: Vec<PathBuf> = paths.into_iter().map(|(_, p)| p).collect();
     files.push(log.to_owned());
     let mut found = Vec::new();

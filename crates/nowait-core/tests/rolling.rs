@@ -154,6 +154,7 @@ fn four_threads_100k_each_across_many_rotations_exactly_once_in_order() {
     assert_eq!(s.dropped(), 0);
 }
 
+#[cfg(feature = "gzip")]
 #[test]
 fn retention_with_gzip_keeps_the_newest_files_compressed_and_complete() {
     const N: u64 = 30_000;

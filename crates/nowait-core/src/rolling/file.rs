@@ -360,7 +360,6 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let cfg = Rolling::minutely(dir.path(), "app").filename_suffix("log");
         let mut f = RollingFile::open(&cfg).unwrap();
-        let wall = SystemTime::now();
         let now = Instant::now();
         let this = f.key.period.clone();
         assert_eq!(names(dir.path()), [format!("app.{this}.log")]);
