@@ -61,6 +61,7 @@ pub struct Builder {
     catch_panics: bool,
     flush_on_exit: bool,
     drain_on_signals: bool,
+    reopen_on_sighup: bool,
     thread_name: String,
 }
 
@@ -125,6 +126,7 @@ impl Builder {
             catch_panics: true,
             flush_on_exit: true,
             drain_on_signals: false,
+            reopen_on_sighup: false,
             thread_name: "nowait-writer".into(),
         }
     }
@@ -324,6 +326,46 @@ impl Builder {
         self
     }
 
+    /// Opt-in: on SIGHUP, reopen the file sinks, as
+    /// [`Logger::reopen`](crate::Logger::reopen) does; for `logrotate` in
+    /// rename (`create`) mode with `postrotate kill -HUP <pid>`:
+    ///
+    /// ```text
+    /// /var/log/app/app.log {
+    ///     daily
+    ///     rotate 7
+    ///     compress
+    ///     delaycompress
+    ///     postrotate
+    ///         kill -HUP $(cat /run/app.pid)
+    ///     endscript
+    /// }
+    /// ```
+    ///
+    /// Every record then lands exactly once, in the renamed file or the new
+    /// one. Even without the signal the writer notices a renamed or deleted
+    /// file within a second and reopens the path; the signal makes it
+    /// immediate. Prefer this to `copytruncate`: that mode copies the file
+    /// and then truncates it, and whatever is written between the copy and
+    /// the truncation is lost (logrotate(8) says so); nowait's `O_APPEND`
+    /// writes at least never leave a hole of NUL bytes after the
+    /// truncation. The signal is handled on a thread of nowait's own
+    /// (`nowait-sighup`, through `signal-hook`), which waits for the reopen
+    /// at most the flush timeout. Leave it off if the program handles
+    /// SIGHUP itself (call [`Logger::reopen`](crate::Logger::reopen)
+    /// there). Needs the `signals` feature (on by default).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new().reopen_on_sighup(true);
+    /// # let _ = builder;
+    /// ```
+    pub fn reopen_on_sighup(mut self, on: bool) -> Builder {
+        self.reopen_on_sighup = on;
+        self
+    }
+
     /// The longest the writer sleeps while no records come (default
     /// 50 ms): the longest an isolated record waits before it is written,
     /// and the writer's idle cost (about 1 s / this wake-ups per second).
@@ -460,6 +502,12 @@ impl Builder {
                 "drain_on_signals needs nowait-core's `signals` feature",
             ));
         }
+        #[cfg(not(feature = "signals"))]
+        if self.reopen_on_sighup {
+            return Err(BuildError::config(
+                "reopen_on_sighup needs nowait-core's `signals` feature",
+            ));
+        }
 
         let format_of = |s: &Sink| Arc::clone(s.format.as_ref().unwrap_or(&self.format));
         let records_thread = self.sinks.iter().any(|s| format_of(s).needs_thread());
@@ -474,6 +522,12 @@ impl Builder {
                 Target::Stdout => (output::open_stdio(1), Reopen::Stdio(1)),
                 Target::Stderr => (output::open_stdio(2), Reopen::Stdio(2)),
                 Target::File(path) => (output::open_path(&path), Reopen::Path(path)),
+                Target::Rolling(rolling) => {
+                    rolling
+                        .check()
+                        .map_err(|e| BuildError::config(format!("sink {name}: {e}")))?;
+                    (output::open_rolling(&rolling), Reopen::Rolling(rolling))
+                }
                 Target::Writer(w) => (
                     Ok(Opened {
                         output: Output::Writer(w),
@@ -516,7 +570,10 @@ impl Builder {
                 level: sink.level,
                 syslog: sink.syslog,
             };
-            let durable = matches!(opened.output, Output::File { .. } | Output::Writer(_));
+            let durable = matches!(
+                opened.output,
+                Output::File { .. } | Output::Rolling(_) | Output::Writer(_)
+            );
             let c = SinkCounters::new(spec.name.clone(), durable);
             c.non_blocking
                 .store(!opened.output.may_block(), Ordering::Relaxed);
@@ -590,6 +647,7 @@ impl Builder {
                 catch_panics: self.catch_panics,
                 flush_on_exit: self.flush_on_exit,
                 drain_on_signals: self.drain_on_signals,
+                reopen_on_sighup: self.reopen_on_sighup,
             },
         );
 
@@ -611,6 +669,7 @@ impl Builder {
 enum Reopen {
     Stdio(u8),
     Path(PathBuf),
+    Rolling(crate::rolling::Rolling),
     /// A custom writer: it cannot cross a fork.
     None,
     /// A stream socket: connect again.
@@ -632,7 +691,10 @@ struct Spec {
 impl Spec {
     fn state(&self, opened: Opened, batch: usize) -> SinkState {
         let info = SinkInfo::new(self.name.clone(), opened.terminal);
-        let durable = matches!(opened.output, Output::File { .. } | Output::Writer(_));
+        let durable = matches!(
+            opened.output,
+            Output::File { .. } | Output::Rolling(_) | Output::Writer(_)
+        );
         let mut format = self.format.make_format(&info);
         if let Some(syslog) = &self.syslog {
             let framing = match opened.output {
@@ -658,6 +720,7 @@ impl Spec {
         let opened = match &self.reopen {
             Reopen::Stdio(fd) => output::open_stdio(*fd),
             Reopen::Path(path) => output::open_path(path),
+            Reopen::Rolling(rolling) => output::open_rolling(rolling),
             Reopen::None => Err(std::io::Error::other(
                 "a custom writer cannot be used in a forked child",
             )),
@@ -677,7 +740,10 @@ impl Spec {
         });
         let mut state = self.state(opened, batch);
         // Its records in the child: written, or counted as failed.
-        state.durable = matches!(self.reopen, Reopen::Path(_) | Reopen::None);
+        state.durable = matches!(
+            self.reopen,
+            Reopen::Path(_) | Reopen::Rolling(_) | Reopen::None
+        );
         state
     }
 }

@@ -12,7 +12,9 @@
 //! * `process::exit` / return from `main`: a shutdown of each logger within
 //!   its [`Builder::shutdown_timeout`];
 //! * SIGTERM/SIGINT (opt-in): the same shutdown, then the signal's default
-//!   action; a second signal during the drain kills at once.
+//!   action; a second signal during the drain kills at once;
+//! * SIGHUP (opt-in): a reopen of the file sinks, waited for on the signal
+//!   thread (at most the flush timeout), never on a request thread.
 //!
 //! [`Builder::panic_timeout`]: crate::Builder::panic_timeout
 //! [`Builder::shutdown_timeout`]: crate::Builder::shutdown_timeout
@@ -29,6 +31,8 @@ static EXIT_HOOK: Once = Once::new();
 static FORK_HOOK: Once = Once::new();
 #[cfg(feature = "signals")]
 static SIGNALS: Once = Once::new();
+#[cfg(feature = "signals")]
+static SIGHUP: Once = Once::new();
 
 pub(crate) fn register(shared: &Arc<Shared>, options: Options) {
     registry::add(shared, options);
@@ -48,6 +52,10 @@ pub(crate) fn register(shared: &Arc<Shared>, options: Options) {
     #[cfg(feature = "signals")]
     if options.drain_on_signals {
         SIGNALS.call_once(install_signal_thread);
+    }
+    #[cfg(feature = "signals")]
+    if options.reopen_on_sighup {
+        SIGHUP.call_once(install_sighup_thread);
     }
 }
 
@@ -137,6 +145,32 @@ fn install_signal_thread() {
                 // Die of the signal as if nowait had not been there.
                 if signal_hook::low_level::emulate_default_handler(signal).is_err() {
                     std::process::exit(128 + signal);
+                }
+            }
+        });
+    drop(spawned);
+}
+
+/// SIGHUP: reopen the files of every logger that asked for it (after
+/// logrotate renamed them). The handler only wakes this thread (signal-hook's
+/// self-pipe); the thread asks each writer for a reopen and waits for it,
+/// at most each logger's flush timeout. Signals that arrive meanwhile are
+/// merged into one more reopen.
+#[cfg(feature = "signals")]
+fn install_sighup_thread() {
+    use signal_hook::consts::SIGHUP;
+    use signal_hook::iterator::Signals;
+
+    let Ok(mut signals) = Signals::new([SIGHUP]) else {
+        return;
+    };
+    let spawned = std::thread::Builder::new()
+        .name("nowait-sighup".into())
+        .spawn(move || {
+            for _ in signals.forever() {
+                for shared in registry::live(|o| o.reopen_on_sighup) {
+                    // A failure is reported by the writer in-band.
+                    let _ = shared.reopen();
                 }
             }
         });

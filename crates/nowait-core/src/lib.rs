@@ -153,14 +153,15 @@
 //!
 //! # Features
 //!
-//! * `signals` (default): [`Builder::drain_on_signals`], through
-//!   `signal-hook`.
+//! * `signals` (default): [`Builder::drain_on_signals`] and
+//!   [`Builder::reopen_on_sighup`], through `signal-hook`.
+//! * `gzip` (default): [`Rolling::compress`], through `flate2`.
 //! * `metrics`: the [`Stats`] counters published through the
 //!   [`metrics`](https://docs.rs/metrics) facade once a second by the writer
 //!   thread, and finally when the guard is dropped, so a Prometheus exporter
 //!   shows them; names and labels in `METRIC_NAMES`, which also lists them
 //!   (see `Stats::record_metrics`).
-//! * `local-time`: `Timer::Local`, local time with its UTC offset, through
+//! * `local-time`: `Timer::Local` and [`Rolling::local_time`], through
 //!   `chrono`.
 //!
 //! # Platform and MSRV
@@ -200,6 +201,7 @@ mod record;
 mod registry;
 #[allow(unsafe_code)]
 mod ring;
+mod rolling;
 mod shared;
 mod sink;
 mod stats;
@@ -225,6 +227,7 @@ pub use logger::Logger;
 pub use metrics::METRIC_NAMES;
 pub use policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
 pub use record::{escape_into, kind, Format, MakeFormat, Notice, Plain, Record, SinkInfo};
+pub use rolling::{Rolling, Rotation};
 pub use sink::Sink;
 pub use stats::{SinkStats, Stats};
 

@@ -65,6 +65,9 @@ pub(crate) enum Output {
     /// A terminal or pipe that could not be made non-blocking: written only
     /// when `poll` reports room, at most [`POLLED_CHUNK`] bytes at a time.
     Polled(File),
+    /// A rolling file (blocking writes, rotated by the writer between
+    /// records).
+    Rolling(Box<crate::rolling::file::RollingFile>),
     /// A user's writer.
     Writer(Box<dyn Write + Send>),
     /// A sink that cannot be had (a custom writer in a forked child): every
@@ -86,6 +89,7 @@ impl std::fmt::Debug for Output {
             Output::Stream(_) => "Stream",
             Output::Datagram(_) => "Datagram",
             Output::Polled(_) => "Polled",
+            Output::Rolling(_) => "Rolling",
             Output::Writer(_) => "Writer",
             Output::Gone(_) => "Gone",
         })
@@ -171,6 +175,12 @@ pub(crate) fn open_path(path: &Path) -> io::Result<Opened> {
             ))
         }
     }
+}
+
+/// Opens a rolling sink's current file (see [`crate::rolling`]).
+pub(crate) fn open_rolling(rolling: &crate::rolling::Rolling) -> io::Result<Opened> {
+    let file = crate::rolling::file::RollingFile::open(rolling)?;
+    Ok(Opened::new(Output::Rolling(Box::new(file)), false))
 }
 
 /// Opens standard output (1) or error (2) for writing without blocking
@@ -299,7 +309,7 @@ impl Output {
     pub(crate) fn may_block(&self) -> bool {
         matches!(
             self,
-            Output::File { .. } | Output::Writer(_) | Output::Polled(_)
+            Output::File { .. } | Output::Rolling(_) | Output::Writer(_) | Output::Polled(_)
         )
     }
 
@@ -377,6 +387,7 @@ impl Output {
                 }
             }
             Output::File { file, .. } => write_all(file, buf),
+            Output::Rolling(r) => write_all(&mut **r, buf),
             Output::Writer(w) => {
                 // A panicking user writer must not take the writer thread
                 // (and every other sink) down with it.
@@ -405,6 +416,7 @@ impl Output {
     pub(crate) fn sync(&mut self) -> io::Result<()> {
         match self {
             Output::File { file, .. } => file.sync_data(),
+            Output::Rolling(r) => r.sync(),
             _ => Ok(()),
         }
     }

@@ -12,6 +12,8 @@ pub(crate) struct Options {
     pub(crate) flush_on_exit: bool,
     #[cfg_attr(not(feature = "signals"), allow(dead_code))]
     pub(crate) drain_on_signals: bool,
+    #[cfg_attr(not(feature = "signals"), allow(dead_code))]
+    pub(crate) reopen_on_sighup: bool,
 }
 
 pub(crate) struct Entry {

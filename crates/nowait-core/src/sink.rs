@@ -41,6 +41,7 @@ pub(crate) enum Target {
     Stdout,
     Stderr,
     File(PathBuf),
+    Rolling(crate::rolling::Rolling),
     Writer(Box<dyn Write + Send>),
     /// A TCP address resolved when the sink was made, or why it could not
     /// be (with what was asked for).
@@ -134,6 +135,38 @@ impl Sink {
     /// ```
     pub fn file(path: impl Into<PathBuf>) -> Sink {
         Sink::new(Target::File(path.into()))
+    }
+
+    /// Rolling files: a new file per minute, hour or day and/or past a
+    /// size, the oldest removed, rotated ones gzipped if asked for; see
+    /// [`Rolling`](crate::Rolling) for names, timing and failures. The
+    /// migration from tracing-appender is one line:
+    /// `tracing_appender::rolling::daily(dir, "app.log")` becomes
+    /// `Sink::rolling(Rolling::daily(dir, "app.log"))`.
+    ///
+    /// The sink is named `rolling:DIR/PATTERN` (`rolling:/var/log/app.log.YYYY-MM-DD`).
+    /// Its files are checked for renames and deletions like
+    /// [`Sink::file`]'s, and [`Logger::reopen`](crate::Logger::reopen)
+    /// reopens the current one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Rolling, Sink};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let (logger, guard) = Builder::new()
+    ///     .sink(Sink::rolling(Rolling::daily(dir.path(), "app.log").max_log_files(7)))
+    ///     .build()
+    ///     .unwrap();
+    /// assert_eq!(
+    ///     logger.stats().sinks[0].name,
+    ///     format!("rolling:{}/app.log.YYYY-MM-DD", dir.path().display())
+    /// );
+    /// # drop(guard);
+    /// ```
+    pub fn rolling(rolling: crate::rolling::Rolling) -> Sink {
+        Sink::new(Target::Rolling(rolling))
     }
 
     /// Any writer. It is called from the writer thread only, with one
@@ -361,6 +394,7 @@ impl Target {
             Target::Stdout => "stdout".into(),
             Target::Stderr => "stderr".into(),
             Target::File(p) => format!("file:{}", p.display()),
+            Target::Rolling(r) => format!("rolling:{}", r.pattern()),
             Target::Writer(_) => "writer".into(),
             Target::Tcp(Ok(addr)) => format!("tcp:{addr}"),
             Target::Tcp(Err(_)) => "tcp:?".into(),

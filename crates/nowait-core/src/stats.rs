@@ -69,6 +69,8 @@ pub(crate) struct SinkCounters {
     pub(crate) filtered: AtomicU64,
     pub(crate) abandoned: AtomicU64,
     pub(crate) write_errors: AtomicU64,
+    pub(crate) rotations: AtomicU64,
+    pub(crate) rotation_errors: AtomicU64,
     pub(crate) pending_bytes: AtomicU64,
     /// Records formatted for this sink and not yet written, as of the last
     /// publication (what a takeover counts as abandoned for it).
@@ -101,6 +103,8 @@ impl SinkCounters {
             &self.filtered,
             &self.abandoned,
             &self.write_errors,
+            &self.rotations,
+            &self.rotation_errors,
             &self.pending_bytes,
             &self.pending_records,
         ] {
@@ -247,6 +251,15 @@ pub struct SinkStats {
     pub abandoned: u64,
     /// Write errors (each retry that failed counts).
     pub write_errors: u64,
+    /// Files a rolling sink ([`Sink::rolling`](crate::Sink::rolling))
+    /// rolled over to (zero for other sinks).
+    pub rotations: u64,
+    /// What a rolling sink could not do: a new file it could not create
+    /// (the records went on into the old one), a current file it could not
+    /// reopen, a rotated file it could not compress (kept as is) or remove
+    /// (retention). Each also appears in the sink as a notice. Zero for
+    /// other sinks.
+    pub rotation_errors: u64,
     /// Bytes formatted but not yet written.
     pub pending_bytes: u64,
     /// Whether the sink is written without ever blocking the writer thread
@@ -304,6 +317,8 @@ impl Counters {
                     filtered: s.filtered.load(Relaxed),
                     abandoned: s.abandoned.load(Relaxed),
                     write_errors: s.write_errors.load(Relaxed),
+                    rotations: s.rotations.load(Relaxed),
+                    rotation_errors: s.rotation_errors.load(Relaxed),
                     pending_bytes: s.pending_bytes.load(Relaxed),
                     non_blocking: s.non_blocking.load(Relaxed),
                     stalled: s.stalled.load(Relaxed),

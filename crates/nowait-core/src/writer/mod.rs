@@ -242,6 +242,7 @@ impl Writer {
 
     fn write_all(&mut self, now: Instant, last: bool) {
         for i in 0..self.sinks.len() {
+            self.sinks[i].housekeeping_notices();
             self.write_sink(i, now, last);
             if self.taken {
                 return;
@@ -437,6 +438,25 @@ impl Writer {
     fn check_rotation(&mut self, force: bool) {
         let now = Instant::now();
         for i in 0..self.sinks.len() {
+            if matches!(self.sinks[i].output, crate::output::Output::Rolling(_)) {
+                // A rolling file that cannot be reopened keeps the old one:
+                // a notice, not a failed sink.
+                if !self.enter_io(now) {
+                    return;
+                }
+                let notice = match &mut self.sinks[i].output {
+                    crate::output::Output::Rolling(r) => r.reopen_if_moved(force),
+                    _ => None,
+                };
+                if !self.leave_io() {
+                    return;
+                }
+                if let Some(msg) = notice {
+                    let msg = format!("sink {}: {msg}", self.sinks[i].name);
+                    self.broadcast(Level::Warn, &msg, None);
+                }
+                continue;
+            }
             let file = matches!(self.sinks[i].output, crate::output::Output::File { .. });
             if !file || !self.enter_io(now) {
                 continue;

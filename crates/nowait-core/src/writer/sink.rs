@@ -319,6 +319,9 @@ impl SinkState {
                 .front()
                 .map(|&end| ((end & !NOTICE_BIT) - self.written) as usize);
         }
+        if let Output::Rolling(r) = &self.output {
+            return Some(self.whole_records_within(r.room()));
+        }
         let Some(room) = self.output.room() else {
             return Some(unsent);
         };
@@ -359,6 +362,72 @@ impl SinkState {
         Some(fit)
     }
 
+    /// Length of the first unsent record (or of its rest, after a short
+    /// write).
+    fn first_len(&self) -> u64 {
+        self.ends
+            .front()
+            .map_or(0, |&e| (e & !NOTICE_BIT) - self.written)
+    }
+
+    /// The unsent bytes up to the last whole record that fits in `room`
+    /// (all of them without a bound); at least the first record.
+    fn whole_records_within(&self, room: Option<u64>) -> usize {
+        let unsent = self.unsent();
+        let Some(room) = room else {
+            return unsent;
+        };
+        if room >= unsent as u64 {
+            return unsent;
+        }
+        let mut fit = 0;
+        for &end in &self.ends {
+            let len = (end & !NOTICE_BIT) - self.written;
+            if len > room {
+                break;
+            }
+            fit = len;
+        }
+        if fit == 0 {
+            fit = self.first_len();
+        }
+        (fit as usize).min(unsent)
+    }
+
+    /// A rolling sink: rotates before the next record if its period is
+    /// over or it would pass the size limit. Never after a short write
+    /// (the rest of that record belongs to the same file).
+    fn roll_if_due(&mut self, now: Instant) {
+        if self.mid_line {
+            return;
+        }
+        let next = self.first_len();
+        let Output::Rolling(r) = &mut self.output else {
+            return;
+        };
+        let wall = SystemTime::now();
+        if !r.due(wall, now, next) {
+            return;
+        }
+        if let Some(msg) = r.rotate(wall, now) {
+            let msg = format!("sink {}: {msg}", self.name);
+            self.add_notice(Level::Warn, &msg);
+        }
+    }
+
+    /// A rolling sink: reports what its housekeeping thread could not do
+    /// (compress, remove), in the sink itself.
+    pub(super) fn housekeeping_notices(&mut self) {
+        let Output::Rolling(r) = &mut self.output else {
+            return;
+        };
+        let errors = r.housekeeping_errors();
+        for e in errors {
+            let msg = format!("sink {}: {e}", self.name);
+            self.add_notice(Level::Warn, &msg);
+        }
+    }
+
     /// Writes what it can without waiting (beyond what a blocking file
     /// write takes). `last`: the final writes of a shutdown (may use the
     /// pipe reserve). Returns a notice to broadcast if the sink just failed
@@ -373,6 +442,7 @@ impl SinkState {
         let mut event = None;
         self.held_back = false;
         while self.unsent() > 0 {
+            self.roll_if_due(now);
             let Some(len) = self.offer(last) else {
                 self.blocked_since.get_or_insert(now);
                 self.held_back = true;
@@ -609,6 +679,11 @@ impl SinkState {
         c.filtered.store(self.filtered, Ordering::Relaxed);
         c.abandoned.store(self.abandoned, Ordering::Relaxed);
         c.write_errors.store(self.write_errors, Ordering::Relaxed);
+        if let Output::Rolling(r) = &self.output {
+            c.rotations.store(r.rotations, Ordering::Relaxed);
+            c.rotation_errors
+                .store(r.rotation_errors, Ordering::Relaxed);
+        }
         c.pending_bytes
             .store(self.unsent() as u64, Ordering::Relaxed);
         c.pending_records.store(self.pending, Ordering::Relaxed);

@@ -1,0 +1,371 @@
+//! Rolling files: a new file per period (minute, hour, day) and/or once a
+//! size is reached, old files gzipped and pruned off the writer thread.
+//!
+//! * [`naming`]: the file names (those of `tracing_appender::rolling`,
+//!   plus an index for size rotation) and parsing them back.
+//! * [`file`]: the file being written and the rotation, on the writer
+//!   thread, between records.
+//! * [`maintain`]: compression and retention on a thread of their own.
+
+pub(crate) mod file;
+mod maintain;
+pub(crate) mod naming;
+
+use std::path::{Path, PathBuf};
+
+use naming::{Key, Naming};
+
+/// When a [`Rolling`] sink starts a new file, besides its size limit.
+///
+/// The names are those of `tracing_appender::rolling::Rotation`.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::{Rolling, Rotation};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let rolling = Rolling::new(dir.path()).rotation(Rotation::Hourly).filename_prefix("app");
+/// # let _ = rolling;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Rotation {
+    /// A new file every minute (`prefix.YYYY-MM-DD-HH-MM`).
+    Minutely,
+    /// A new file every hour (`prefix.YYYY-MM-DD-HH`).
+    Hourly,
+    /// A new file every day (`prefix.YYYY-MM-DD`).
+    Daily,
+    /// No new file by time (only by size, if [`Rolling::max_size`] is set).
+    Never,
+}
+
+/// A rolling file sink's settings, for [`Sink::rolling`](crate::Sink::rolling).
+///
+/// Files are named like `tracing_appender::rolling` names them: the prefix,
+/// the period and the suffix joined with `.` (`app.2026-11-23.log`; with
+/// no prefix `2026-11-23.log`; `app.log.2026-11-23` for
+/// `Rolling::daily(dir, "app.log")`). When [`max_size`](Rolling::max_size)
+/// starts a second file within one period, it gets an index after the
+/// period (`app.2026-11-23.1.log`, `.2`, ...): the first file keeps the
+/// plain name, so globs such as `app.*` and `*.log` still find every file.
+/// Compressed files end in `.gz` (`app.2026-11-23.1.log.gz`).
+///
+/// # Migrating from tracing-appender
+///
+/// | tracing-appender | nowait |
+/// |---|---|
+/// | `rolling::daily(dir, "app.log")` | `Sink::rolling(Rolling::daily(dir, "app.log"))` |
+/// | `rolling::hourly(dir, p)`, `minutely`, `never` | `Rolling::hourly(dir, p)`, `minutely`, `never` |
+/// | `Builder::new().rotation(r)` | `Rolling::new(dir).rotation(r)` |
+/// | `.filename_prefix(p)`, `.filename_suffix(s)` | the same |
+/// | `.max_log_files(n)` | the same |
+/// | — | [`max_size`](Rolling::max_size), [`compress`](Rolling::compress), [`local_time`](Rolling::local_time) |
+///
+/// # When files roll
+///
+/// The writer thread decides before each write, between two records, so a
+/// record is never split across files and no request thread ever waits
+/// for a rotation. Time rotation uses the wall clock at write time, in UTC
+/// unless [`local_time`](Rolling::local_time): a record formatted just
+/// before midnight but written just after it goes into the new day's file,
+/// and no new file is created for a period in which nothing is written.
+/// A rotation that fails (the directory was removed or is read-only, no
+/// inode left) keeps the old file: the records go on into it, a notice says
+/// so in the file, [`SinkStats::rotation_errors`](crate::SinkStats::rotation_errors)
+/// counts it, and the rotation is tried again a second later.
+///
+/// On start the sink appends to the newest file of the current period, if
+/// an earlier run left one.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::{Builder, Level, Rolling, Rotation, Sink};
+///
+/// let dir = tempfile::tempdir().unwrap();
+/// let (logger, guard) = Builder::new()
+///     // was: tracing_appender::rolling::daily(dir.path(), "app.log")
+///     .sink(Sink::rolling(Rolling::daily(dir.path(), "app.log")))
+///     .sink(Sink::rolling(
+///         Rolling::new(dir.path().join("access"))
+///             .rotation(Rotation::Hourly)
+///             .filename_prefix("access")
+///             .filename_suffix("log")
+///             .max_size(64 << 20)
+///             .max_log_files(48)
+///             .compress(true),
+///     ))
+///     .build()
+///     .unwrap();
+/// logger.log(Level::Info, "hello").unwrap();
+/// drop(guard);
+/// let name = std::fs::read_dir(dir.path()).unwrap()
+///     .filter_map(|e| e.ok()?.file_name().into_string().ok())
+///     .find(|n| n.starts_with("app.log.")).unwrap();
+/// assert_eq!(name.len(), "app.log.YYYY-MM-DD".len());
+/// ```
+#[derive(Debug, Clone)]
+pub struct Rolling {
+    pub(crate) dir: PathBuf,
+    pub(crate) prefix: Option<String>,
+    pub(crate) suffix: Option<String>,
+    pub(crate) rotation: Rotation,
+    pub(crate) max_size: Option<u64>,
+    pub(crate) max_files: Option<usize>,
+    pub(crate) compress: bool,
+    pub(crate) local: bool,
+}
+
+impl Rolling {
+    /// Files in `dir` (created if missing), with no rotation, prefix or
+    /// suffix yet: set at least a prefix or a suffix, or a rotation.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let rolling = nowait_core::Rolling::new(dir.path())
+    ///     .rotation(nowait_core::Rotation::Daily);
+    /// # let _ = rolling;
+    /// ```
+    pub fn new(dir: impl Into<PathBuf>) -> Rolling {
+        Rolling {
+            dir: dir.into(),
+            prefix: None,
+            suffix: None,
+            rotation: Rotation::Never,
+            max_size: None,
+            max_files: None,
+            compress: false,
+            local: false,
+        }
+    }
+
+    /// A new file every minute: `dir/prefix.YYYY-MM-DD-HH-MM`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let rolling = nowait_core::Rolling::minutely(dir.path(), "app.log");
+    /// # let _ = rolling;
+    /// ```
+    pub fn minutely(dir: impl AsRef<Path>, prefix: impl AsRef<Path>) -> Rolling {
+        Rolling::with(dir, prefix, Rotation::Minutely)
+    }
+
+    /// A new file every hour: `dir/prefix.YYYY-MM-DD-HH`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let rolling = nowait_core::Rolling::hourly(dir.path(), "app.log");
+    /// # let _ = rolling;
+    /// ```
+    pub fn hourly(dir: impl AsRef<Path>, prefix: impl AsRef<Path>) -> Rolling {
+        Rolling::with(dir, prefix, Rotation::Hourly)
+    }
+
+    /// A new file every day: `dir/prefix.YYYY-MM-DD`, as
+    /// `tracing_appender::rolling::daily(dir, prefix)`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app.log");
+    /// # let _ = rolling;
+    /// ```
+    pub fn daily(dir: impl AsRef<Path>, prefix: impl AsRef<Path>) -> Rolling {
+        Rolling::with(dir, prefix, Rotation::Daily)
+    }
+
+    /// One file, `dir/name` (with [`max_size`](Rolling::max_size):
+    /// `name`, then `name.1`, `name.2`, ...).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let rolling = nowait_core::Rolling::never(dir.path(), "app.log").max_size(1 << 30);
+    /// # let _ = rolling;
+    /// ```
+    pub fn never(dir: impl AsRef<Path>, name: impl AsRef<Path>) -> Rolling {
+        Rolling::with(dir, name, Rotation::Never)
+    }
+
+    fn with(dir: impl AsRef<Path>, prefix: impl AsRef<Path>, rotation: Rotation) -> Rolling {
+        Rolling::new(dir.as_ref())
+            .rotation(rotation)
+            .filename_prefix(prefix.as_ref().to_string_lossy())
+    }
+
+    /// When to start a new file (default [`Rotation::Never`] for
+    /// [`Rolling::new`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let rolling = nowait_core::Rolling::new(dir.path())
+    ///     .rotation(nowait_core::Rotation::Minutely);
+    /// # let _ = rolling;
+    /// ```
+    pub fn rotation(mut self, rotation: Rotation) -> Rolling {
+        self.rotation = rotation;
+        self
+    }
+
+    /// The start of every file name (an empty string means none).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let rolling = nowait_core::Rolling::new(dir.path()).filename_prefix("app");
+    /// # let _ = rolling;
+    /// ```
+    pub fn filename_prefix(mut self, prefix: impl Into<String>) -> Rolling {
+        self.prefix = Some(prefix.into()).filter(|p| !p.is_empty());
+        self
+    }
+
+    /// The end of every file name, before `.gz` (an empty string means
+    /// none).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app").filename_suffix("log");
+    /// # let _ = rolling;
+    /// ```
+    pub fn filename_suffix(mut self, suffix: impl Into<String>) -> Rolling {
+        self.suffix = Some(suffix.into()).filter(|s| !s.is_empty());
+        self
+    }
+
+    /// Keeps at most `n` files of this sink (the current one included,
+    /// compressed ones too), removing the oldest after each rotation and at
+    /// start. Only names of this sink's pattern count; other files in the
+    /// directory are never touched. At least 1.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app.log").max_log_files(7);
+    /// # let _ = rolling;
+    /// ```
+    pub fn max_log_files(mut self, n: usize) -> Rolling {
+        self.max_files = Some(n);
+        self
+    }
+
+    /// Starts a new file before a record would take the current one past
+    /// `bytes` (a record larger than that gets a file of its own). Within
+    /// one period the files are numbered: `app.2026-11-23.log`,
+    /// `app.2026-11-23.1.log`, ...
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app.log").max_size(256 << 20);
+    /// # let _ = rolling;
+    /// ```
+    pub fn max_size(mut self, bytes: u64) -> Rolling {
+        self.max_size = Some(bytes);
+        self
+    }
+
+    /// Gzips each file once it is rotated out (`NAME.gz`), on a thread of
+    /// its own, so neither the writer nor the other sinks wait for it. The
+    /// compressed file is written under a temporary name and renamed into
+    /// place; the original is removed only after that. A compression that
+    /// fails keeps the original and is reported (see
+    /// [`SinkStats::rotation_errors`](crate::SinkStats::rotation_errors));
+    /// one cut short by the end of the process is finished at the next
+    /// start. Needs the `gzip` feature (on by default).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app.log").compress(true);
+    /// # let _ = rolling;
+    /// ```
+    pub fn compress(mut self, on: bool) -> Rolling {
+        self.compress = on;
+        self
+    }
+
+    /// Rolls at local-time boundaries (local midnight, hour) and names the
+    /// files with the local date (default: UTC). The offset is read on the
+    /// writer thread at each rotation. Needs the `local-time` feature.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app.log").local_time(false);
+    /// # let _ = rolling;
+    /// ```
+    pub fn local_time(mut self, on: bool) -> Rolling {
+        self.local = on;
+        self
+    }
+
+    pub(crate) fn naming(&self) -> Naming {
+        Naming {
+            prefix: self.prefix.clone(),
+            suffix: self.suffix.clone(),
+            rotation: self.rotation,
+        }
+    }
+
+    /// `dir/app.YYYY-MM-DD.log`, for the sink's name.
+    pub(crate) fn pattern(&self) -> String {
+        let period = match self.rotation {
+            Rotation::Never => "",
+            Rotation::Daily => "YYYY-MM-DD",
+            Rotation::Hourly => "YYYY-MM-DD-HH",
+            Rotation::Minutely => "YYYY-MM-DD-HH-MM",
+        };
+        let name = self.naming().name(&Key {
+            period: period.into(),
+            index: 0,
+        });
+        self.dir.join(name).display().to_string()
+    }
+
+    /// Why these settings cannot work, if they cannot.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        for part in [&self.prefix, &self.suffix].into_iter().flatten() {
+            if part.contains('/') || part.contains('\0') {
+                return Err(format!(
+                    "a file name prefix or suffix cannot contain '/' or NUL, got {part:?}"
+                ));
+            }
+        }
+        if self.rotation == Rotation::Never && self.prefix.is_none() && self.suffix.is_none() {
+            return Err("a rolling sink without rotation by time needs a filename_prefix or filename_suffix".into());
+        }
+        if self.max_files == Some(0) {
+            return Err("max_log_files must be at least 1".into());
+        }
+        if self.max_size == Some(0) {
+            return Err("max_size must not be zero".into());
+        }
+        if self.compress && !cfg!(feature = "gzip") {
+            return Err("compress(true) needs nowait-core's `gzip` feature".into());
+        }
+        if self.local && !cfg!(feature = "local-time") {
+            return Err("local_time(true) needs nowait-core's `local-time` feature".into());
+        }
+        Ok(())
+    }
+}

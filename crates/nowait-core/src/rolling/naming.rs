@@ -1,0 +1,261 @@
+//! File names of a rolling sink: periods, names, and parsing them back.
+//!
+//! A name joins with `.` the non-empty parts, in this order:
+//!
+//! 1. the prefix (`filename_prefix`),
+//! 2. the period (`YYYY-MM-DD`, `YYYY-MM-DD-HH` or `YYYY-MM-DD-HH-MM`;
+//!    none for [`Rotation::Never`]),
+//! 3. the index within the period, for the second and later files of one
+//!    period (size rotation): `1`, `2`, ...; the first file has none,
+//! 4. the suffix (`filename_suffix`),
+//!
+//! then `.gz` once compressed. These are the names `tracing_appender::rolling`
+//! gives (`prefix.2026-11-23.suffix`) plus the index, so that a glob on
+//! `prefix.*` or `*.suffix` still finds every file.
+
+use crate::timefmt::civil_from_days;
+
+use super::Rotation;
+
+/// A file's place in the sequence: period text, then index. Ordered
+/// chronologically (period texts are fixed-width and zero-padded).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub(crate) struct Key {
+    pub(crate) period: String,
+    pub(crate) index: u32,
+}
+
+/// The period text of the instant `secs` (Unix seconds, already shifted by
+/// the UTC offset for local time) and the length of the period in seconds.
+pub(crate) fn period(rotation: Rotation, secs: i64) -> String {
+    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+    let sod = secs.rem_euclid(86_400);
+    let (hh, mm) = (sod / 3600, sod / 60 % 60);
+    match rotation {
+        Rotation::Never => String::new(),
+        Rotation::Daily => format!("{y:04}-{m:02}-{d:02}"),
+        Rotation::Hourly => format!("{y:04}-{m:02}-{d:02}-{hh:02}"),
+        Rotation::Minutely => format!("{y:04}-{m:02}-{d:02}-{hh:02}-{mm:02}"),
+    }
+}
+
+/// The start of the period after the one holding `secs` (same clock as
+/// `secs`), or `None` for [`Rotation::Never`].
+pub(crate) fn next_boundary(rotation: Rotation, secs: i64) -> Option<i64> {
+    let len = match rotation {
+        Rotation::Never => return None,
+        Rotation::Minutely => 60,
+        Rotation::Hourly => 3600,
+        Rotation::Daily => 86_400,
+    };
+    Some(secs - secs.rem_euclid(len) + len)
+}
+
+/// How a rolling sink names its files.
+#[derive(Debug, Clone)]
+pub(crate) struct Naming {
+    pub(crate) prefix: Option<String>,
+    pub(crate) suffix: Option<String>,
+    pub(crate) rotation: Rotation,
+}
+
+impl Naming {
+    /// The file name for `key` (uncompressed).
+    pub(crate) fn name(&self, key: &Key) -> String {
+        let index = (key.index > 0).then(|| key.index.to_string());
+        let parts = [
+            self.prefix.as_deref(),
+            Some(key.period.as_str()).filter(|p| !p.is_empty()),
+            index.as_deref(),
+            self.suffix.as_deref(),
+        ];
+        let mut name = String::new();
+        for part in parts.into_iter().flatten() {
+            if !name.is_empty() {
+                name.push('.');
+            }
+            name.push_str(part);
+        }
+        name
+    }
+
+    /// The key of a file name of this sink, and whether it is compressed;
+    /// `None` for any other name (never touched by retention).
+    pub(crate) fn parse(&self, name: &str) -> Option<(Key, bool)> {
+        let (name, gz) = match name.strip_suffix(".gz") {
+            Some(stem) => (stem, true),
+            None => (name, false),
+        };
+        let mut rest = name;
+        if let Some(prefix) = &self.prefix {
+            rest = rest.strip_prefix(prefix.as_str())?;
+            if !rest.is_empty() {
+                rest = rest.strip_prefix('.')?;
+            }
+        }
+        if let Some(suffix) = &self.suffix {
+            rest = rest.strip_suffix(suffix.as_str())?;
+            if !rest.is_empty() {
+                rest = rest.strip_suffix('.')?;
+            }
+        }
+        let mut tokens = rest.split('.').filter(|_| !rest.is_empty());
+        let period = if self.rotation == Rotation::Never {
+            String::new()
+        } else {
+            let p = tokens.next()?;
+            if !self.is_period(p) {
+                return None;
+            }
+            p.to_owned()
+        };
+        let index = match tokens.next() {
+            None => 0,
+            Some(t)
+                if !t.is_empty()
+                    && t.bytes().all(|b| b.is_ascii_digit())
+                    && !t.starts_with('0') =>
+            {
+                t.parse().ok()?
+            }
+            Some(_) => return None,
+        };
+        if tokens.next().is_some() {
+            return None;
+        }
+        Some((Key { period, index }, gz))
+    }
+
+    /// Whether `s` has the shape of this rotation's period text.
+    fn is_period(&self, s: &str) -> bool {
+        let shape: &[u8] = match self.rotation {
+            Rotation::Never => b"",
+            Rotation::Daily => b"dddd-dd-dd",
+            Rotation::Hourly => b"dddd-dd-dd-dd",
+            Rotation::Minutely => b"dddd-dd-dd-dd-dd",
+        };
+        s.len() == shape.len()
+            && s.bytes().zip(shape).all(|(c, &k)| match k {
+                b'd' => c.is_ascii_digit(),
+                _ => c == k,
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn naming(prefix: Option<&str>, suffix: Option<&str>, rotation: Rotation) -> Naming {
+        Naming {
+            prefix: prefix.map(Into::into),
+            suffix: suffix.map(Into::into),
+            rotation,
+        }
+    }
+
+    fn key(period: &str, index: u32) -> Key {
+        Key {
+            period: period.into(),
+            index,
+        }
+    }
+
+    #[test]
+    fn periods_and_boundaries() {
+        // 2026-11-23T09:41:07Z
+        let t = 1_795_426_867;
+        assert_eq!(period(Rotation::Daily, t), "2026-11-23");
+        assert_eq!(period(Rotation::Hourly, t), "2026-11-23-09");
+        assert_eq!(period(Rotation::Minutely, t), "2026-11-23-09-41");
+        assert_eq!(period(Rotation::Never, t), "");
+        assert_eq!(next_boundary(Rotation::Minutely, t), Some(t - 7 + 60));
+        assert_eq!(
+            period(
+                Rotation::Hourly,
+                next_boundary(Rotation::Hourly, t).unwrap()
+            ),
+            "2026-11-23-10"
+        );
+        assert_eq!(
+            period(Rotation::Daily, next_boundary(Rotation::Daily, t).unwrap()),
+            "2026-11-24"
+        );
+        assert_eq!(next_boundary(Rotation::Never, t), None);
+    }
+
+    #[test]
+    fn names_match_tracing_appender_and_parse_back() {
+        // tracing_appender::rolling::daily(dir, "app.log") names
+        // `app.log.2026-11-23`; with a suffix `app.2026-11-23.log`; with
+        // no prefix the date alone.
+        let cases = [
+            (
+                naming(Some("app.log"), None, Rotation::Daily),
+                key("2026-11-23", 0),
+                "app.log.2026-11-23",
+            ),
+            (
+                naming(Some("app"), Some("log"), Rotation::Daily),
+                key("2026-11-23", 0),
+                "app.2026-11-23.log",
+            ),
+            (
+                naming(None, Some("log"), Rotation::Hourly),
+                key("2026-11-23-09", 0),
+                "2026-11-23-09.log",
+            ),
+            (
+                naming(None, None, Rotation::Minutely),
+                key("2026-11-23-09-41", 0),
+                "2026-11-23-09-41",
+            ),
+            (
+                naming(Some("app"), Some("log"), Rotation::Daily),
+                key("2026-11-23", 12),
+                "app.2026-11-23.12.log",
+            ),
+            (
+                naming(Some("app.log"), None, Rotation::Never),
+                key("", 0),
+                "app.log",
+            ),
+            (
+                naming(Some("app.log"), None, Rotation::Never),
+                key("", 3),
+                "app.log.3",
+            ),
+            (
+                naming(Some("app"), Some("log"), Rotation::Never),
+                key("", 0),
+                "app.log",
+            ),
+        ];
+        for (n, k, name) in cases {
+            assert_eq!(n.name(&k), name);
+            assert_eq!(n.parse(name), Some((k.clone(), false)), "{name}");
+            assert_eq!(n.parse(&format!("{name}.gz")), Some((k, true)), "{name}.gz");
+        }
+    }
+
+    #[test]
+    fn foreign_names_are_not_ours() {
+        let n = naming(Some("app"), Some("log"), Rotation::Daily);
+        for name in [
+            "app.log",
+            "app.2026-11-23.xlog",
+            "app.2026-11-23.log.tmp",
+            "app.2026-11-23.gz.tmp",
+            "app.2026-1-23.log",
+            "app.2026-11-23.01.log",
+            "app.2026-11-23.1.2.log",
+            "other.2026-11-23.log",
+            "app.2026-11-23-09.log",
+            "appx.2026-11-23.log",
+        ] {
+            assert_eq!(n.parse(name), None, "{name}");
+        }
+        assert!(key("2026-11-23", 2) < key("2026-11-23", 10));
+        assert!(key("2026-11-23", 10) < key("2026-11-24", 0));
+    }
+}
