@@ -294,8 +294,8 @@ def pct(n, d):
 def svg_chart(summary, path, scenario, note):
     """Two panels: req/s relative to no logging, and where the lines went."""
     cells = [s for s in summary if s["scenario"] == scenario]
-    modes = [m for m in ALL_MODES if any(s["mode"] == m for s in cells)]
-    sinks = [k for k in ALL_SINKS if any(s["sink"] == k for s in cells)]
+    modes = list(dict.fromkeys(s["mode"] for s in cells))  # in the run's order
+    sinks = list(dict.fromkeys(s["sink"] for s in cells))
     colors = {"none": "#888888", "println": "#d62728", "tracing-fmt": "#e377c2",
               "tracing-envfilter": "#7f7f7f", "tracing-appender": "#ff7f0e",
               "tracing-appender-lossless": "#8c564b", "nowait-core": "#2ca02c", "nowait": "#1f77b4",
@@ -481,8 +481,8 @@ def draw(result, out_dir, demo):
     runs = f"{reps} interleaved runs" if reps > 1 else "1 run"
     charts = []
     for scenario in dict.fromkeys(s["scenario"] for s in summary):
-        note = (f"{runs} x {result['duration_s']} s per bar; {load[scenario]}; slow terminal: a pty read "
-                f"like VSCode's (~270 KB/s); commit {result['commit']}")
+        note = (f"{runs} x {result['duration_s']} s per bar; {load[scenario]}; slow terminal: "
+                f"a pty read at ~270 KB/s; commit {result['commit']}")
         path = os.path.join(out_dir, f"chart-{scenario}.svg")
         svg_chart(summary, path, scenario, note)
         charts.append(path)
@@ -614,10 +614,10 @@ def main():
     print()
     print(f"{args.reps} run(s) x {args.duration} s per cell, interleaved; wrk -t1 -c1 (pinned, onecore, axum) or "
           f"-t2 -c64 (tokio); pty profile vscode (~270 KB/s)")
-    print("lines, summed over the runs, as shares of those expected: shown (in the output) / said (dropped, and "
+    print("lines, summed over the runs, as shares of those expected: delivered (in the output) / said (dropped, and "
           "said so in the output) / counted (dropped, only a counter knows) / lost (counted nowhere)")
     hdr = (f"{'scenario':<8} {'sink':<9} {'mode':<26} {'req/s median (min-max)':<24} {'vs none':>7} {'p99':>9} "
-           f"{'served':>9}  {'terminal: shown/said/counted/lost':<26} {'file: shown/said/counted/lost':<26} check")
+           f"{'served':>9}  {'terminal: delivered/said/counted/lost':<26} {'file: delivered/said/counted/lost':<26} check")
     print(hdr)
     print("-" * len(hdr))
 
