@@ -129,7 +129,7 @@ def count_output(path, sink_name):
                 continue
             m = DROP_RE.search(line)
             if m:
-                s = re.search(r"\(sink (\S+)", line)
+                s = re.search(r"\((?:the format of )?sink (\S+)", line)
                 if s is None or s.group(1) == sink_name:
                     dropped += int(m.group(1))
             m = ABANDONED_RE.search(line)
@@ -139,6 +139,43 @@ def count_output(path, sink_name):
                 if name == sink_name:
                     dropped += int(n)
     return lines, dropped
+
+
+def selftest():
+    """Checks the output parser and the line classification on made-up
+    output (run by --quick, so CI runs it)."""
+    fd, path = tempfile.mkstemp(prefix="nowait-loadtest-selftest-")
+    with os.fdopen(fd, "wb") as f:
+        f.write(b"\x1b[32m INFO\x1b[0m served req=1 method=GET path=/ status=200 bytes=12\n"
+                b"INFO request{method=GET uri=/ version=HTTP/1.1}: tower_http::trace::on_request: "
+                b"started processing request\n"
+                b"WARN nowait: 5 records dropped (ring full) between A and B\n"
+                b"WARN nowait: 3 records dropped (sink stdout too slow, its buffer was full) between A and B\n"
+                b"WARN nowait: 7 records dropped (sink file:/x too slow, its buffer was full) between A and B\n"
+                b"WARN nowait: 1 record dropped (the format of sink stdout panicked) between A and B\n"
+                b"WARN nowait: shutdown timed out: 2 records abandoned in the ring; 11 pending for sink "
+                b"stdout (stalled), 13 pending for sink file:/x (failing)\n"
+                b"served req=2 method=GET path=/ status=200 by")  # cut short: not delivered
+    try:
+        assert count_output(path, "stdout") == (2, 5 + 3 + 1 + 2 + 11), count_output(path, "stdout")
+        assert count_output(path, "file:/x") == (2, 5 + 7 + 2 + 13), count_output(path, "file:/x")
+        assert count_output(None, "stdout") == (None, None)
+    finally:
+        os.remove(path)
+    peer = {"mode": "tracing-appender", "expected_lines": 100, "pty_lines": 10, "file_lines": 100,
+            "pty_reported_dropped": 0, "file_reported_dropped": 0, "server": {"sink_dropped": {"stdout": 60, "file": 0}},
+            "pty": {"late_lines": 4}, "wrk_errors": 0, "logger_dropped": 60}
+    o = classify(peer)
+    assert o["pty"] == {"expected": 100, "delivered": 10, "reported": 0, "counted": 60, "lost": 30, "late": 4}, o
+    assert o["file"]["lost"] == 0 and o["file"]["delivered"] == 100, o
+    peer["outputs"] = o
+    assert check(peer) == "pty: 90 lines missing (60 counted)", check(peer)
+    ours = dict(peer, mode="nowait", pty_reported_dropped=90, server={})
+    ours["outputs"] = classify(ours)
+    assert ours["outputs"]["pty"]["reported"] == 90 and ours["outputs"]["pty"]["lost"] == 0
+    assert check(ours) == "ok", check(ours)
+    ours["pty_reported_dropped"] = 89  # one line neither shown nor said
+    assert check(ours).startswith("pty: 10+89 reported != 100"), check(ours)
 
 
 def wait_ready(errpath, proc, timeout=10.0):
@@ -560,6 +597,8 @@ def main():
     clock = Clock(args.duration)
     print(f"{len(plan)} runs ({', '.join(scenarios)}; {args.reps} x {args.duration} s of load each), "
           f"about {mmss(clock.left(plan))} on a warm build", file=sys.stderr, flush=True)
+    if args.quick:
+        selftest()
     if args.dry_run:
         return
     bins = build()
