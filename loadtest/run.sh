@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The demo: what one log line per request costs a server, per logger and sink.
-# Installs wrk if missing, builds in release, runs loadtest/run.py.
-#   bash loadtest/run.sh            # full run (3 repetitions x 5 s per cell)
-#   bash loadtest/run.sh --quick    # 1 repetition x 1 s, reduced matrix (CI smoke test)
+# Installs wrk if missing, then runs loadtest/run.py, which builds the
+# servers in release (asking cargo where they are, so CARGO_TARGET_DIR works).
+#   bash loadtest/run.sh            # the demo, a few minutes: table, 3 sentences, loadtest/results/chart.svg
+#   bash loadtest/run.sh --quick    # CI smoke test (~1 min)
+#   bash loadtest/run.sh --full     # every scenario, mode and sink (~40 min)
 #   bash loadtest/run.sh --help     # all options
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,5 +15,4 @@ if ! command -v wrk >/dev/null 2>&1; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq wrk >/dev/null
 fi
 command -v taskset >/dev/null 2>&1 || { echo "taskset (util-linux) is required" >&2; exit 1; }
-cargo build --release -q -p nowait-loadtest
 exec python3 loadtest/run.py "$@"

@@ -24,6 +24,9 @@ pub enum Mode {
     Println,
     /// `tracing_subscriber::fmt` writing to stdout / the file, blocking.
     TracingFmt,
+    /// A `tracing_subscriber::Registry` with an `EnvFilter` (`info`) and no
+    /// output layer: what the span and event machinery alone costs.
+    TracingEnvFilter,
     /// `tracing_appender::non_blocking` with its defaults (lossy).
     TracingAppender,
     /// `tracing_appender::non_blocking` in lossless mode.
@@ -41,10 +44,11 @@ pub enum Mode {
 
 impl Mode {
     /// Every mode, baseline first.
-    pub const ALL: [Mode; 9] = [
+    pub const ALL: [Mode; 10] = [
         Mode::None,
         Mode::Println,
         Mode::TracingFmt,
+        Mode::TracingEnvFilter,
         Mode::TracingAppender,
         Mode::TracingAppenderLossless,
         Mode::NowaitCore,
@@ -59,6 +63,7 @@ impl Mode {
             Mode::None => "none",
             Mode::Println => "println",
             Mode::TracingFmt => "tracing-fmt",
+            Mode::TracingEnvFilter => "tracing-envfilter",
             Mode::TracingAppender => "tracing-appender",
             Mode::TracingAppenderLossless => "tracing-appender-lossless",
             Mode::NowaitCore => "nowait-core",
@@ -111,7 +116,9 @@ enum Inner {
     },
     Tracing {
         guards: Vec<WorkerGuard>,
-        counters: Vec<ErrorCounter>,
+        /// Each non-blocking writer's drop counter, with its sink's name
+        /// (`stdout`, `file`).
+        counters: Vec<(&'static str, ErrorCounter)>,
     },
     Nowait {
         logger: nowait::Logger,
@@ -172,6 +179,15 @@ impl Logging {
                     counters: Vec::new(),
                 }
             }
+            Mode::TracingEnvFilter => {
+                let subscriber =
+                    tracing_subscriber::registry().with(tracing_subscriber::EnvFilter::new("info"));
+                tracing::subscriber::set_global_default(subscriber).map_err(io::Error::other)?;
+                Inner::Tracing {
+                    guards: Vec::new(),
+                    counters: Vec::new(),
+                }
+            }
             Mode::TracingAppender | Mode::TracingAppenderLossless => {
                 let lossy = mode == Mode::TracingAppender;
                 let mut guards = Vec::new();
@@ -180,7 +196,7 @@ impl Logging {
                     let (w, g) = NonBlockingBuilder::default()
                         .lossy(lossy)
                         .finish(io::stdout());
-                    counters.push(w.error_counter());
+                    counters.push(("stdout", w.error_counter()));
                     guards.push(g);
                     Some(
                         tracing_subscriber::fmt::layer()
@@ -195,7 +211,7 @@ impl Logging {
                         let (w, g) = NonBlockingBuilder::default()
                             .lossy(lossy)
                             .finish(open_append(p)?);
-                        counters.push(w.error_counter());
+                        counters.push(("file", w.error_counter()));
                         guards.push(g);
                         Some(
                             tracing_subscriber::fmt::layer()
@@ -330,8 +346,14 @@ impl Logging {
             }
             Inner::Tracing { guards, counters } => {
                 drop(guards); // flushes, waiting at most its fixed 1 s
-                let dropped: u64 = counters.iter().map(|c| c.dropped_lines() as u64).sum();
-                format!("\"dropped\":{dropped}")
+                let dropped: u64 = counters.iter().map(|(_, c)| c.dropped_lines() as u64).sum();
+                let mut out = format!("\"dropped\":{dropped},\"sink_dropped\":{{");
+                for (i, (name, c)) in counters.iter().enumerate() {
+                    let sep = if i > 0 { "," } else { "" };
+                    let _ = write!(out, "{sep}\"{name}\":{}", c.dropped_lines());
+                }
+                out.push('}');
+                out
             }
             Inner::Nowait {
                 logger, mut guard, ..

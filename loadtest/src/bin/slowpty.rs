@@ -16,9 +16,13 @@
 //!
 //! The pty is put in raw mode (no newline translation), so the counts are
 //! exact. SIGTERM/SIGINT to `slowpty` are forwarded to the command; after the
-//! command exits the rest is drained (at the profile's speed) for at most
-//! `--drain-timeout` seconds (default 30). The report is JSON:
-//! `{"profile":..,"bytes":..,"lines":..,"exit":..}`.
+//! command exits the rest is drained at the profile's speed for at most
+//! `--drain-timeout` seconds (default 30, fractions allowed); whatever is
+//! still in the terminal's buffer then is read at full speed and counted
+//! apart as `late_lines` / `late_bytes` (the command did hand those lines to
+//! the terminal; a real one would show them a little later). The report is
+//! JSON: `{"profile":..,"bytes":..,"lines":..,"late_bytes":..,"late_lines":..,"exit":..}`
+//! (`bytes` and `lines` include the late ones).
 
 use std::fs::File;
 use std::io::Write;
@@ -69,10 +73,11 @@ fn main() -> std::io::Result<()> {
     let profile_name = get("--profile").unwrap_or_else(|| "vscode".into());
     let prof = profile(&profile_name)
         .ok_or_else(|| std::io::Error::other(format!("unknown profile {profile_name}")))?;
-    let drain_timeout = Duration::from_secs(
+    let drain_timeout = Duration::from_secs_f64(
         get("--drain-timeout")
             .and_then(|s| s.parse().ok())
-            .unwrap_or(30),
+            .filter(|s: &f64| s.is_finite() && *s >= 0.0)
+            .unwrap_or(30.0),
     );
     let mut save = get("--save").map(File::create).transpose()?;
     let program = cmd
@@ -111,6 +116,8 @@ fn main() -> std::io::Result<()> {
 
     let mut buf = vec![0u8; prof.read];
     let (mut bytes, mut lines) = (0u64, 0u64);
+    let (mut late_bytes, mut late_lines) = (0u64, 0u64);
+    let mut late = false;
     let mut forwarded = false;
     let mut exit = None;
     let mut exited_at: Option<Instant> = None;
@@ -128,8 +135,11 @@ fn main() -> std::io::Result<()> {
                 draining_fast = prof.stalled || draining_fast;
             }
         }
-        if exited_at.is_some_and(|t| t.elapsed() > drain_timeout) {
-            break;
+        if !late && exited_at.is_some_and(|t| t.elapsed() > drain_timeout) {
+            // Past the bound: take what the terminal still holds at full
+            // speed and count it apart.
+            late = true;
+            draining_fast = true;
         }
         if prof.stalled && !draining_fast {
             std::thread::sleep(Duration::from_millis(10));
@@ -154,8 +164,13 @@ fn main() -> std::io::Result<()> {
         match rustix::io::read(&master, &mut buf) {
             Ok(0) => break,
             Ok(n) => {
+                let newlines = buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
                 bytes += n as u64;
-                lines += buf[..n].iter().filter(|&&b| b == b'\n').count() as u64;
+                lines += newlines;
+                if late {
+                    late_bytes += n as u64;
+                    late_lines += newlines;
+                }
                 if let Some(f) = save.as_mut() {
                     f.write_all(&buf[..n])?;
                 }
@@ -174,7 +189,7 @@ fn main() -> std::io::Result<()> {
         exit = Some(status.code().unwrap_or(-1));
     }
     let report = format!(
-        "{{\"profile\":\"{profile_name}\",\"bytes\":{bytes},\"lines\":{lines},\"exit\":{}}}",
+        "{{\"profile\":\"{profile_name}\",\"bytes\":{bytes},\"lines\":{lines},\"late_bytes\":{late_bytes},\"late_lines\":{late_lines},\"exit\":{}}}",
         exit.unwrap_or(-1)
     );
     match get("--report") {
