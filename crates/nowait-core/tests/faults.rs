@@ -15,7 +15,9 @@
 
 mod common;
 
-use common::{kill_group, wait_bounded};
+#[cfg(feature = "signals")]
+use common::kill_group;
+use common::wait_bounded;
 
 use std::io::{self, Read, Write};
 use std::os::unix::process::CommandExt;

@@ -94,8 +94,8 @@ pub enum Rotation {
 ///             .filename_prefix("access")
 ///             .filename_suffix("log")
 ///             .max_size(64 << 20)
-///             .max_log_files(48)
-///             .compress(true),
+///             .max_log_files(48),
+///             // .compress(true): gzip rotated files (default feature `gzip`)
 ///     ))
 ///     .build()
 ///     .unwrap();
