@@ -309,8 +309,8 @@ pub trait MakeFormat: Send + Sync + 'static {
     /// Whether the formats made print the source file or line (default
     /// `false`). Events with a call site have them there; front ends
     /// without call sites (`log`) then add them to each event as the
-    /// fields [`LOCATION_FILE`](crate::event::LOCATION_FILE) and
-    /// [`LOCATION_LINE`](crate::event::LOCATION_LINE) (see
+    /// fields `event::LOCATION_FILE` and
+    /// `event::LOCATION_LINE` (see
     /// [`Logger::records_location`](crate::Logger::records_location)).
     ///
     /// # Examples

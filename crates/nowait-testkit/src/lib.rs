@@ -214,32 +214,22 @@ pub fn debian_tool(program: &str, package: &str) -> Option<std::path::PathBuf> {
         .arg("-u")
         .output()
         .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
-    if root && find("apt-get").is_some() {
-        // `flock` serialises with apt-get runs of other test binaries.
-        let status = Command::new("flock")
-            .args(["/tmp/nowait-apt.lock", "apt-get", "install", "-y", "-q"])
-            .arg("--no-install-recommends")
-            .arg(package)
+    // `flock` serialises with apt-get runs of other test binaries.
+    let apt = |args: &[&str]| {
+        Command::new("flock")
+            .arg("/tmp/nowait-apt.lock")
+            .arg("apt-get")
+            .args(args)
             .env("DEBIAN_FRONTEND", "noninteractive")
             .stdout(Stdio::null())
             .stderr(Stdio::null())
-            .status();
-        if !status.is_ok_and(|s| s.success()) {
-            // The package lists may be missing on a fresh machine.
-            let _ = Command::new("flock")
-                .args(["/tmp/nowait-apt.lock", "apt-get", "update", "-q"])
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
-            let _ = Command::new("flock")
-                .args(["/tmp/nowait-apt.lock", "apt-get", "install", "-y", "-q"])
-                .arg("--no-install-recommends")
-                .arg(package)
-                .env("DEBIAN_FRONTEND", "noninteractive")
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .status();
-        }
+            .status()
+            .is_ok_and(|s| s.success())
+    };
+    let install = ["install", "-y", "-q", "--no-install-recommends", package];
+    // The package lists may be missing on a fresh machine: update once.
+    if root && find("apt-get").is_some() && !apt(&install) && apt(&["update", "-q"]) {
+        apt(&install);
     }
     let found = find(program);
     if found.is_none() {
