@@ -10,6 +10,11 @@
 //!   off: the `log` front end evaluates the directives on the target
 //!   string (a thread-local cache of the filter, prefix compares).
 //!
+//! * the floor: the same `log::debug!` handed to a `log::Log` that
+//!   rejects everything without looking (the facade's own cost: building
+//!   the `Record`, the dynamic call), so the front end's share is the
+//!   difference.
+//!
 //! The logger drains into a null sink and receives nothing.
 //!
 //! Run: `cargo bench -p nowait-benches --bench filter`.
@@ -44,8 +49,25 @@ fn disabled(c: &mut Criterion) {
     group.bench_function("log::debug! (target)", |b| {
         b.iter(|| log::debug!(target: "hyper::proto::h1", "read {} bytes", black_box(512u64)))
     });
+    let floor: &dyn log::Log = &Reject;
+    group.bench_function("log::debug! (floor: a Log that rejects)", |b| {
+        b.iter(|| log::debug!(logger: floor, target: "hyper::proto::h1", "read {} bytes", black_box(512u64)))
+    });
     group.finish();
     assert_eq!(logger.stats().records_written, 0, "nothing was enabled");
+}
+
+/// A `log::Log` that turns everything off without looking at it.
+struct Reject;
+
+impl log::Log for Reject {
+    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
+        false
+    }
+    fn log(&self, record: &log::Record<'_>) {
+        black_box(record);
+    }
+    fn flush(&self) {}
 }
 
 criterion_group!(benches, disabled);

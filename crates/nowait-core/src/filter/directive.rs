@@ -47,6 +47,32 @@ pub(crate) struct Directive {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Directives {
     list: Vec<Directive>,
+    /// `list[i]`'s target head (see [`head`]) and the mask of the bytes
+    /// it covers: rejects a directive without a `memcmp` call (which
+    /// dominated a disabled `log::debug!`).
+    heads: Vec<(u64, u64)>,
+}
+
+/// The first eight bytes of `s` as a little-endian word, zero-padded.
+#[inline]
+fn head(s: &[u8]) -> u64 {
+    if let Some(first) = s.first_chunk::<8>() {
+        return u64::from_le_bytes(*first);
+    }
+    // Shorter than a word: byte by byte (a `copy_from_slice` of a
+    // variable length is a `memmove` call).
+    s.iter()
+        .enumerate()
+        .fold(0, |word, (i, &b)| word | u64::from(b) << (8 * i))
+}
+
+/// The mask of the first `min(len, 8)` bytes of a [`head`].
+fn head_mask(len: usize) -> u64 {
+    match len {
+        0 => 0,
+        1..=7 => (1u64 << (8 * len)) - 1,
+        _ => u64::MAX,
+    }
 }
 
 fn parse_level(s: &str) -> Option<Min> {
@@ -131,7 +157,7 @@ impl Directive {
 
     /// Whether this directive applies to `target`.
     #[inline]
-    fn matches(&self, target: &str) -> bool {
+    pub(crate) fn matches(&self, target: &str) -> bool {
         match &self.target {
             None => true,
             Some(t) => {
@@ -183,6 +209,14 @@ impl Directives {
                 self.list.insert(i, d);
             }
         }
+        self.heads = self
+            .list
+            .iter()
+            .map(|d| match &d.target {
+                Some(t) => (head(t.as_bytes()), head_mask(t.len())),
+                None => (0, 0),
+            })
+            .collect();
     }
 
     /// Whether a record at `level` from `target` passes. No allocation;
@@ -196,7 +230,12 @@ impl Directives {
     /// The threshold of the most specific directive for `target`, if any.
     #[inline]
     pub(crate) fn min_for(&self, target: &str) -> Option<Min> {
-        self.list.iter().find(|d| d.matches(target)).map(|d| d.min)
+        let word = head(target.as_bytes());
+        self.list
+            .iter()
+            .zip(&self.heads)
+            .find(|(d, &(h, mask))| word & mask == h && d.matches(target))
+            .map(|(d, _)| d.min)
     }
 
     /// The most verbose level any directive lets through ([`OFF`] if none).

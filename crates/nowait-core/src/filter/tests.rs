@@ -236,3 +236,44 @@ fn agrees_with_env_filter() {
     }
     assert_eq!(checked, 300 * 64 * 5);
 }
+
+/// The word-at-a-time pre-check in `Directives::min_for` gives the answer
+/// a plain scan of `Directive::matches` gives, on targets shorter than,
+/// exactly as long as and longer than its eight-byte head, sharing
+/// prefixes with the directives, with NUL and multi-byte characters.
+#[test]
+fn head_check_agrees_with_a_plain_scan() {
+    let pieces = [
+        "a", "ab", "abcdefgh", "abcdefg", "my_app", "db", "::", "\0", "é", "x",
+    ];
+    let mut rng = Rng::new(9);
+    let mut make = |rng: &mut Rng| {
+        let n = 1 + rng.below(4) as usize;
+        let mut s = String::new();
+        for _ in 0..n {
+            s.push_str(pieces[rng.below(pieces.len() as u64) as usize]);
+        }
+        s
+    };
+    for _ in 0..300 {
+        let mut directives = super::directive::Directives::default();
+        for _ in 0..1 + rng.below(5) {
+            let target = make(&mut rng);
+            if let Ok(d) = super::directive::Directive::parse(&format!("{target}=debug")) {
+                directives.add(d);
+            }
+        }
+        for _ in 0..50 {
+            let target = make(&mut rng);
+            let plain = directives
+                .iter()
+                .find(|d| d.matches(&target))
+                .map(|d| d.min);
+            assert_eq!(
+                directives.min_for(&target),
+                plain,
+                "{target:?} in {directives:?}"
+            );
+        }
+    }
+}
