@@ -247,7 +247,7 @@ fn head_check_agrees_with_a_plain_scan() {
         "a", "ab", "abcdefgh", "abcdefg", "my_app", "db", "::", "\0", "é", "x",
     ];
     let mut rng = Rng::new(9);
-    let mut make = |rng: &mut Rng| {
+    let make = |rng: &mut Rng| {
         let n = 1 + rng.below(4) as usize;
         let mut s = String::new();
         for _ in 0..n {
