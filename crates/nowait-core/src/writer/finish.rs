@@ -63,7 +63,7 @@ impl Writer {
             // Wait for room in a slow sink, or for a producer still copying.
             self.poll((drain_until - now).min(Duration::from_millis(5)), false);
         }
-        self.count_and_report();
+        self.count_and_report(deadline);
         if self.taken {
             return;
         }
@@ -77,9 +77,11 @@ impl Writer {
         );
     }
 
-    /// Counts what the drain could not write and writes one last time:
-    /// the notices, and whatever the sinks still take without waiting.
-    fn count_and_report(&mut self) {
+    /// Counts what the drain could not write, then writes the notices (and
+    /// whatever else the sinks still hold) until they are out or the
+    /// deadline: the margin kept for this is what lets a slow terminal
+    /// still show what it missed.
+    fn count_and_report(&mut self, deadline: Instant) {
         let left = self.shared.abandon_ring();
         let now = Instant::now();
         let mut detail = Vec::new();
@@ -123,10 +125,22 @@ impl Writer {
         }
         // Refusals counted while draining.
         self.report_losses(true);
-        // One last write each, the pipes' reserve included; then flush
-        // users' writers.
-        let now = Instant::now();
+        // The last writes, the pipes' reserve included, until the sinks
+        // that still work have taken everything or the deadline; then
+        // flush users' writers.
+        let mut now = Instant::now();
         self.write_all(now, true);
+        while !self.taken
+            && now < deadline
+            && self
+                .sinks
+                .iter()
+                .any(|s| !s.dead && !s.failing() && s.unsent() > 0)
+        {
+            self.poll((deadline - now).min(Duration::from_millis(5)), false);
+            now = Instant::now();
+            self.write_all(now, true);
+        }
         for i in 0..self.sinks.len() {
             if self.taken {
                 return;

@@ -620,7 +620,8 @@ impl SinkState {
     /// counted) become abandoned for this sink (dropped for failure if it is
     /// failing), and a shedding episode
     /// still open gets its notice. Keeps the rest of a record that was cut
-    /// by a short write (it may still complete) but counts that record too.
+    /// by a short write (it may still complete) but counts that record too,
+    /// and keeps the notices still queued among the abandoned records.
     /// Returns how many records were abandoned and the shedding notice.
     pub(super) fn abandon_pending(&mut self) -> (u64, Option<String>) {
         let shed = self.shedding.take().and_then(|s| {
@@ -639,15 +640,41 @@ impl SinkState {
             self.abandoned += n;
         }
         self.pending = 0;
-        // Keep only a torn line's tail, so that what follows starts a line.
-        let keep = match self.ends.front() {
-            Some(&end) if self.mid_line => ((end & !NOTICE_BIT) - self.written) as usize,
+        // Keep a torn line's tail, so that what follows starts a line, and
+        // the notices still queued (a shedding episode's gap notice, a
+        // failure's): the records around them are abandoned, but what they
+        // say about earlier losses must still reach the output.
+        let mut start = self.written;
+        let mut entries = self.ends.iter().copied().peekable();
+        let keep = match entries.peek() {
+            Some(&end) if self.mid_line => {
+                entries.next();
+                start = end & !NOTICE_BIT;
+                (start - self.written) as usize
+            }
             _ => 0,
         };
+        let mut notices = Vec::new();
+        let mut notice_lens = Vec::new();
+        for entry in entries {
+            let end = entry & !NOTICE_BIT;
+            if entry & NOTICE_BIT != 0 {
+                let from = self.sent + (start - self.written) as usize;
+                let to = self.sent + (end - self.written) as usize;
+                notices.extend_from_slice(&self.buf[from..to]);
+                notice_lens.push(to - from);
+            }
+            start = end;
+        }
         self.buf.truncate(self.sent + keep);
         self.appended = self.written + keep as u64;
         self.ends.clear();
         if keep > 0 {
+            self.ends.push_back(self.appended | NOTICE_BIT);
+        }
+        self.buf.extend_from_slice(&notices);
+        for len in notice_lens {
+            self.appended += len as u64;
             self.ends.push_back(self.appended | NOTICE_BIT);
         }
         (n, shed)
@@ -703,5 +730,64 @@ impl SinkState {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::Plain;
+
+    fn sink() -> SinkState {
+        let output = Output::Gone("test".into());
+        SinkState::new("t".into(), output, Box::new(Plain), false, 1 << 20, 1 << 20)
+    }
+
+    fn notice(message: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        let n = Notice::new(Level::Warn, SystemTime::now(), message);
+        Plain.notice(&n, &mut out);
+        out
+    }
+
+    /// Records abandoned at shutdown take nothing else with them: the
+    /// notices queued among them (what they say about earlier losses) stay
+    /// queued, in order, and the bookkeeping still adds up.
+    #[test]
+    fn abandoning_records_keeps_the_notices_queued_among_them() {
+        let mut s = sink();
+        s.add_record(&Record::new(Level::Info, 0, b"r1"));
+        s.add_notice(Level::Warn, "5 records dropped");
+        s.add_record(&Record::new(Level::Info, 0, b"r2"));
+        s.add_notice(Level::Warn, "7 records dropped");
+        s.add_record(&Record::new(Level::Info, 0, b"r3"));
+        let (n, shed) = s.abandon_pending();
+        assert_eq!((n, shed, s.pending, s.abandoned), (3, None, 0, 3));
+        let want = [notice("5 records dropped"), notice("7 records dropped")].concat();
+        assert_eq!(&s.buf[s.sent..], &want[..]);
+        assert_eq!(s.ends.len(), 2);
+        assert!(s.ends.iter().all(|e| e & NOTICE_BIT != 0));
+        assert_eq!(s.appended - s.written, want.len() as u64);
+        assert_eq!(s.ends.back().map(|e| e & !NOTICE_BIT), Some(s.appended));
+    }
+
+    /// A record cut by a short write keeps its tail (so the next bytes
+    /// start a line), then come the queued notices.
+    #[test]
+    fn abandoning_after_a_short_write_keeps_the_torn_tail_then_the_notices() {
+        let mut s = sink();
+        s.add_record(&Record::new(Level::Info, 0, b"first"));
+        s.add_notice(Level::Warn, "3 records dropped");
+        s.add_record(&Record::new(Level::Info, 0, b"second"));
+        // The output took "fir" of "first\n".
+        s.sent = 3;
+        s.written = 3;
+        s.mid_line = true;
+        let (n, _) = s.abandon_pending();
+        assert_eq!(n, 2, "the torn record is counted too");
+        let want = [b"st\n".to_vec(), notice("3 records dropped")].concat();
+        assert_eq!(&s.buf[s.sent..], &want[..]);
+        assert_eq!(s.appended - s.written, want.len() as u64);
+        assert_eq!(s.ends.len(), 2);
     }
 }
