@@ -74,7 +74,10 @@ const CASES: [Case; 3] = [
 /// the machine hits every case alike. The table shows medians.
 const ROUNDS: usize = 5;
 
-fn run(clock: &quanta::Clock, case: Case) -> ((f64, f64, f64), u64, u64) {
+/// One run: (p50, p99, p99.9), rotations, dropped.
+type RunResult = ((f64, f64, f64), u64, u64);
+
+fn run(clock: &quanta::Clock, case: Case) -> RunResult {
     let dir = tempfile::tempdir().unwrap();
     let sink = if case.rolling {
         Sink::rolling(
@@ -105,7 +108,7 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn main() {
     let clock = quanta::Clock::new();
-    let mut results: Vec<Vec<((f64, f64, f64), u64, u64)>> = vec![Vec::new(); CASES.len()];
+    let mut results: Vec<Vec<RunResult>> = vec![Vec::new(); CASES.len()];
     for round in 0..ROUNDS {
         for (i, case) in CASES.iter().enumerate() {
             results[i].push(run(&clock, *case));

@@ -65,10 +65,14 @@
 //! thread's reusable buffer), plus the fields of the enclosing spans, which
 //! were encoded when each span was created. No allocation once the buffer
 //! has grown (a counting-allocator test checks it) and no system call in
-//! steady state; the only lock is the registry's uncontended read lock on
-//! each enclosing span's extensions, where the span's fields are kept.
-//! Creating a span allocates once for its encoded fields (the registry's
-//! extensions are boxed anyway), not per event.
+//! steady state. Inside an entered span, the first event of each `enter`
+//! walks the enclosing spans in the registry (the registry's uncontended
+//! read lock on each one's extensions) and keeps the encoded chain on the
+//! thread; further events in the same `enter` copy it (a `Span::record`
+//! anywhere makes the kept chains be encoded again). Creating a span
+//! encodes its fields in the thread's buffer and stores them inline (up to
+//! 128 bytes) in the one box the registry's extensions make for every
+//! value: one allocation per span, none per event.
 //! Names, targets and the text or JSON layout are the writer thread's
 //! business (see [`nowait_core::Text`] and [`nowait_core::Json`]).
 //!
@@ -103,10 +107,13 @@
 
 use std::fmt;
 
+mod scope;
+
 use nowait_core::event::{
     register_callsite, with_event_buf, Callsite, EventBuf, FieldName, SiteKey,
 };
 use nowait_core::{kind, BuildError, Builder, Guard, Level, Logger};
+use smallvec::SmallVec;
 use tracing_core::field::{Field, Visit};
 use tracing_core::span::{Attributes, Id, Record};
 use tracing_core::{Event, Interest, LevelFilter, Metadata, Subscriber};
@@ -153,6 +160,9 @@ pub fn layer(builder: Builder) -> Result<(NowaitLayer, Guard), BuildError> {
 #[derive(Clone, Debug)]
 pub struct NowaitLayer {
     logger: Logger,
+    /// This instance's identity in the per-thread span cache (`scope`):
+    /// renewed when the layer is added to a subscriber.
+    layer: u64,
 }
 
 impl NowaitLayer {
@@ -166,7 +176,10 @@ impl NowaitLayer {
     /// # let _ = layer;
     /// ```
     pub fn new(logger: Logger) -> NowaitLayer {
-        NowaitLayer { logger }
+        NowaitLayer {
+            logger,
+            layer: scope::next_layer(),
+        }
     }
 
     /// The logger the layer feeds (for [`Logger::flush`] and
@@ -186,7 +199,13 @@ impl NowaitLayer {
 
 /// The fields of a span, encoded once when it was created (and extended by
 /// `Span::record`), copied into each event inside it.
-struct SpanFields(Vec<u8>);
+/// Up to [`INLINE_FIELDS`] bytes are kept inline, so that a span's only
+/// allocation is the box the registry's extensions put every value in.
+struct SpanFields(SmallVec<[u8; INLINE_FIELDS]>);
+
+/// Encoded span fields kept without an allocation of their own (a method,
+/// a URI of ~60 bytes and a version take about 90).
+const INLINE_FIELDS: usize = 128;
 
 fn level_of(meta: &Metadata<'_>) -> Level {
     match *meta.level() {
@@ -232,28 +251,49 @@ where
         })
     }
 
+    fn on_layer(&mut self, _: &mut S) {
+        // A clone added to a second subscriber must not share span ids.
+        self.layer = scope::next_layer();
+    }
+
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(id) else { return };
-        let mut buf = EventBuf::new();
-        let mut visitor = Visitor::new(&mut buf);
-        attrs.record(&mut visitor);
-        if visitor.failed {
-            self.logger.discarded();
-        }
-        span.extensions_mut()
-            .insert(SpanFields(buf.field_bytes().to_vec()));
+        // Encoded in the thread's reusable buffer, then copied once into an
+        // allocation of the exact size.
+        let fields = with_event_buf(|buf| {
+            buf.clear();
+            let mut visitor = Visitor::new(buf);
+            attrs.record(&mut visitor);
+            if visitor.failed {
+                self.logger.discarded();
+            }
+            SpanFields(SmallVec::from_slice(buf.field_bytes()))
+        });
+        span.extensions_mut().insert(fields);
     }
 
     fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(id) else { return };
-        let mut buf = EventBuf::new();
-        let mut visitor = Visitor::new(&mut buf);
-        values.record(&mut visitor);
-        let mut ext = span.extensions_mut();
-        match ext.get_mut::<SpanFields>() {
-            Some(fields) => fields.0.extend_from_slice(buf.field_bytes()),
-            None => ext.insert(SpanFields(buf.field_bytes().to_vec())),
-        }
+        with_event_buf(|buf| {
+            buf.clear();
+            let mut visitor = Visitor::new(buf);
+            values.record(&mut visitor);
+            let mut ext = span.extensions_mut();
+            match ext.get_mut::<SpanFields>() {
+                Some(fields) => fields.0.extend_from_slice(buf.field_bytes()),
+                None => ext.insert(SpanFields(SmallVec::from_slice(buf.field_bytes()))),
+            }
+        });
+        // After the change: chains encoded before it are encoded again.
+        scope::fields_changed();
+    }
+
+    fn on_enter(&self, id: &Id, _: Context<'_, S>) {
+        scope::enter(self.layer, id.into_u64());
+    }
+
+    fn on_exit(&self, id: &Id, _: Context<'_, S>) {
+        scope::exit(self.layer, id.into_u64());
     }
 
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
@@ -264,11 +304,31 @@ where
             if logger.records_thread() {
                 buf.thread();
             }
-            if let Some(scope) = ctx.event_scope(event) {
-                for span in scope.from_root() {
-                    let ext = span.extensions();
-                    let fields = ext.get::<SpanFields>().map_or(&[][..], |f| &f.0[..]);
-                    buf.span(SiteKey::of(span.metadata()), fields);
+            // Inside an entered span: its chain of spans, encoded on the
+            // first event of this enter; otherwise a walk of the registry.
+            let cached = event.is_contextual()
+                && scope::with_chain(
+                    self.layer,
+                    |id, chain| {
+                        let Some(span) = ctx.span(&Id::from_u64(id)) else {
+                            return false;
+                        };
+                        for span in span.scope().from_root() {
+                            let ext = span.extensions();
+                            let fields = ext.get::<SpanFields>().map_or(&[][..], |f| &f.0[..]);
+                            chain.span(SiteKey::of(span.metadata()), fields);
+                        }
+                        true
+                    },
+                    |chain| buf.spans(chain),
+                );
+            if !cached {
+                if let Some(scope) = ctx.event_scope(event) {
+                    for span in scope.from_root() {
+                        let ext = span.extensions();
+                        let fields = ext.get::<SpanFields>().map_or(&[][..], |f| &f.0[..]);
+                        buf.span(SiteKey::of(span.metadata()), fields);
+                    }
                 }
             }
             let mut visitor = Visitor::new(buf);

@@ -211,6 +211,33 @@ impl EventBuf {
         self.bytes.extend_from_slice(encoded_fields);
     }
 
+    /// Appends spans encoded earlier, in order, by [`span`](EventBuf::span)
+    /// calls on a buffer used through [`field_bytes`](EventBuf::field_bytes)
+    /// (a front end's cached chain of enclosing spans: one copy per event
+    /// instead of one lookup per span).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # use nowait_core::event::{EventBuf, FieldName, SiteKey};
+    /// # static EV: u8 = 0; static OUTER: u8 = 0; static INNER: u8 = 0;
+    /// let mut chain = EventBuf::new();
+    /// chain.clear();
+    /// chain.span(SiteKey::of(&OUTER), &[]);
+    /// chain.span(SiteKey::of(&INNER), &[]);
+    /// let (mut a, mut b) = (EventBuf::new(), EventBuf::new());
+    /// a.begin_at(1, SiteKey::of(&EV));
+    /// a.spans(chain.field_bytes());
+    /// b.begin_at(1, SiteKey::of(&EV));
+    /// b.span(SiteKey::of(&OUTER), &[]);
+    /// b.span(SiteKey::of(&INNER), &[]);
+    /// assert_eq!(a.as_bytes(), b.as_bytes());
+    /// ```
+    pub fn spans(&mut self, encoded_spans: &[u8]) {
+        self.end_span();
+        self.bytes.extend_from_slice(encoded_spans);
+    }
+
     /// Closes the span opened by [`begin_span`](EventBuf::begin_span); the
     /// fields that follow belong to the event. Does nothing if no span is
     /// open.

@@ -1,0 +1,138 @@
+//! The layer keeps, per thread, the encoded chain of the span entered last
+//! (so that events inside it copy the chain instead of walking the
+//! registry). This test drives random sequences of span operations, the
+//! awkward ones included (entering a span already entered, exits out of
+//! order, `Span::record` after events, explicit parents, root events, two
+//! subscribers interleaved on one thread), through two subscribers that
+//! each hold `tracing_subscriber::fmt`'s layer and nowait's, and requires
+//! nowait's output to equal fmt's byte for byte: fmt looks the scope up in
+//! the registry on every event, so any stale or misplaced chain shows.
+
+use nowait_core::{Builder, Sink, Text};
+use nowait_testkit::{Rng, Shared};
+use tracing::field::Empty;
+use tracing::{Dispatch, Span};
+use tracing_subscriber::prelude::*;
+
+struct Side {
+    dispatch: Dispatch,
+    theirs: Shared,
+    ours: Shared,
+    logger: nowait_core::Logger,
+    _guard: nowait_core::Guard,
+}
+
+fn side() -> Side {
+    let (theirs, ours) = (Shared::default(), Shared::default());
+    let (logger, guard) = Builder::new()
+        .catch_panics(false)
+        .flush_on_exit(false)
+        .sink(Sink::writer(ours.clone()).format(Text::default().with_ansi(false).without_time()))
+        .build()
+        .unwrap();
+    let w = theirs.clone();
+    let dispatch = Dispatch::new(
+        tracing_subscriber::registry()
+            .with(
+                tracing_subscriber::fmt::layer()
+                    .with_writer(move || w.clone())
+                    .with_ansi(false)
+                    .without_time(),
+            )
+            .with(nowait_tracing::NowaitLayer::new(logger.clone())),
+    );
+    Side {
+        dispatch,
+        theirs,
+        ours,
+        logger,
+        _guard: guard,
+    }
+}
+
+#[test]
+fn cached_span_chains_match_a_registry_walk_on_random_sequences() {
+    let sides = [side(), side()];
+    let mut rng = Rng::new(0x5BA4);
+    for round in 0..40 {
+        // Spans of each side, and the guards of entered ones (any order).
+        let mut spans: [Vec<Span>; 2] = [Vec::new(), Vec::new()];
+        let mut entered: Vec<tracing::span::EnteredSpan> = Vec::new();
+        for step in 0..120u64 {
+            let s = rng.below(2) as usize;
+            let d = &sides[s].dispatch;
+            match rng.below(8) {
+                0 | 1 => {
+                    let span = tracing::dispatcher::with_default(d, || {
+                        let parent = if spans[s].is_empty() { 0 } else { rng.below(3) };
+                        match parent {
+                            // Contextual: the current span is the parent.
+                            0 => tracing::info_span!("op", step, late = Empty),
+                            1 => {
+                                let p = &spans[s][rng.below(spans[s].len() as u64) as usize];
+                                tracing::info_span!(parent: p, "child", step, late = Empty)
+                            }
+                            _ => tracing::info_span!(parent: None, "root", step, late = Empty),
+                        }
+                    });
+                    spans[s].push(span);
+                }
+                2 | 3 if !spans[s].is_empty() => {
+                    // Possibly a span already entered: a duplicate entry.
+                    let span = spans[s][rng.below(spans[s].len() as u64) as usize].clone();
+                    entered.push(span.entered());
+                }
+                4 if !entered.is_empty() => {
+                    // Out of order as often as not.
+                    let at = rng.below(entered.len() as u64) as usize;
+                    drop(entered.remove(at));
+                }
+                5 if !spans[s].is_empty() => {
+                    let span = &spans[s][rng.below(spans[s].len() as u64) as usize];
+                    span.record("late", step);
+                }
+                6 if !spans[s].is_empty() && rng.below(2) == 0 => {
+                    let p = spans[s][rng.below(spans[s].len() as u64) as usize].clone();
+                    tracing::dispatcher::with_default(
+                        d,
+                        || tracing::info!(parent: &p, step, "explicit parent"),
+                    );
+                }
+                _ => tracing::dispatcher::with_default(d, || {
+                    if rng.below(8) == 0 {
+                        tracing::info!(parent: None, step, "root event");
+                    } else {
+                        tracing::info!(step, "contextual");
+                        tracing::warn!(step, "contextual again");
+                    }
+                }),
+            }
+        }
+        // Exits in random order, then the spans close.
+        while !entered.is_empty() {
+            let at = rng.below(entered.len() as u64) as usize;
+            drop(entered.remove(at));
+        }
+        drop(spans);
+        for (i, side) in sides.iter().enumerate() {
+            side.logger.flush().unwrap();
+            let (theirs, ours) = (side.theirs.take(), side.ours.take());
+            assert!(
+                !theirs.is_empty(),
+                "round {round}: nothing logged on side {i}"
+            );
+            if theirs != ours {
+                let at = theirs
+                    .lines()
+                    .zip(ours.lines())
+                    .position(|(a, b)| a != b)
+                    .unwrap_or(0);
+                panic!(
+                    "round {round}, side {i}, line {at}:\n fmt:    {:?}\n nowait: {:?}",
+                    theirs.lines().nth(at),
+                    ours.lines().nth(at)
+                );
+            }
+        }
+    }
+}
