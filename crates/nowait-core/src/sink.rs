@@ -328,8 +328,13 @@ impl Sink {
     }
 
     /// Bounds the bytes formatted for this sink but not yet written
-    /// (default 1 MiB). Past it, records are dropped for this sink alone,
-    /// counted, and reported into it once it drains.
+    /// (default 1 MiB) while the sink is behind (failing, or a terminal,
+    /// pipe or socket that would not take its last write). Past it,
+    /// records are dropped for this sink alone, counted, and reported into
+    /// it once it drains. A sink that is keeping up is never shed: between
+    /// two writes its buffer may hold one chunk of the ring
+    /// ([`Builder::batch_size`](crate::Builder::batch_size) bytes of
+    /// records) formatted, which can be several times the bound.
     ///
     /// # Examples
     ///

@@ -172,6 +172,16 @@ impl SinkState {
         self.error_streak > 0
     }
 
+    /// Whether the sink is behind: failing, or its last write left bytes it
+    /// would not take. Only a sink behind sheds. One that took everything
+    /// it was offered is not, whatever the size its records formatted to
+    /// in between: a chunk of ring bytes can format to several times the
+    /// buffer's bound (a timestamp, level and target per short record),
+    /// and dropping those for a healthy file would be loss without cause.
+    fn behind(&self) -> bool {
+        self.failing() || self.blocked_since.is_some()
+    }
+
     pub(super) fn stalled(&self, now: Instant) -> bool {
         self.blocked_since
             .is_some_and(|t| now.saturating_duration_since(t) >= STALL_AFTER)
@@ -229,7 +239,7 @@ impl SinkState {
                 return;
             }
             self.end_shedding();
-        } else if self.unsent() >= self.limit {
+        } else if self.unsent() >= self.limit && self.behind() {
             self.shedding = Some(Shedding {
                 since: SystemTime::now(),
                 cause: if self.failing() {
