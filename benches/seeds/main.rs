@@ -438,7 +438,7 @@ fn parse_sample(line: &str) -> Result<Sample, String> {
             _ => return Err(format!("unknown field {k:?}")),
         }
     }
-    if !(s.secs > 0.0) {
+    if s.secs.is_nan() || s.secs <= 0.0 {
         return Err(format!("no time in {line:?}"));
     }
     Ok(s)
@@ -462,6 +462,8 @@ struct Summary {
     max_secs: f64,
     median_writes: f64,
     median_other_writes: f64,
+    /// nowait: until the last log call returned.
+    median_producer_secs: Option<f64>,
     bytes: u64,
 }
 
@@ -473,6 +475,13 @@ fn summary(c: &Case) -> Summary {
         max_secs: secs.iter().copied().fold(0.0, f64::max),
         median_writes: median(c.samples.iter().map(|s| s.writes as f64).collect()),
         median_other_writes: median(c.samples.iter().map(|s| s.other_writes as f64).collect()),
+        median_producer_secs: c
+            .samples
+            .iter()
+            .map(|s| s.producer_secs)
+            .collect::<Option<Vec<f64>>>()
+            .filter(|v| !v.is_empty())
+            .map(median),
         bytes: c.samples.first().map_or(0, |s| s.bytes),
     }
 }
@@ -581,9 +590,9 @@ fn filesystem(dir: &Path) -> String {
 // === output ===
 
 fn size(b: usize) -> String {
-    if b >= 1 << 20 && b % (1 << 20) == 0 {
+    if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
         format!("{} MiB", b >> 20)
-    } else if b >= 1 << 10 && b % (1 << 10) == 0 {
+    } else if b >= 1 << 10 && b.is_multiple_of(1 << 10) {
         format!("{} KiB", b >> 10)
     } else {
         format!("{b} B")
@@ -702,7 +711,7 @@ fn to_json(m: &Meta, o: &Options, exps: &[Experiment]) -> String {
                 j,
                 "        {{\"key\": {}, \"series\": {}, \"label\": {}, \"kind\": {}, \"target\": {}, \"batch\": {}, \
                  \"median_secs\": {}, \"min_secs\": {}, \"max_secs\": {}, \"median_per_sec\": {}, \
-                 \"median_writes\": {}, \"median_other_writes\": {}, \"bytes\": {},\n         \"samples\": [{}]}}{}",
+                 \"median_writes\": {}, \"median_other_writes\": {}, \"median_producer_secs\": {}, \"bytes\": {},\n         \"samples\": [{}]}}{}",
                 json_str(&c.key),
                 json_str(&c.series),
                 json_str(&c.label),
@@ -715,6 +724,7 @@ fn to_json(m: &Meta, o: &Options, exps: &[Experiment]) -> String {
                 json_f64(e.n as f64 / s.median_secs),
                 json_f64(s.median_writes),
                 json_f64(s.median_other_writes),
+                s.median_producer_secs.map_or("null".into(), json_f64),
                 s.bytes,
                 samples.join(", "),
                 if ci + 1 < e.cases.len() { "," } else { "" }
@@ -771,7 +781,9 @@ fn to_markdown(m: &Meta, o: &Options, exps: &[Experiment]) -> String {
          nowait runs use the `Block` policy, a {} ring, a text format without time, level or \
          target (`Text::new().without_time().with_level(false).with_target(false)`, which \
          writes exactly the message and a newline), and a sink buffer of 4 × the batch \
-         (at least 4 MiB) so that the batch, not the buffer, bounds a write.",
+         (at least 4 MiB) so that the batch, not the buffer, bounds a write. \
+         *Caller* columns: nowait's time until the last log call returned (the writer \
+         thread still draining), the cost the request threads see.",
         size(run::RING)
     );
     for e in exps {
@@ -779,14 +791,14 @@ fn to_markdown(m: &Meta, o: &Options, exps: &[Experiment]) -> String {
         if e.id == 1 {
             let _ = writeln!(
                 md,
-                "| writer | target | lines/s | (min–max) | write calls | bytes/write | other writes |"
+                "| writer | target | lines/s | (min–max) | write calls | bytes/write | other writes | caller lines/s |"
             );
-            let _ = writeln!(md, "|---|---|--:|--:|--:|--:|--:|");
+            let _ = writeln!(md, "|---|---|--:|--:|--:|--:|--:|--:|");
             for c in &e.cases {
                 let s = summary(c);
                 let _ = writeln!(
                     md,
-                    "| {} | {} | {} | {}–{} | {:.0} | {:.0} | {:.0} |",
+                    "| {} | {} | {} | {}–{} | {:.0} | {:.0} | {:.0} | {} |",
                     c.label,
                     c.target.name(),
                     rate(e.n as f64 / s.median_secs),
@@ -794,7 +806,9 @@ fn to_markdown(m: &Meta, o: &Options, exps: &[Experiment]) -> String {
                     rate(e.n as f64 / s.min_secs),
                     s.median_writes,
                     s.bytes as f64 / s.median_writes.max(1.0),
-                    s.median_other_writes
+                    s.median_other_writes,
+                    s.median_producer_secs
+                        .map_or("–".into(), |p| rate(e.n as f64 / p))
                 );
             }
             let _ = writeln!(md);
@@ -817,15 +831,15 @@ fn to_markdown(m: &Meta, o: &Options, exps: &[Experiment]) -> String {
                 .map(|c| summary(c).median_secs);
             let _ = writeln!(
                 md,
-                "| writer | time | (min–max) | per second | × {} | write calls | other writes |",
+                "| writer | time | (min–max) | per second | × {} | write calls | other writes | caller time |",
                 if e.id == 2 { "floor" } else { "BufWriter" }
             );
-            let _ = writeln!(md, "|---|--:|--:|--:|--:|--:|--:|");
+            let _ = writeln!(md, "|---|--:|--:|--:|--:|--:|--:|--:|");
             for c in &e.cases {
                 let s = summary(c);
                 let _ = writeln!(
                     md,
-                    "| {} | {:.3} s | {:.3}–{:.3} | {} | {:.1} | {:.0} | {:.0} |",
+                    "| {} | {:.3} s | {:.3}–{:.3} | {} | {:.1} | {:.0} | {:.0} | {} |",
                     c.label,
                     s.median_secs,
                     s.min_secs,
@@ -833,7 +847,9 @@ fn to_markdown(m: &Meta, o: &Options, exps: &[Experiment]) -> String {
                     rate(e.n as f64 / s.median_secs),
                     reference.map_or(f64::NAN, |r| s.median_secs / r),
                     s.median_writes,
-                    s.median_other_writes
+                    s.median_other_writes,
+                    s.median_producer_secs
+                        .map_or("–".into(), |p| format!("{p:.3} s"))
                 );
             }
             if e.id == 2 {
