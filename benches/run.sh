@@ -9,7 +9,8 @@
 #   bash benches/run.sh --quick    # smoke test (seconds): small sizes, output
 #                                  # in $CARGO_TARGET_DIR/seeds-smoke/ only
 #
-# Options: --quick, --reps N (default 5; --quick: 3), --only 1,2,3,
+# Options: --quick, --reps N (default 5; --quick: 3), --only 1,2,3 (the
+# result files then hold only those experiments),
 # --dir DIR (where the output files are written; default /var/tmp, which is
 # on disk on most systems where /tmp may be tmpfs), --no-pin.
 #
@@ -40,7 +41,7 @@ while [ $# -gt 0 ]; do
         --no-pin) pin=0 ;;
         --reps|--only) pass+=("$1" "${2:?$1 needs a value}"); shift ;;
         --dir) dir="${2:?--dir needs a value}"; shift ;;
-        -h|--help) sed -n '2,27p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
         *) echo "run.sh: unknown argument $1 (try --help)" >&2; exit 2 ;;
     esac
     shift

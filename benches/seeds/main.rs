@@ -776,7 +776,8 @@ fn to_markdown(m: &Meta, o: &Options, exps: &[Experiment]) -> String {
          in the page cache, not fsynced). Write calls are the kernel's count of the \
          process's write system calls (`syscw` in `/proc/self/io`); for nowait, the writes \
          on its sink as its `SinkStats::write_calls` counts them, the rest (its wake-up \
-         eventfd) shown apart. Every run checks its output (byte count; the file's content \
+         eventfd) shown apart (more than one means the caller waited for room in the ring: the writer \
+         is the bottleneck). Every run checks its output (byte count; the file's content \
          line by line; nowait: nothing dropped) and the whole run stops if one is wrong. \
          nowait runs use the `Block` policy, a {} ring, a text format without time, level or \
          target (`Text::new().without_time().with_level(false).with_target(false)`, which \
