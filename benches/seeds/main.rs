@@ -234,7 +234,11 @@ fn experiments(quick: bool) -> Vec<Experiment> {
             ));
         }
         for &b in &SIZES {
-            let label = format!("BufWriter {}", size(b));
+            let label = if b == 8 << 10 {
+                "BufWriter 8 KiB (default, BUFSIZ)".to_string()
+            } else {
+                format!("BufWriter {}", size(b))
+            };
             curve.push(case(
                 "lines-bufwriter",
                 &format!("BufWriter {t}"),
