@@ -603,6 +603,25 @@ fn size(b: usize) -> String {
     }
 }
 
+/// A duration in seconds, in the unit that suits it.
+fn secs(s: f64) -> String {
+    if s >= 1.0 {
+        format!("{s:.3} s")
+    } else if s >= 1e-3 {
+        format!("{:.3} ms", s * 1e3)
+    } else {
+        format!("{:.1} µs", s * 1e6)
+    }
+}
+
+/// Text for a Markdown table cell: no HTML tags, no column breaks.
+fn md_text(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('|', "\\|")
+}
+
 fn rate(per_sec: f64) -> String {
     if per_sec >= 1e6 {
         format!("{:.2} M", per_sec / 1e6)
@@ -804,7 +823,7 @@ fn to_markdown(m: &Meta, o: &Options, exps: &[Experiment]) -> String {
                 let _ = writeln!(
                     md,
                     "| {} | {} | {} | {}–{} | {:.0} | {:.0} | {:.0} | {} |",
-                    c.label,
+                    md_text(&c.label),
                     c.target.name(),
                     rate(e.n as f64 / s.median_secs),
                     rate(e.n as f64 / s.max_secs),
@@ -844,17 +863,16 @@ fn to_markdown(m: &Meta, o: &Options, exps: &[Experiment]) -> String {
                 let s = summary(c);
                 let _ = writeln!(
                     md,
-                    "| {} | {:.3} s | {:.3}–{:.3} | {} | {:.1} | {:.0} | {:.0} | {} |",
-                    c.label,
-                    s.median_secs,
-                    s.min_secs,
-                    s.max_secs,
+                    "| {} | {} | {}–{} | {} | {:.1} | {:.0} | {:.0} | {} |",
+                    md_text(&c.label),
+                    secs(s.median_secs),
+                    secs(s.min_secs),
+                    secs(s.max_secs),
                     rate(e.n as f64 / s.median_secs),
                     reference.map_or(f64::NAN, |r| s.median_secs / r),
                     s.median_writes,
                     s.median_other_writes,
-                    s.median_producer_secs
-                        .map_or("–".into(), |p| format!("{p:.3} s"))
+                    s.median_producer_secs.map_or("–".into(), secs)
                 );
             }
             if e.id == 2 {
