@@ -181,6 +181,7 @@ mod builder;
 mod clock;
 pub mod docs;
 mod error;
+mod floatfmt;
 pub mod event;
 #[allow(unsafe_code)]
 mod ffi;

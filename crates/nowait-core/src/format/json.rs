@@ -487,9 +487,7 @@ fn json_field(
     match value {
         Value::U64(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
         Value::I64(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
-        Value::F64(x) if x.is_finite() => {
-            let _ = write!(out, "{x:?}");
-        }
+        Value::F64(x) if x.is_finite() => crate::floatfmt::write_debug(x, out),
         Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
         Value::Str(s) | Value::Rendered(s) => json_str(s, out),
         Value::Char(c) => json_str(c.encode_utf8(&mut [0u8; 4]).as_bytes(), out),

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use crate::event::{Callsite, Event, Value};
 use crate::record::escape_into;
-use crate::timefmt;
+use crate::{floatfmt, timefmt};
 
 /// How a format prints an event's time: the timers of
 /// `tracing_subscriber::fmt::time` that print the same bytes.
@@ -331,9 +331,7 @@ pub(crate) fn scalar_text(value: Value<'_>, out: &mut Vec<u8>) {
     match value {
         Value::U64(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
         Value::I64(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
-        Value::F64(x) => {
-            let _ = write!(out, "{x:?}");
-        }
+        Value::F64(x) => floatfmt::write_debug(x, out),
         Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
         Value::Char(c) => {
             let _ = write!(out, "{c:?}");
