@@ -181,11 +181,11 @@ mod builder;
 mod clock;
 pub mod docs;
 mod error;
-mod floatfmt;
 pub mod event;
 #[allow(unsafe_code)]
 mod ffi;
 pub mod filter;
+mod floatfmt;
 mod fork;
 mod format;
 mod global;

@@ -1,11 +1,10 @@
 //! JSON lines.
 
-
 use super::{
     copy_into, is_message, message_with, system_nanos, Clock, Location, Options, Resolved, Timer,
 };
 use crate::event::{decode_field_name, Event, Item, SiteCache, ThreadCache, Value};
-use crate::record::{kind, Format, MakeFormat, Notice, Record, SinkInfo};
+use crate::record::{kind, plain_len, Format, MakeFormat, Notice, Record, SinkInfo};
 use crate::Level;
 
 /// One JSON object per line, for log shippers (Vector, Fluent Bit, the
@@ -502,7 +501,7 @@ fn json_field(
 /// U+2028/U+2029 escaped too and invalid UTF-8 replaced by U+FFFD.
 ///
 /// Runs of printable ASCII other than `"` and `\\` (nearly every byte of a
-/// log line) are found by [`plain_len`] and copied whole; the rest goes one
+/// log line) are found by `plain_len` and copied whole; the rest goes one
 /// ASCII byte, or one run of non-ASCII bytes, at a time. A run of
 /// non-ASCII bytes is decoded on its own: an ASCII byte never belongs to a
 /// UTF-8 sequence or to the maximal invalid subpart that becomes one
@@ -535,26 +534,6 @@ pub(crate) fn json_str(bytes: &[u8], out: &mut Vec<u8>) {
         }
     }
     out.push(b'"');
-}
-
-/// The length of the leading run of printable ASCII bytes (0x20 to 0x7e)
-/// that `keep` accepts, eight bytes at a time while `keep` accepts all.
-#[inline]
-pub(crate) fn plain_len(bytes: &[u8], keep: impl Fn(u8) -> bool) -> usize {
-    let printable = |b: u8| (0x20..0x7f).contains(&b) && keep(b);
-    let mut chunks = bytes.chunks_exact(8);
-    let mut n = 0;
-    for chunk in &mut chunks {
-        // A branch-free test of the eight, then the slow scan only once.
-        if !chunk.iter().fold(true, |all, &b| all & printable(b)) {
-            break;
-        }
-        n += 8;
-    }
-    n + bytes[n..]
-        .iter()
-        .position(|&b| !printable(b))
-        .unwrap_or(bytes.len() - n)
 }
 
 /// `\\u` and four hex digits.
@@ -951,12 +930,37 @@ mod tests {
     #[test]
     fn json_str_matches_reference() {
         let pieces: &[&[u8]] = &[
-            b"a", b"plain text ", b"\"", b"\\", b"\n", b"\r", b"\t", b"\x08", b"\x0c",
-            b"\x00", b"\x1b[31m", b"\x1f", b"\x7f", b" ", b"~",
-            "é".as_bytes(), "\u{85}".as_bytes(), "\u{9f}".as_bytes(), "\u{a0}".as_bytes(),
-            "\u{2028}".as_bytes(), "\u{2029}".as_bytes(), "€".as_bytes(), "😀".as_bytes(),
-            b"\xff", b"\xc3", b"\xe2\x82", b"\xf0\x9f\x98", b"\xed\xa0\x80", b"\x80\x80",
-            b"\xc0\xaf", b"\xf4\x90\x80\x80",
+            b"a",
+            b"plain text ",
+            b"\"",
+            b"\\",
+            b"\n",
+            b"\r",
+            b"\t",
+            b"\x08",
+            b"\x0c",
+            b"\x00",
+            b"\x1b[31m",
+            b"\x1f",
+            b"\x7f",
+            b" ",
+            b"~",
+            "é".as_bytes(),
+            "\u{85}".as_bytes(),
+            "\u{9f}".as_bytes(),
+            "\u{a0}".as_bytes(),
+            "\u{2028}".as_bytes(),
+            "\u{2029}".as_bytes(),
+            "€".as_bytes(),
+            "😀".as_bytes(),
+            b"\xff",
+            b"\xc3",
+            b"\xe2\x82",
+            b"\xf0\x9f\x98",
+            b"\xed\xa0\x80",
+            b"\x80\x80",
+            b"\xc0\xaf",
+            b"\xf4\x90\x80\x80",
         ];
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
         let mut next = move || {
@@ -982,4 +986,3 @@ mod tests {
         }
     }
 }
-

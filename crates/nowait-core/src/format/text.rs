@@ -7,7 +7,7 @@ use super::{
     Resolved, Timer,
 };
 use crate::event::{Event, Item, SiteCache, ThreadCache, Value};
-use crate::record::{escape_into, kind, Format, MakeFormat, Notice, Record, SinkInfo};
+use crate::record::{escape_into, kind, plain_len, Format, MakeFormat, Notice, Record, SinkInfo};
 use crate::Level;
 
 /// Text lines in the layout of `tracing-subscriber`'s default format:
@@ -455,9 +455,7 @@ impl TextFormat {
 /// A string value quoted and escaped exactly as `Debug` does (what
 /// `tracing-subscriber` prints), with a fast path for plain ASCII.
 fn quoted(s: &[u8], out: &mut Vec<u8>) {
-    if s.iter()
-        .all(|&b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
-    {
+    if plain_len(s, |b| b != b'"' && b != b'\\') == s.len() {
         out.push(b'"');
         out.extend_from_slice(s);
         out.push(b'"');
