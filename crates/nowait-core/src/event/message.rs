@@ -177,6 +177,15 @@ impl Pieces {
 
     /// Writes the message: literal pieces and the arguments formatted per
     /// their spec (into `out`, unescaped; the caller escapes).
+    /// The text of a format without placeholders (most messages).
+    pub(crate) fn literal(&self) -> Option<&str> {
+        match &self.0[..] {
+            [] => Some(""),
+            [Piece::Lit(s)] => Some(s),
+            _ => None,
+        }
+    }
+
     pub(crate) fn render<'v>(
         &self,
         args: impl Iterator<Item = Option<Value<'v>>>,

@@ -307,9 +307,14 @@ pub(crate) fn message_with(
     match value {
         Value::Str(s) | Value::Rendered(s) => emit(s, out),
         Value::Args(args) => {
+            let pieces = site.and_then(|s| s.pieces());
+            // A message without placeholders goes straight to `emit`.
+            if let Some(text) = pieces.and_then(|p| p.literal()).filter(|_| args.is_empty()) {
+                return emit(text.as_bytes(), out);
+            }
             let (msg, tmp) = scratch;
             msg.clear();
-            match site.and_then(|s| s.pieces()) {
+            match pieces {
                 Some(pieces) => pieces.render(args.iter(), msg, tmp),
                 None => msg.push_str("<no format>"),
             }
