@@ -374,6 +374,60 @@ mod tests {
         assert_eq!(render(Timer::None, 5), "");
     }
 
+    /// The cached date and time of day give what formatting each instant
+    /// from scratch gives, through one clock (so the cache is reused and
+    /// renewed) across second, minute, hour, day, month and year
+    /// boundaries, leap days (2024, 2000) and a non-leap century (2100),
+    /// going forward and backward in time.
+    #[test]
+    fn cached_prefix_matches_from_scratch() {
+        let boundaries: [u64; 9] = [
+            1_795_392_000,      // 2026-11-23T00:00:00
+            1_795_395_600 - 60, // an hour's last minute
+            1_798_761_600,      // 2027-01-01T00:00:00
+            1_709_164_800,      // 2024-02-29T00:00:00
+            1_709_251_200,      // 2024-03-01T00:00:00
+            951_782_400,        // 2000-02-29T00:00:00
+            4_107_542_400,      // 2100-03-01T00:00:00 (no 2100-02-29)
+            0,                  // 1970-01-01T00:00:00
+            16_725_225_600,     // 2500-01-01T00:00:00
+        ];
+        let mut clock = Clock::new(Timer::Utc);
+        let mut instants = Vec::new();
+        for b in boundaries {
+            for delta in [
+                -1_000_000_000i64,
+                -1_000,
+                -1,
+                0,
+                1,
+                999,
+                1_000_000,
+                60_000_000_000,
+            ] {
+                let nanos = (b * 1_000_000_000) as i64 + delta;
+                if nanos >= 0 {
+                    instants.push(nanos as u64);
+                }
+            }
+        }
+        // Forward, then backward through the same instants.
+        let backward: Vec<u64> = instants.iter().rev().copied().collect();
+        instants.extend(backward);
+        for nanos in instants {
+            let mut cached = Vec::new();
+            clock.write(nanos, &mut cached);
+            let mut scratch = Vec::new();
+            let time = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(nanos);
+            timefmt::write_rfc3339_micros(time, &mut scratch);
+            assert_eq!(
+                String::from_utf8(cached).unwrap(),
+                String::from_utf8(scratch).unwrap(),
+                "at {nanos} ns"
+            );
+        }
+    }
+
     /// The same bytes as `chrono::Local`'s RFC 3339 (what
     /// `tracing-subscriber`'s `ChronoLocal::rfc_3339()` prints), in
     /// whatever zone the machine is in, for each number of fractional
