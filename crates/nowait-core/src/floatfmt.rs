@@ -315,7 +315,6 @@ mod tests {
             2.675,
             // Exactly halfway between ...396.2 and ...396.3 (std: .3).
             f64::from_bits(0x4308_f95b_3379_1ce2),
-            878_696_192_746_396.25,
             0.5,
             2.5,
             1e23 + 0.5,
