@@ -185,6 +185,7 @@ pub mod event;
 #[allow(unsafe_code)]
 mod ffi;
 pub mod filter;
+mod floatfmt;
 mod fork;
 mod format;
 mod global;

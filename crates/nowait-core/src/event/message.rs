@@ -177,6 +177,15 @@ impl Pieces {
 
     /// Writes the message: literal pieces and the arguments formatted per
     /// their spec (into `out`, unescaped; the caller escapes).
+    /// The text of a format without placeholders (most messages).
+    pub(crate) fn literal(&self) -> Option<&str> {
+        match &self.0[..] {
+            [] => Some(""),
+            [Piece::Lit(s)] => Some(s),
+            _ => None,
+        }
+    }
+
     pub(crate) fn render<'v>(
         &self,
         args: impl Iterator<Item = Option<Value<'v>>>,
@@ -284,11 +293,17 @@ fn render_arg(v: Value<'_>, spec: &Spec, out: &mut String, tmp: &mut String) {
         },
         (Value::F64(x), b'?') => match spec.precision {
             Some(p) => write!(tmp, "{x:.p$?}"),
-            None => write!(tmp, "{x:?}"),
+            None => {
+                crate::floatfmt::push_debug(x, tmp);
+                Ok(())
+            }
         },
         (Value::F64(x), _) => match spec.precision {
             Some(p) => write!(tmp, "{x:.p$}"),
-            None => write!(tmp, "{x}"),
+            None => {
+                crate::floatfmt::push_display(x, tmp);
+                Ok(())
+            }
         },
         (Value::Bool(b), _) => {
             numeric = false;

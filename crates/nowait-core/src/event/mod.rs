@@ -54,7 +54,7 @@ pub use callsite::{register_callsite, Callsite, SiteKey};
 pub use decode::{Args, Event, Item, Items, SpanFields, Value};
 pub use encode::{with_event_buf, EventBuf, FieldName};
 
-pub(crate) use callsite::SiteCache;
+pub(crate) use callsite::{KeyHasher, SiteCache};
 pub(crate) use decode::field_name as decode_field_name;
 pub(crate) use thread::ThreadCache;
 

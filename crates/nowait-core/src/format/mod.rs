@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use crate::event::{Callsite, Event, Value};
 use crate::record::escape_into;
-use crate::timefmt;
+use crate::{floatfmt, timefmt};
 
 /// How a format prints an event's time: the timers of
 /// `tracing_subscriber::fmt::time` that print the same bytes.
@@ -307,9 +307,14 @@ pub(crate) fn message_with(
     match value {
         Value::Str(s) | Value::Rendered(s) => emit(s, out),
         Value::Args(args) => {
+            let pieces = site.and_then(|s| s.pieces());
+            // A message without placeholders goes straight to `emit`.
+            if let Some(text) = pieces.and_then(|p| p.literal()).filter(|_| args.is_empty()) {
+                return emit(text.as_bytes(), out);
+            }
             let (msg, tmp) = scratch;
             msg.clear();
-            match site.and_then(|s| s.pieces()) {
+            match pieces {
                 Some(pieces) => pieces.render(args.iter(), msg, tmp),
                 None => msg.push_str("<no format>"),
             }
@@ -331,9 +336,7 @@ pub(crate) fn scalar_text(value: Value<'_>, out: &mut Vec<u8>) {
     match value {
         Value::U64(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
         Value::I64(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
-        Value::F64(x) => {
-            let _ = write!(out, "{x:?}");
-        }
+        Value::F64(x) => floatfmt::write_debug(x, out),
         Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
         Value::Char(c) => {
             let _ = write!(out, "{c:?}");
@@ -369,6 +372,60 @@ mod tests {
         // An event stamped before the format was made.
         assert_eq!(render(Timer::Uptime, 5), "   0.000000000s");
         assert_eq!(render(Timer::None, 5), "");
+    }
+
+    /// The cached date and time of day give what formatting each instant
+    /// from scratch gives, through one clock (so the cache is reused and
+    /// renewed) across second, minute, hour, day, month and year
+    /// boundaries, leap days (2024, 2000) and a non-leap century (2100),
+    /// going forward and backward in time.
+    #[test]
+    fn cached_prefix_matches_from_scratch() {
+        let boundaries: [u64; 9] = [
+            1_795_392_000,      // 2026-11-23T00:00:00
+            1_795_395_600 - 60, // an hour's last minute
+            1_798_761_600,      // 2027-01-01T00:00:00
+            1_709_164_800,      // 2024-02-29T00:00:00
+            1_709_251_200,      // 2024-03-01T00:00:00
+            951_782_400,        // 2000-02-29T00:00:00
+            4_107_542_400,      // 2100-03-01T00:00:00 (no 2100-02-29)
+            0,                  // 1970-01-01T00:00:00
+            16_725_225_600,     // 2500-01-01T00:00:00
+        ];
+        let mut clock = Clock::new(Timer::Utc);
+        let mut instants = Vec::new();
+        for b in boundaries {
+            for delta in [
+                -1_000_000_000i64,
+                -1_000,
+                -1,
+                0,
+                1,
+                999,
+                1_000_000,
+                60_000_000_000,
+            ] {
+                let nanos = (b * 1_000_000_000) as i64 + delta;
+                if nanos >= 0 {
+                    instants.push(nanos as u64);
+                }
+            }
+        }
+        // Forward, then backward through the same instants.
+        let backward: Vec<u64> = instants.iter().rev().copied().collect();
+        instants.extend(backward);
+        for nanos in instants {
+            let mut cached = Vec::new();
+            clock.write(nanos, &mut cached);
+            let mut scratch = Vec::new();
+            let time = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(nanos);
+            timefmt::write_rfc3339_micros(time, &mut scratch);
+            assert_eq!(
+                String::from_utf8(cached).unwrap(),
+                String::from_utf8(scratch).unwrap(),
+                "at {nanos} ns"
+            );
+        }
     }
 
     /// The same bytes as `chrono::Local`'s RFC 3339 (what

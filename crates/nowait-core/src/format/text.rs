@@ -1,13 +1,15 @@
 //! Compact text, close to `tracing-subscriber`'s default format.
 
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::io::Write as _;
 
 use super::{
     is_message, message_with, scalar_text, system_nanos, thread_width, Clock, Location, Options,
     Resolved, Timer,
 };
-use crate::event::{Event, Item, SiteCache, ThreadCache, Value};
-use crate::record::{escape_into, kind, Format, MakeFormat, Notice, Record, SinkInfo};
+use crate::event::{Callsite, Event, FieldName, Item, KeyHasher, SiteCache, ThreadCache, Value};
+use crate::record::{escape_into, kind, plain_len, Format, MakeFormat, Notice, Record, SinkInfo};
 use crate::Level;
 
 /// Text lines in the layout of `tracing-subscriber`'s default format:
@@ -254,6 +256,22 @@ pub(crate) struct TextFormat {
     scratch: (String, String),
     /// The fields after the message, rendered during the single pass.
     rest: Vec<u8>,
+    /// Per call site, what the line shows of it, rendered once.
+    site_text: HashMap<u64, SiteText, BuildHasherDefault<KeyHasher>>,
+    /// Tests only: render the call site's part with each event, as the
+    /// reference the cache is compared with.
+    #[cfg(test)]
+    uncached: bool,
+}
+
+/// What a line shows of its call site, rendered (escaped, painted) once
+/// per call site instead of once per event.
+#[derive(Debug)]
+struct SiteText {
+    /// Target, file and line, as [`TextFormat::target`] writes them.
+    target: Vec<u8>,
+    /// Each field's `name=`, as [`TextFormat::field`] writes it.
+    names: Vec<Vec<u8>>,
 }
 
 impl TextFormat {
@@ -366,16 +384,38 @@ impl TextFormat {
     }
 
     fn field(&self, name: &str, value: Value<'_>, out: &mut Vec<u8>) {
+        self.field_name(name, out);
+        field_value(value, out);
+    }
+
+    /// `name=`, painted.
+    fn field_name(&self, name: &str, out: &mut Vec<u8>) {
         self.paint(out, b"3");
         escape_into(name.as_bytes(), out);
         self.reset(out);
         self.paint(out, b"2");
         out.push(b'=');
         self.reset(out);
-        match value {
-            Value::Str(s) => quoted(s, out),
-            other => scalar_text(other, out),
-        }
+    }
+
+    /// Renders what the lines of `site`'s events show of it.
+    #[cold]
+    fn site_text(&self, site: &Callsite) -> SiteText {
+        let mut target = Vec::new();
+        self.target(
+            site.target().as_bytes(),
+            Location::default().of(Some(site)),
+            &mut target,
+        );
+        let names = (0..)
+            .map_while(|i| site.field(i))
+            .map(|name| {
+                let mut text = Vec::new();
+                self.field_name(name, &mut text);
+                text
+            })
+            .collect();
+        SiteText { target, names }
     }
 
     fn event(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
@@ -386,6 +426,20 @@ impl TextFormat {
         let site = event.site().and_then(|k| self.sites.get(k.get()));
         let ev = Resolved { site, event };
         self.head(event.time_nanos(), record.level(), event.thread(), out);
+        let key = event.site().map_or(0, |k| k.get());
+        #[cfg(test)]
+        if self.uncached {
+            self.site_text.clear();
+        }
+        if let Some(site) = &ev.site {
+            if !self.site_text.contains_key(&key) {
+                let text = self.site_text(site);
+                self.site_text.insert(key, text);
+            }
+        }
+        let site_text = self.site_text.get(&key).filter(|_| ev.site.is_some());
+        #[cfg(test)]
+        let site_text = site_text.filter(|_| !self.uncached);
 
         // One pass over the items: spans (they come first) go straight to
         // the line, the message is kept aside, the other fields go to
@@ -421,17 +475,25 @@ impl TextFormat {
                     }
                     self.painted_mark(b"2", b':', out);
                 }
-                Item::Field { name, value } => {
-                    let name = ev.name_of(name);
+                Item::Field { name: field, value } => {
+                    let name = ev.name_of(field);
                     if at.take(ev.site.is_some(), name, value) {
                         continue;
                     }
                     if message.is_none() && is_message(name) {
                         message = Some(value);
-                    } else {
-                        rest.push(b' ');
-                        self.field(name, value, &mut rest);
+                        continue;
                     }
+                    rest.push(b' ');
+                    let known = match (field, site_text) {
+                        (FieldName::Index(i), Some(st)) => st.names.get(i),
+                        _ => None,
+                    };
+                    match known {
+                        Some(text) => rest.extend_from_slice(text),
+                        None => self.field_name(name, &mut rest),
+                    }
+                    field_value(value, &mut rest);
                 }
                 Item::Malformed => rest.extend_from_slice(b" <malformed>"),
             }
@@ -439,7 +501,10 @@ impl TextFormat {
         if any_span {
             out.push(b' ');
         }
-        self.target(ev.target(), at.of(ev.site.as_deref()), out);
+        match site_text {
+            Some(st) => out.extend_from_slice(&st.target),
+            None => self.target(ev.target(), at.of(ev.site.as_deref()), out),
+        }
         match message {
             Some(value) => {
                 message_with(value, ev.site.as_ref(), out, &mut self.scratch, escape_into);
@@ -452,12 +517,18 @@ impl TextFormat {
     }
 }
 
+/// A field's value: strings quoted, the rest as `Debug` prints them.
+fn field_value(value: Value<'_>, out: &mut Vec<u8>) {
+    match value {
+        Value::Str(s) => quoted(s, out),
+        other => scalar_text(other, out),
+    }
+}
+
 /// A string value quoted and escaped exactly as `Debug` does (what
 /// `tracing-subscriber` prints), with a fast path for plain ASCII.
 fn quoted(s: &[u8], out: &mut Vec<u8>) {
-    if s.iter()
-        .all(|&b| (0x20..0x7f).contains(&b) && b != b'"' && b != b'\\')
-    {
+    if plain_len(s, |b| b != b'"' && b != b'\\') == s.len() {
         out.push(b'"');
         out.extend_from_slice(s);
         out.push(b'"');
@@ -497,5 +568,100 @@ impl Format for TextFormat {
         self.target(b"nowait", Location::default(), out);
         escape_into(notice.message().as_bytes(), out);
         out.push(b'\n');
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{register_callsite, EventBuf, SiteKey};
+
+    static SITE: u8 = 0;
+    static SPAN: u8 = 0;
+
+    /// The call site's part of the line rendered once (target, file,
+    /// line, `name=`) gives the bytes of rendering it with each event, on
+    /// random event shapes: spans, the message anywhere or missing, fields
+    /// by index (one past the call site's names too) and inline, every
+    /// kind of value, a malformed tail; plain, and with colours, file and
+    /// line, and without target.
+    #[test]
+    fn site_text_cache_matches_rendering_each_time() {
+        let key = SiteKey::of(&SITE);
+        register_callsite(
+            key,
+            Callsite::new(Level::Info, "app::db\x1b[2J", "event")
+                .fields(vec!["message", "rows", "ta\nble", "ratio"])
+                .location(Some("app::db"), Some("src/db.rs"), Some(42))
+                .message_format("took {} ms"),
+        );
+        register_callsite(
+            SiteKey::of(&SPAN),
+            Callsite::new(Level::Info, "app", "conn").fields(vec!["peer"]),
+        );
+        let texts = [
+            Text::new(),
+            Text::new()
+                .with_ansi(true)
+                .with_file(true)
+                .with_line_number(true),
+            Text::new().with_target(false).with_line_number(true),
+        ];
+        let mut state = 0x853c_49e6_748f_ea9bu64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for _ in 0..2000 {
+            let mut buf = EventBuf::new();
+            buf.begin_at(1_795_392_000_000_001_000 + next(5_000_000_000), key);
+            for _ in 0..next(7) {
+                match next(10) {
+                    0 => {
+                        buf.begin_span(SiteKey::of(&SPAN));
+                        buf.str(FieldName::Index(0), "10.0.0.7");
+                        buf.end_span();
+                    }
+                    1 => buf.str(FieldName::Index(0), "plain message"),
+                    2 => {
+                        buf.args(FieldName::Index(0), 1);
+                        buf.arg_f64(1.5);
+                    }
+                    3 => buf.u64(FieldName::Index(1), next(1000)),
+                    4 => buf.str(FieldName::Index(2), "us\"ers"),
+                    5 => buf.f64(FieldName::Index(3), next(1000) as f64 / 7.0),
+                    6 => buf.i64(FieldName::Index(4), -1),
+                    7 => buf.bool(FieldName::Inline("ok"), true),
+                    8 => buf.char(FieldName::Inline("rows"), '\u{1b}'),
+                    _ => buf
+                        .rendered(FieldName::Index(1), format_args!("a\nb"))
+                        .unwrap(),
+                }
+            }
+            let mut payload = buf.as_bytes().to_vec();
+            if next(10) == 0 {
+                payload.push(0xFF);
+            }
+            let record = Record::new(Level::Warn, kind::EVENT, &payload);
+            for text in &texts {
+                let make = |uncached| TextFormat {
+                    ansi: text.ansi.unwrap_or(false),
+                    options: text.options,
+                    clock: Clock::new(text.options.timer),
+                    uncached,
+                    ..TextFormat::default()
+                };
+                let (mut cached, mut reference) = (make(false), make(true));
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                // Twice: the first event fills the cache, the second uses it.
+                for _ in 0..2 {
+                    cached.format(&record, &mut a);
+                    reference.format(&record, &mut b);
+                }
+                assert_eq!(String::from_utf8_lossy(&a), String::from_utf8_lossy(&b));
+            }
+        }
     }
 }

@@ -1,0 +1,176 @@
+//! How many events per second the writer thread formats and writes to a
+//! file, losslessly: one thread logs N events (default 5 000 000) under
+//! the blocking full policy, so the run lasts as long as the writer needs.
+//! The event is the one of issue 11 (a message, a `u64`, a `&str` and an
+//! `f64` field; timestamp, level and target). At the end the counts are
+//! checked: every event written, none dropped. Also a target for
+//! `perf record -g`.
+//!
+//! With `--format-only`, measures the formatting alone instead: the
+//! events are recorded once as encoded, then rendered into a `Vec` again
+//! and again (the best of 50 rounds of 10 000, in batches of 1000), which makes quick A/B comparisons of
+//! two builds (the criterion version is `benches/benches/format.rs`).
+//!
+//! Run: `cargo run --release -p nowait-examples --example writer_throughput
+//! -- [--tracing] [--json] [--format-only] [N]` (prints events/s and ns per
+//! event).
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use nowait::{
+    Builder, Format, FullPolicy, Json, Level, MakeFormat, Notice, Record, Sink, SinkInfo, Text,
+};
+use tracing_subscriber::prelude::*;
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let tracing_front = args.iter().any(|a| a == "--tracing");
+    let json = args.iter().any(|a| a == "--json");
+    let n: usize = args
+        .iter()
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(5_000_000);
+    if args.iter().any(|a| a == "--format-only") {
+        format_only(tracing_front, json, n.min(10_000));
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("nowait-throughput-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join("out.log");
+    let sink = if json {
+        Sink::file(&path).format(Json::new())
+    } else {
+        Sink::file(&path).format(Text::new())
+    };
+    let builder = Builder::new()
+        .capacity(64 << 20)
+        .full_policy(FullPolicy::Block)
+        .sink(sink);
+
+    let start = Instant::now();
+    let stats = if tracing_front {
+        let (layer, guard) = nowait::layer(builder).expect("logger");
+        let logger = layer.logger().clone();
+        let subscriber = tracing_subscriber::registry().with(layer);
+        tracing::subscriber::with_default(subscriber, || {
+            for i in 0..n {
+                let path = ["/api/v1/items", "/health", "/login"][i % 3];
+                tracing::info!(
+                    id = i as u64,
+                    path,
+                    secs = i as f64 * 0.001_37,
+                    "request done"
+                );
+            }
+        });
+        drop(guard);
+        logger.stats()
+    } else {
+        let (logger, guard) = builder.build().expect("logger");
+        nowait::set_global(logger.clone()).expect("global logger");
+        for i in 0..n {
+            let path = ["/api/v1/items", "/health", "/login"][i % 3];
+            nowait::info!(
+                id = i as u64,
+                path = path,
+                secs = i as f64 * 0.001_37,
+                "request done"
+            );
+        }
+        drop(guard);
+        logger.stats()
+    };
+    let secs = start.elapsed().as_secs_f64();
+    let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
+    let _ = std::fs::remove_dir_all(&dir);
+    assert_eq!(stats.records_written, n as u64, "every event written");
+    assert_eq!(stats.dropped(), 0, "none dropped");
+    println!(
+        "{} {}: {n} events in {secs:.3} s = {:.2} M events/s, {:.1} ns/event, {:.1} MB",
+        if tracing_front { "tracing" } else { "macro" },
+        if json { "json" } else { "text" },
+        n as f64 / secs / 1e6,
+        secs * 1e9 / n as f64,
+        bytes as f64 / 1e6
+    );
+}
+
+type Records = Arc<Mutex<Vec<(Level, u8, Vec<u8>)>>>;
+
+/// A format that keeps each record as encoded.
+struct Keep(Records);
+
+impl Format for Keep {
+    fn format(&mut self, record: &Record<'_>, _out: &mut Vec<u8>) {
+        let kept = (record.level(), record.kind(), record.payload().to_vec());
+        self.0.lock().unwrap().push(kept);
+    }
+    fn notice(&mut self, _notice: &Notice<'_>, _out: &mut Vec<u8>) {}
+}
+
+const ROUNDS: usize = 50;
+
+/// Records `n` events as encoded, then times formatting them.
+fn format_only(tracing_front: bool, json: bool, n: usize) {
+    let records = Records::default();
+    let keep = Arc::clone(&records);
+    let make = move |_: &SinkInfo| -> Box<dyn Format> { Box::new(Keep(Arc::clone(&keep))) };
+    let builder = Builder::new()
+        .capacity(64 << 20)
+        .full_policy(FullPolicy::Block)
+        .sink(Sink::writer(std::io::sink()).format(make));
+    let (layer, guard) = nowait::layer(builder).expect("logger");
+    if tracing_front {
+        let subscriber = tracing_subscriber::registry().with(layer);
+        tracing::subscriber::with_default(subscriber, || {
+            for i in 0..n {
+                let path = ["/api/v1/items", "/health", "/login"][i % 3];
+                tracing::info!(
+                    id = i as u64,
+                    path,
+                    secs = i as f64 * 0.001_37,
+                    "request done"
+                );
+            }
+        });
+    } else {
+        nowait::set_global(layer.logger().clone()).expect("global logger");
+        for i in 0..n {
+            let path = ["/api/v1/items", "/health", "/login"][i % 3];
+            nowait::info!(
+                id = i as u64,
+                path = path,
+                secs = i as f64 * 0.001_37,
+                "request done"
+            );
+        }
+    }
+    drop(guard);
+    let records = std::mem::take(&mut *records.lock().unwrap());
+    assert_eq!(records.len(), n, "every event kept");
+    let make: Box<dyn MakeFormat> = if json {
+        Box::new(Json::new())
+    } else {
+        Box::new(Text::new())
+    };
+    let mut format = make.make_format(&SinkInfo::new("file", false));
+    // Batches of 1000 lines, as the writer fills a buffer and writes it.
+    let mut out = Vec::with_capacity(1 << 20);
+    let mut best = f64::MAX;
+    for _ in 0..ROUNDS {
+        let start = Instant::now();
+        for batch in records.chunks(1000) {
+            out.clear();
+            for (level, kind, payload) in batch {
+                format.format(&Record::new(*level, *kind, payload), &mut out);
+            }
+        }
+        best = best.min(start.elapsed().as_secs_f64() * 1e9 / n as f64);
+    }
+    println!(
+        "{} {} format only: {best:.1} ns/event (best of {ROUNDS} rounds of {n})",
+        if tracing_front { "tracing" } else { "macro" },
+        if json { "json" } else { "text" },
+    );
+}
