@@ -50,8 +50,9 @@ fn tcp_receiver_that_stops_reading_never_blocks_and_sheds_with_a_count() {
         let ok = logger.log(Level::Info, &format!("rec {i} {pad}")).is_ok();
         slowest = slowest.max(t.elapsed());
         accepted += u64::from(ok);
-        if i % 1000 == 0 {
-            // Let the writer run: this test is about the sink, not the ring.
+        if i % 100 == 0 {
+            // Let the writer run: this test is about the sink, not the ring
+            // (the ring must not overflow, or the socket never fills).
             std::thread::sleep(Duration::from_micros(200));
         }
     }
