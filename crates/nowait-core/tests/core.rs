@@ -487,7 +487,11 @@ fn a_sink_keeping_up_is_never_shed_whatever_its_records_expand_to() {
             .capacity(16 << 20)
             .batch_size(batch)
             .full_policy(FullPolicy::Block)
-            .sink(Sink::file(&path).format(nowait_core::Text::new()).buffer_size(buffer))
+            .sink(
+                Sink::file(&path)
+                    .format(nowait_core::Text::new())
+                    .buffer_size(buffer),
+            )
             .build()
             .unwrap();
         for _ in 0..n {
