@@ -36,18 +36,19 @@ impl Out {
         }
     }
 
-    /// Lines in the file (after the logger is torn down), `None` for null.
+    /// Lines in the file (after the logger is torn down), `None` for null
+    /// or if nothing created the file.
     pub fn lines(&self) -> Option<u64> {
         match self {
-            Out::File(p) => Some(count_lines(p)),
-            Out::Null => None,
+            Out::File(p) if p.exists() => Some(count_lines(p)),
+            _ => None,
         }
     }
 
     /// Bytes in the file, `None` for null.
     pub fn bytes(&self) -> Option<u64> {
         match self {
-            Out::File(p) => Some(std::fs::metadata(p).map(|m| m.len()).unwrap_or(0)),
+            Out::File(p) => std::fs::metadata(p).map(|m| m.len()).ok(),
             Out::Null => None,
         }
     }
@@ -134,10 +135,10 @@ impl Front {
             (Front::Layer | Front::Log, true) => "Block policy, 1 MiB ring",
             (Front::Appender, false) => "fmt, non_blocking default (lossy, 128k lines)",
             (Front::Appender, true) => "fmt, non_blocking lossy(false), 128k lines",
-            (Front::Slog, false) => "slog-term Full, Async default (DropAndReport)",
-            (Front::Slog, true) => "slog-term Full, Async OverflowStrategy::Block",
-            (Front::Ftlog, false) => "default (bounded 100k, drops)",
-            (Front::Ftlog, true) => "bounded(100_000, block_when_full = true)",
+            (Front::Slog, false) => "slog-term Full over BufWriter, Async default (DropAndReport)",
+            (Front::Slog, true) => "slog-term Full over BufWriter, Async OverflowStrategy::Block",
+            (Front::Ftlog, false) => "FileAppender, default channel (bounded 100k, drops)",
+            (Front::Ftlog, true) => "FileAppender, bounded(100_000, block_when_full = true)",
             (Front::FastLog, _) => "chan_len(Some(100_000)) (send blocks when full)",
         }
     }
@@ -244,7 +245,9 @@ pub fn drive<J: Job>(front: Front, out: &Out, lossless: bool, job: &J) -> Value 
         }
         Front::Slog => {
             use slog::Drain;
-            let decorator = slog_term::PlainDecorator::new(out.writer());
+            // slog-term flushes its writer after every record: buffered,
+            // that is one write() per record instead of one per fragment.
+            let decorator = slog_term::PlainDecorator::new(io::BufWriter::new(out.writer()));
             let drain = slog_term::FullFormat::new(decorator).build().fuse();
             let strategy = if lossless {
                 slog_async::OverflowStrategy::Block
@@ -267,7 +270,11 @@ pub fn drive<J: Job>(front: Front, out: &Out, lossless: bool, job: &J) -> Value 
             )
         }
         Front::Ftlog => {
-            let builder = ftlog::builder().root(out.writer());
+            // ftlog's own file appender (buffered) for a file.
+            let builder = match out {
+                Out::File(p) => ftlog::builder().root(ftlog::appender::FileAppender::new(p)),
+                Out::Null => ftlog::builder().root(io::sink()),
+            };
             let builder = if lossless {
                 builder.bounded(100_000, true)
             } else {

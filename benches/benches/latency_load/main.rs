@@ -14,7 +14,8 @@
 //! `benches/results/latency-quick.json` instead; `--only SUBSTR` runs the
 //! cases whose id (`lat/ftlog`, `tput/nowait-layer/2`, ...) contains
 //! SUBSTR; `--sink null` discards bytes instead of writing a file;
-//! `--out PATH` writes the JSON elsewhere. `NOWAIT_BENCH_DIR` chooses where
+//! `--out PATH` writes the JSON elsewhere; `--dry-run` lists the cases
+//! and their expected durations without running them. `NOWAIT_BENCH_DIR` chooses where
 //! the temporary log files go (default: the system temp dir, which must be
 //! a real disk or tmpfs, not a network file system). The expected duration
 //! is printed before the first case.
@@ -23,7 +24,9 @@
 //! `taskset -c 0,1 <this binary> --child ...` (`NOWAIT_BENCH_CPUS` sets the
 //! CPU list; `none` turns pinning off). Producer threads, the logger's
 //! background thread and nothing else share those two CPUs; run it on a
-//! quiet machine.
+//! quiet machine. With two producer threads that spin (1 µs, 10 µs) the
+//! logger's thread has no CPU of its own on two CPUs, as on a loaded
+//! 2-core server; on a bigger machine `NOWAIT_BENCH_CPUS=0-2` gives it one.
 //!
 //! # What it models
 //!
@@ -186,10 +189,12 @@ impl Job for LatJob<'_> {
     fn run<F: Fn(u64) + Sync>(&self, call: &F, teardown: Teardown<'_>) -> Value {
         let timer = self.timer;
         let mut rows = Vec::new();
+        let mut calls = 0;
         for threads in [1, 2] {
             for spacing in SPACINGS {
                 let n = self.scale.spaced_n(spacing);
                 let (samples, period) = measure::spaced(timer, threads, spacing, n, call);
+                calls += measure::spaced_calls(threads, n);
                 let mut row = Quantiles::of(samples, timer.p50).to_json();
                 row["threads"] = json!(threads);
                 row["spacing"] = json!(spacing.label());
@@ -200,6 +205,7 @@ impl Job for LatJob<'_> {
         }
         let idle = if self.idle {
             let (short, long) = measure::idle(timer, self.scale.idle_trials(), call);
+            calls += measure::idle_calls(self.scale.idle_trials());
             json!({
                 "after_50ms": Quantiles::of(short, timer.p50).to_json(),
                 "after_150ms": Quantiles::of(long, timer.p50).to_json(),
@@ -208,7 +214,7 @@ impl Job for LatJob<'_> {
             Value::Null
         };
         let dropped = teardown();
-        json!({"spaced": rows, "idle": idle, "dropped": dropped})
+        json!({"spaced": rows, "idle": idle, "records": calls, "dropped": dropped})
     }
 }
 
@@ -469,7 +475,7 @@ fn cases(scale: Scale) -> Vec<Case> {
                 .sum::<f64>()
         })
         .sum::<f64>()
-        + 0.3;
+        + 0.1;
     for f in LAT_FRONTS {
         let idle = IDLE_FRONTS.contains(&f);
         cases.push(Case {
@@ -489,7 +495,7 @@ fn cases(scale: Scale) -> Vec<Case> {
             kind: "span",
             name: s.name(),
             param: "-".into(),
-            est: scale.span_requests() as f64 * 1.1 * 11e-6 + 0.3,
+            est: scale.span_requests() as f64 * 1.1 * 11e-6 + 0.1,
         });
     }
     for f in TPUT_FRONTS {
@@ -503,7 +509,7 @@ fn cases(scale: Scale) -> Vec<Case> {
                 kind: "tput",
                 name: f.name(),
                 param: threads.to_string(),
-                est: scale.tput_records() as f64 * per_record + 0.4,
+                est: scale.tput_records() as f64 * per_record + 0.1,
             });
         }
     }
@@ -513,7 +519,7 @@ fn cases(scale: Scale) -> Vec<Case> {
                 kind: "paced",
                 name: f.name(),
                 param: rate.to_string(),
-                est: scale.paced_for().as_secs_f64() + 0.4,
+                est: scale.paced_for().as_secs_f64() + 0.1,
             });
         }
     }
@@ -618,6 +624,12 @@ fn main() {
         std::env::var("NOWAIT_BENCH_SINK").unwrap_or_else(|_| "file".into()),
         cpus.as_deref().unwrap_or("unpinned"),
     );
+    if args.iter().any(|a| a == "--dry-run") {
+        for case in &cases {
+            println!("{:<34} about {:>5.1} s", case.id(), case.est);
+        }
+        return;
+    }
     let started = Instant::now();
     let mut results = Vec::new();
     let mut left = total;

@@ -214,6 +214,17 @@ fn spaced_thread(
     (samples, period)
 }
 
+/// Untimed calls before `per` timed ones on one thread.
+fn warmup_of(per: usize) -> usize {
+    (per / 10).clamp(10, 2000)
+}
+
+/// Calls [`spaced`] makes in all (warm-up included).
+pub fn spaced_calls(threads: usize, n: usize) -> usize {
+    let per = n / threads;
+    threads * (per + warmup_of(per))
+}
+
 /// Runs `threads` producer threads that each make `n / threads` timed calls
 /// of `call` at `spacing`, started together, and merges their samples.
 /// Returns the merged gross samples and the mean period per thread.
@@ -225,7 +236,7 @@ pub fn spaced(
     call: &(impl Fn(u64) + Sync),
 ) -> (Vec<f64>, f64) {
     let per = n / threads;
-    let warmup = (per / 10).clamp(10, 2000);
+    let warmup = warmup_of(per);
     let barrier = Barrier::new(threads);
     let results: Vec<(Vec<f64>, f64)> = thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
@@ -247,12 +258,20 @@ pub fn spaced(
     (samples, period)
 }
 
+/// Calls [`idle`] makes in all (warm-up included).
+pub fn idle_calls(trials: usize) -> usize {
+    IDLE_WARMUP + 2 * trials
+}
+
+/// Untimed calls before the idle trials.
+const IDLE_WARMUP: usize = 1000;
+
 /// First call after silence: `trials` rounds, each sleeping 50 ms then
 /// timing one call, then sleeping 150 ms and timing one call (interleaved so
 /// that drift hits both alike). Returns the gross samples after 50 ms and
 /// after 150 ms.
 pub fn idle(timer: &Timer, trials: usize, call: &impl Fn(u64)) -> (Vec<f64>, Vec<f64>) {
-    for i in 0..1000 {
+    for i in 0..IDLE_WARMUP as u64 {
         call(i);
     }
     let (mut short, mut long) = (Vec::new(), Vec::new());
