@@ -40,7 +40,8 @@
 //! 1. **Spaced latency** (`lat/<front>`): each call is timed alone with the
 //!    TSC (`quanta`), net of the timer's own cost (the median of an empty
 //!    timed region, measured in the same process and printed beside).
-//!    Calls come back to back (bursts of 1000, then a 1 ms sleep), or
+//!    Calls come back to back (bursts of 1000, then a 1 ms sleep and 10
+//!    untimed calls, so that no "first call after a pause" is timed), or
 //!    spaced 1 µs and 10 µs apart (spinning on the TSC: the thread never
 //!    sleeps), or 100 µs and 1 ms apart (`thread::sleep`: the thread really
 //!    sleeps, so caches and branch predictors cool down; the real period,
@@ -193,8 +194,8 @@ impl Job for LatJob<'_> {
         for threads in [1, 2] {
             for spacing in SPACINGS {
                 let n = self.scale.spaced_n(spacing);
-                let (samples, period) = measure::spaced(timer, threads, spacing, n, call);
-                calls += measure::spaced_calls(threads, n);
+                let (samples, period, made) = measure::spaced(timer, threads, spacing, n, call);
+                calls += made;
                 let mut row = Quantiles::of(samples, timer.p50).to_json();
                 row["threads"] = json!(threads);
                 row["spacing"] = json!(spacing.label());

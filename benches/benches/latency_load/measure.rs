@@ -14,7 +14,7 @@ pub enum Spacing {
     /// Bursts of [`BURST`] calls with nothing between them, then a 1 ms
     /// sleep so the logger's background thread catches up (a producer that
     /// outruns the consumer for good measures the full-queue policy, not
-    /// the call).
+    /// the call), then [`BURST_REWARM`] untimed calls.
     BackToBack,
     /// Calls start every `ns` nanoseconds; the thread spins on the TSC in
     /// between (it never sleeps). A call that starts late does not make the
@@ -168,8 +168,8 @@ pub fn round1(x: f64) -> f64 {
 }
 
 /// One producer thread's run: `n` timed calls (after `warmup` untimed ones
-/// at the same spacing), numbered from `first`. Returns the gross samples
-/// and the mean start-to-start period in ns.
+/// at the same spacing), numbered from `first`. Returns the gross samples,
+/// the mean start-to-start period in ns, and the calls made in all.
 fn spaced_thread(
     timer: &Timer,
     spacing: Spacing,
@@ -177,9 +177,10 @@ fn spaced_thread(
     n: usize,
     warmup: usize,
     call: &impl Fn(u64),
-) -> (Vec<f64>, f64) {
+) -> (Vec<f64>, f64, usize) {
     let mut samples = Vec::with_capacity(n);
     let total = warmup + n;
+    let mut extra = 0;
     let mut next = timer.now();
     let mut began = timer.now();
     for k in 0..total {
@@ -191,6 +192,13 @@ fn spaced_thread(
             Spacing::BackToBack => {
                 if k % BURST == 0 && k > 0 {
                     thread::sleep(Duration::from_millis(1));
+                    // The first calls after the pause are "after idle",
+                    // one per burst: exactly the p99.9 of the burst. Make
+                    // them untimed so back to back means back to back.
+                    for j in 0..BURST_REWARM as u64 {
+                        call(i | (1 << 39) | j);
+                    }
+                    extra += BURST_REWARM;
                 }
             }
             Spacing::Spin(ns) => {
@@ -211,34 +219,27 @@ fn spaced_thread(
         }
     }
     let period = (timer.now() - began).as_nanos() as f64 / n.max(1) as f64;
-    (samples, period)
+    (samples, period, total + extra)
 }
 
-/// Untimed calls before `per` timed ones on one thread.
-fn warmup_of(per: usize) -> usize {
-    (per / 10).clamp(10, 2000)
-}
-
-/// Calls [`spaced`] makes in all (warm-up included).
-pub fn spaced_calls(threads: usize, n: usize) -> usize {
-    let per = n / threads;
-    threads * (per + warmup_of(per))
-}
+/// Untimed calls after each pause between bursts.
+const BURST_REWARM: usize = 10;
 
 /// Runs `threads` producer threads that each make `n / threads` timed calls
 /// of `call` at `spacing`, started together, and merges their samples.
-/// Returns the merged gross samples and the mean period per thread.
+/// Returns the merged gross samples, the mean period per thread, and the
+/// calls made in all (warm-up included).
 pub fn spaced(
     timer: &Timer,
     threads: usize,
     spacing: Spacing,
     n: usize,
     call: &(impl Fn(u64) + Sync),
-) -> (Vec<f64>, f64) {
+) -> (Vec<f64>, f64, usize) {
     let per = n / threads;
-    let warmup = warmup_of(per);
+    let warmup = (per / 10).clamp(10, 2000);
     let barrier = Barrier::new(threads);
-    let results: Vec<(Vec<f64>, f64)> = thread::scope(|s| {
+    let results: Vec<(Vec<f64>, f64, usize)> = thread::scope(|s| {
         let handles: Vec<_> = (0..threads)
             .map(|t| {
                 let barrier = &barrier;
@@ -254,8 +255,9 @@ pub fn spaced(
             .collect()
     });
     let period = results.iter().map(|r| r.1).sum::<f64>() / threads as f64;
+    let calls = results.iter().map(|r| r.2).sum();
     let samples = results.into_iter().flat_map(|r| r.0).collect();
-    (samples, period)
+    (samples, period, calls)
 }
 
 /// Calls [`idle`] makes in all (warm-up included).
