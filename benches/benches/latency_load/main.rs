@@ -580,6 +580,12 @@ fn main() {
     if args.iter().any(|a| a == "--list" || a == "--test") {
         return; // `cargo test --benches` / `cargo bench --no-run` probes.
     }
+    if cfg!(debug_assertions) && !args.iter().any(|a| a == "--child" || a == "--force") {
+        // `cargo test --all-targets` runs bench targets unoptimised and
+        // with no arguments: timing that is meaningless and takes minutes.
+        eprintln!("latency_load: debug build, nothing run (use `cargo bench`, or --force)");
+        return;
+    }
     if let Some(pos) = args.iter().position(|a| a == "--child") {
         child(&args[pos + 1..]);
         return;
