@@ -61,6 +61,12 @@ fn main() {
     if std::env::args().any(|a| a == "--list" || a == "--test") {
         return; // `cargo test --benches` / `cargo bench --no-run` probes.
     }
+    if cfg!(debug_assertions) {
+        // `cargo test --all-targets` runs bench targets unoptimised and
+        // with no arguments: nothing worth timing.
+        eprintln!("latency: debug build, nothing run (use `cargo bench`)");
+        return;
+    }
     let clock = quanta::Clock::new();
     let (overhead, _, _) = measure(&clock, 0.0, |i| {
         black_box(i);
