@@ -6,11 +6,16 @@
 //! The stack mirrors the registry's per-thread stack of entered spans:
 //! `on_enter` pushes, `on_exit` removes the innermost entry of that span
 //! (an `Entered` guard is `!Send`, so enter and exit happen on one thread).
-//! An entry belongs to one layer instance (`layer`, assigned when the layer
-//! is added to a subscriber: span ids are per subscriber). A contextual
-//! event uses the top entry only if it belongs to the same layer; anything
-//! else (an explicit parent, another subscriber's span on top, a re-entrant
-//! call) walks the registry as before.
+//! Like the registry, a span entered while already on the stack does not
+//! become the current one. An entry belongs to one layer instance
+//! (`layer`, assigned when the layer is added to a subscriber: span ids
+//! are per subscriber). A contextual event uses the innermost entry that
+//! is not such a duplicate, and only if it belongs to the same layer;
+//! anything else (an explicit parent, another subscriber's span on top, a
+//! re-entrant call) walks the registry as before.
+//!
+//! Memory: one entry per level of nesting this thread has reached, each
+//! keeping a chain buffer of at most [`MAX_KEPT`] bytes between enters.
 //!
 //! `Span::record` can change a span's fields after a chain was encoded:
 //! every record bumps [`EPOCH`], and a chain encoded at an older epoch is
@@ -103,14 +108,18 @@ pub(crate) fn exit(layer: u64, id: u64) {
         else {
             return;
         };
-        // Keep the buffer for the next enter, unless it grew large; out of
-        // order exits keep the order of the others.
-        let mut e = s.entries.remove(at);
+        // Keep the buffer for the next enter, unless it grew large; an out
+        // of order exit moves the entry past the others, keeping their
+        // order (the usual innermost exit moves nothing).
+        if at != depth - 1 {
+            let e = s.entries.remove(at);
+            s.entries.insert(depth - 1, e);
+        }
+        let e = &mut s.entries[depth - 1];
         if e.chain.field_bytes().len() > MAX_KEPT {
             e.chain = EventBuf::new();
         }
         e.epoch = None;
-        s.entries.insert(depth - 1, e);
         s.depth -= 1;
     });
 }
