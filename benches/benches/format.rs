@@ -10,53 +10,27 @@
 //! Run: `cargo bench -p nowait-benches --bench format` (ns per event =
 //! time per element).
 
-use std::hint::black_box;
-use std::sync::{Arc, Mutex};
-
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use nowait::{
-    Builder, Format, Json, Level, MakeFormat, Notice, Record, Sink, SinkInfo, Text, Timer,
-};
+use nowait::{Builder, Json, Level, MakeFormat, Record, Sink, SinkInfo, Text, Timer};
+use nowait_benches::{issue11_macro_events, issue11_tracing_events, keeping, Kept};
+use std::hint::black_box;
 use tracing_subscriber::prelude::*;
 
 /// Events per batch (a distinct value per event, as in a real log).
 const EVENTS: usize = 1000;
 
-type Records = Arc<Mutex<Vec<(Level, u8, Vec<u8>)>>>;
-
-/// A format that keeps each record as encoded.
-struct Keep(Records);
-
-impl Format for Keep {
-    fn format(&mut self, record: &Record<'_>, _out: &mut Vec<u8>) {
-        let kept = (record.level(), record.kind(), record.payload().to_vec());
-        self.0.lock().unwrap().push(kept);
-    }
-    fn notice(&mut self, _notice: &Notice<'_>, _out: &mut Vec<u8>) {}
-}
-
-fn keeping_builder(records: &Records) -> Builder {
-    let records = Arc::clone(records);
-    let make = move |_: &SinkInfo| -> Box<dyn Format> { Box::new(Keep(Arc::clone(&records))) };
+fn keeping_builder(records: &Kept) -> Builder {
     Builder::new()
         .capacity(8 << 20)
-        .sink(Sink::writer(std::io::sink()).format(make))
+        .sink(Sink::writer(std::io::sink()).format(keeping(records)))
 }
 
 /// The issue's event through nowait's own macros.
 fn macro_records() -> Vec<(Level, u8, Vec<u8>)> {
-    let records = Records::default();
+    let records = Kept::default();
     let (logger, guard) = keeping_builder(&records).build().expect("logger");
     nowait::set_global(logger).expect("global logger set once");
-    for i in 0..EVENTS {
-        let path = ["/api/v1/items", "/health", "/login"][i % 3];
-        nowait::info!(
-            id = i as u64,
-            path = path,
-            secs = i as f64 * 0.001_37,
-            "request done"
-        );
-    }
+    issue11_macro_events(EVENTS);
     drop(guard);
     let kept = std::mem::take(&mut *records.lock().unwrap());
     kept
@@ -64,20 +38,10 @@ fn macro_records() -> Vec<(Level, u8, Vec<u8>)> {
 
 /// The same event through the `tracing` layer.
 fn tracing_records() -> Vec<(Level, u8, Vec<u8>)> {
-    let records = Records::default();
+    let records = Kept::default();
     let (layer, guard) = nowait::layer(keeping_builder(&records)).expect("layer");
     let subscriber = tracing_subscriber::registry().with(layer);
-    tracing::subscriber::with_default(subscriber, || {
-        for i in 0..EVENTS {
-            let path = ["/api/v1/items", "/health", "/login"][i % 3];
-            tracing::info!(
-                id = i as u64,
-                path,
-                secs = i as f64 * 0.001_37,
-                "request done"
-            );
-        }
-    });
+    tracing::subscriber::with_default(subscriber, || issue11_tracing_events(EVENTS));
     drop(guard);
     let kept = std::mem::take(&mut *records.lock().unwrap());
     kept

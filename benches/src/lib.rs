@@ -104,3 +104,83 @@ pub fn null_logger() -> (nowait::Logger, nowait::Guard) {
         .build()
         .expect("a logger with a null sink")
 }
+
+/// The event of issue 11 (a message, a `u64`, a `&str` and an `f64`
+/// field), logged `n` times through nowait's own macros (the global
+/// logger): the workload of `benches/benches/format.rs` and
+/// `examples/writer_throughput.rs`.
+///
+/// # Examples
+///
+/// ```
+/// nowait_benches::issue11_macro_events(3); // no global logger: no-ops
+/// ```
+pub fn issue11_macro_events(n: usize) {
+    for i in 0..n {
+        let path = ISSUE11_PATHS[i % 3];
+        nowait::info!(
+            id = i as u64,
+            path = path,
+            secs = i as f64 * 0.001_37,
+            "request done"
+        );
+    }
+}
+
+/// [`issue11_macro_events`]' event through `tracing` (whichever subscriber
+/// is the default).
+///
+/// # Examples
+///
+/// ```
+/// nowait_benches::issue11_tracing_events(3); // no subscriber: no-ops
+/// ```
+pub fn issue11_tracing_events(n: usize) {
+    for i in 0..n {
+        let path = ISSUE11_PATHS[i % 3];
+        tracing::info!(
+            id = i as u64,
+            path,
+            secs = i as f64 * 0.001_37,
+            "request done"
+        );
+    }
+}
+
+const ISSUE11_PATHS: [&str; 3] = ["/api/v1/items", "/health", "/login"];
+
+/// Records as a sink received them: level, kind and encoded payload.
+pub type Kept = std::sync::Arc<std::sync::Mutex<Vec<(nowait::Level, u8, Vec<u8>)>>>;
+
+/// A sink format that formats nothing and keeps each record's encoded
+/// bytes in `into`, so that a bench can time formatting alone on records
+/// made by the real front ends.
+///
+/// # Examples
+///
+/// ```
+/// let kept = nowait_benches::Kept::default();
+/// let (logger, guard) = nowait::Builder::new()
+///     .sink(nowait::Sink::writer(std::io::sink()).format(nowait_benches::keeping(&kept)))
+///     .build()
+///     .unwrap();
+/// logger.log(nowait::Level::Info, "x").unwrap();
+/// drop(guard);
+/// assert_eq!(kept.lock().unwrap().len(), 1);
+/// ```
+pub fn keeping(into: &Kept) -> impl nowait::MakeFormat {
+    let into = std::sync::Arc::clone(into);
+    move |_: &nowait::SinkInfo| -> Box<dyn nowait::Format> {
+        Box::new(Keep(std::sync::Arc::clone(&into)))
+    }
+}
+
+struct Keep(Kept);
+
+impl nowait::Format for Keep {
+    fn format(&mut self, record: &nowait::Record<'_>, _out: &mut Vec<u8>) {
+        let kept = (record.level(), record.kind(), record.payload().to_vec());
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(kept);
+    }
+    fn notice(&mut self, _notice: &nowait::Notice<'_>, _out: &mut Vec<u8>) {}
+}

@@ -15,12 +15,10 @@
 //! -- [--tracing] [--json] [--format-only] [N]` (prints events/s and ns per
 //! event).
 
-use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use nowait::{
-    Builder, Format, FullPolicy, Json, Level, MakeFormat, Notice, Record, Sink, SinkInfo, Text,
-};
+use nowait::{Builder, FullPolicy, Json, MakeFormat, Record, Sink, SinkInfo, Text};
+use nowait_benches::{issue11_macro_events, issue11_tracing_events, keeping, Kept};
 use tracing_subscriber::prelude::*;
 
 fn main() {
@@ -53,31 +51,13 @@ fn main() {
         let (layer, guard) = nowait::layer(builder).expect("logger");
         let logger = layer.logger().clone();
         let subscriber = tracing_subscriber::registry().with(layer);
-        tracing::subscriber::with_default(subscriber, || {
-            for i in 0..n {
-                let path = ["/api/v1/items", "/health", "/login"][i % 3];
-                tracing::info!(
-                    id = i as u64,
-                    path,
-                    secs = i as f64 * 0.001_37,
-                    "request done"
-                );
-            }
-        });
+        tracing::subscriber::with_default(subscriber, || issue11_tracing_events(n));
         drop(guard);
         logger.stats()
     } else {
         let (logger, guard) = builder.build().expect("logger");
         nowait::set_global(logger.clone()).expect("global logger");
-        for i in 0..n {
-            let path = ["/api/v1/items", "/health", "/login"][i % 3];
-            nowait::info!(
-                id = i as u64,
-                path = path,
-                secs = i as f64 * 0.001_37,
-                "request done"
-            );
-        }
+        issue11_macro_events(n);
         drop(guard);
         logger.stats()
     };
@@ -96,55 +76,22 @@ fn main() {
     );
 }
 
-type Records = Arc<Mutex<Vec<(Level, u8, Vec<u8>)>>>;
-
-/// A format that keeps each record as encoded.
-struct Keep(Records);
-
-impl Format for Keep {
-    fn format(&mut self, record: &Record<'_>, _out: &mut Vec<u8>) {
-        let kept = (record.level(), record.kind(), record.payload().to_vec());
-        self.0.lock().unwrap().push(kept);
-    }
-    fn notice(&mut self, _notice: &Notice<'_>, _out: &mut Vec<u8>) {}
-}
-
 const ROUNDS: usize = 50;
 
 /// Records `n` events as encoded, then times formatting them.
 fn format_only(tracing_front: bool, json: bool, n: usize) {
-    let records = Records::default();
-    let keep = Arc::clone(&records);
-    let make = move |_: &SinkInfo| -> Box<dyn Format> { Box::new(Keep(Arc::clone(&keep))) };
+    let records = Kept::default();
     let builder = Builder::new()
         .capacity(64 << 20)
         .full_policy(FullPolicy::Block)
-        .sink(Sink::writer(std::io::sink()).format(make));
+        .sink(Sink::writer(std::io::sink()).format(keeping(&records)));
     let (layer, guard) = nowait::layer(builder).expect("logger");
     if tracing_front {
         let subscriber = tracing_subscriber::registry().with(layer);
-        tracing::subscriber::with_default(subscriber, || {
-            for i in 0..n {
-                let path = ["/api/v1/items", "/health", "/login"][i % 3];
-                tracing::info!(
-                    id = i as u64,
-                    path,
-                    secs = i as f64 * 0.001_37,
-                    "request done"
-                );
-            }
-        });
+        tracing::subscriber::with_default(subscriber, || issue11_tracing_events(n));
     } else {
         nowait::set_global(layer.logger().clone()).expect("global logger");
-        for i in 0..n {
-            let path = ["/api/v1/items", "/health", "/login"][i % 3];
-            nowait::info!(
-                id = i as u64,
-                path = path,
-                secs = i as f64 * 0.001_37,
-                "request done"
-            );
-        }
+        issue11_macro_events(n);
     }
     drop(guard);
     let records = std::mem::take(&mut *records.lock().unwrap());
