@@ -105,6 +105,18 @@ impl Logger {
         self.shared.push(level, kind, parts, true)
     }
 
+    /// [`push`](Logger::push) of a payload that writes itself into the
+    /// ring (the macros' direct encoding), waiting under the block policy.
+    #[inline]
+    pub(crate) fn push_payload<P: crate::ring::Payload>(
+        &self,
+        level: Level,
+        kind: u8,
+        payload: &P,
+    ) -> Result<(), PushError> {
+        self.shared.push_payload(level, kind, payload, true)
+    }
+
     /// Pushes a line of text ([`kind::TEXT`](crate::kind::TEXT)) without
     /// waiting. A line longer than the ring allows is cut and marked
     /// `[truncated]`.

@@ -176,18 +176,118 @@ macro_rules! __nowait_emit {
         if __LEVEL as u8 >= $crate::STATIC_MAX_LEVEL as u8 && __SITE.filter.enabled() {
             #[allow(unused_imports)]
             use $crate::__private::{ArgOther as _, ArgPlain as _, FieldOther as _, FieldPlain as _};
-            $crate::__private::emit(&__SITE, |__buf| {
-                $crate::__nowait_message!(__buf, __DEFERRED, ($($fmt)?) [$($bound)*]);
+            $crate::__nowait_bind!(__SITE __DEFERRED ($($fmt)?) [$($bound)*] [] $(($how $k $v))*)
+        }
+    }};
+}
+
+/// Binds each field's value once (a fresh hygienic `__f` per step, only
+/// once the call site is known to be enabled), then emits the event: its
+/// plain form written straight into the ring when every value is plain,
+/// or its general form through the thread's buffer.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_bind {
+    ($site:ident $def:ident $fmt:tt $args:tt [$($done:tt)*] ($how:ident $k:ident $v:expr) $($rest:tt)*) => {
+        match &$v {
+            __f => $crate::__nowait_bind!($site $def $fmt $args [$($done)* ($how __f)] $($rest)*),
+        }
+    };
+    ($site:ident $def:ident ($($fmt:literal)?) [$($bound:ident)*] [$(($how:ident $f:ident))*]) => {
+        $crate::__private::emit(
+            &$site,
+            $crate::__nowait_plain_message!($def ($($fmt)?) [$($bound)*])
+                $(&& $crate::__nowait_field_plain!($how $f))*
+                && [""$(, ::core::stringify!($how))*].len() <= 253,
+            || {
+                let mut __n = $crate::__nowait_message_size!(($($fmt)?) [$($bound)*]);
+                $(__n += $crate::__nowait_field_size!($how $f);)*
+                __n
+            },
+            |__w| {
+                $crate::__nowait_message_write!(__w ($($fmt)?) [$($bound)*]);
+                let mut __i = 0u8;
+                $(
+                    __i += 1;
+                    $crate::__nowait_field_write!(__w __i $how $f);
+                )*
+                let _ = __i;
+            },
+            |__buf| {
+                $crate::__nowait_message!(__buf, $def, ($($fmt)?) [$($bound)*]);
                 let mut __i = 0usize;
                 $(
                     __i += 1;
-                    $crate::__nowait_field!(__buf, __i, $how, $v);
+                    $crate::__nowait_field!(__buf, __i, $how, $f);
                 )*
                 let _ = __i;
                 ::core::result::Result::Ok(())
-            });
-        }
-    }};
+            },
+        )
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_plain_message {
+    ($def:ident () []) => {
+        true
+    };
+    ($def:ident ($fmt:literal) [$($bound:ident)*]) => {
+        $def $(&& (&$crate::__private::Wrap($bound)).nowait_plain())*
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_message_size {
+    (() []) => {
+        0usize
+    };
+    (($fmt:literal) [$($bound:ident)*]) => {
+        $crate::__private::MESSAGE_SIZE $(+ (&$crate::__private::Wrap($bound)).nowait_size())*
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_message_write {
+    ($w:ident () []) => {};
+    ($w:ident ($fmt:literal) [$($bound:ident)*]) => {
+        $crate::__private::message($w, $crate::__nowait_count!($($bound)*));
+        $((&$crate::__private::Wrap($bound)).nowait_write($w);)*
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_field_plain {
+    (value $f:ident) => {
+        (&$crate::__private::Wrap($f)).nowait_field_plain()
+    };
+    ($how:ident $f:ident) => {
+        false
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_field_size {
+    (value $f:ident) => {
+        (&$crate::__private::Wrap($f)).nowait_field_size()
+    };
+    ($how:ident $f:ident) => {
+        0usize
+    };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_field_write {
+    ($w:ident $i:ident value $f:ident) => {
+        (&$crate::__private::Wrap($f)).nowait_field_write($w, $i)
+    };
+    ($w:ident $i:ident $how:ident $f:ident) => {};
 }
 
 #[doc(hidden)]
@@ -211,7 +311,7 @@ macro_rules! __nowait_message {
 #[macro_export]
 macro_rules! __nowait_field {
     ($buf:ident, $i:ident, value, $v:expr) => {
-        (&$crate::__private::Wrap(&$v)).nowait_field($buf, $crate::event::FieldName::Index($i))?
+        (&$crate::__private::Wrap($v)).nowait_field($buf, $crate::event::FieldName::Index($i))?
     };
     ($buf:ident, $i:ident, display, $v:expr) => {
         $buf.rendered(

@@ -3,8 +3,13 @@
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::event::{register_callsite, with_event_buf, Callsite, EventBuf, FieldName, SiteKey};
+use crate::event::{
+    header_size, register_callsite, size, with_event_buf, Callsite, EventBuf, FieldName, SiteKey,
+};
+use crate::ring::Payload;
 use crate::{kind, Level};
+
+pub use crate::event::Cursor;
 
 pub use crate::event::message::deferrable;
 
@@ -109,14 +114,42 @@ impl MacroSite {
 }
 
 /// Encodes one macro event and pushes it to the global logger.
+///
+/// When every value is plain (`plain`: numbers, `bool`, `char`, strings,
+/// a deferred message), the event is written straight into the ring:
+/// `size` adds up the items' encoded bytes, the record is claimed at that
+/// size, and `write` fills it. Otherwise, or when the event is too large
+/// for a record (it is then cut), `encode` writes it into the thread's
+/// [`EventBuf`], which is copied into the ring.
 #[doc(hidden)]
 #[inline]
-pub fn emit(site: &'static MacroSite, encode: impl FnOnce(&mut EventBuf) -> fmt::Result) {
+pub fn emit(
+    site: &'static MacroSite,
+    plain: bool,
+    size: impl FnOnce() -> usize,
+    write: impl Fn(&mut Cursor<'_>),
+    encode: impl FnOnce(&mut EventBuf) -> fmt::Result,
+) {
     let Some(logger) = crate::global() else {
         return;
     };
     if !site.registered.load(Ordering::Acquire) {
         site.register();
+    }
+    if plain {
+        let thread = logger.records_thread().then(crate::event::thread_number);
+        let len = header_size(thread.is_some()) + size();
+        if len <= logger.max_record_len() {
+            let event = Direct {
+                len,
+                time: crate::clock::now(),
+                site: SiteKey::of(site),
+                thread,
+                write,
+            };
+            let _ = logger.push_payload(site.level, kind::EVENT, &event);
+            return;
+        }
     }
     with_event_buf(|buf| {
         buf.begin(SiteKey::of(site));
@@ -134,6 +167,35 @@ pub fn emit(site: &'static MacroSite, encode: impl FnOnce(&mut EventBuf) -> fmt:
     });
 }
 
+/// A macro event of plain values, written straight into its ring record.
+struct Direct<W> {
+    /// The encoded length, header included.
+    len: usize,
+    time: u64,
+    site: SiteKey,
+    thread: Option<u32>,
+    /// Writes the items after the header.
+    write: W,
+}
+
+impl<W: Fn(&mut Cursor<'_>)> Payload for Direct<W> {
+    #[inline]
+    fn payload_len(&self) -> usize {
+        self.len
+    }
+
+    #[inline]
+    fn write_to(&self, dst: &mut [u8]) {
+        let mut cursor = Cursor::new(dst);
+        cursor.header(self.time, self.site, self.thread);
+        (self.write)(&mut cursor);
+        debug_assert!(
+            cursor.is_done(),
+            "nowait bug: a macro event's size was miscounted"
+        );
+    }
+}
+
 /// Autoref specialisation: `(&Wrap(x)).method()` picks the `*Plain`
 /// impl for the supported types and falls back to `*Other`.
 #[doc(hidden)]
@@ -146,6 +208,8 @@ pub trait ArgPlain {
         true
     }
     fn nowait_encode(&self, buf: &mut EventBuf);
+    fn nowait_size(&self) -> usize;
+    fn nowait_write(&self, w: &mut Cursor<'_>);
 }
 
 #[doc(hidden)]
@@ -154,6 +218,10 @@ pub trait ArgOther {
         false
     }
     fn nowait_encode(&self, _buf: &mut EventBuf) {}
+    fn nowait_size(&self) -> usize {
+        0
+    }
+    fn nowait_write(&self, _w: &mut Cursor<'_>) {}
 }
 
 impl<T: ?Sized> ArgOther for &Wrap<'_, T> {}
@@ -161,11 +229,24 @@ impl<T: ?Sized> ArgOther for &Wrap<'_, T> {}
 #[doc(hidden)]
 pub trait FieldPlain {
     fn nowait_field(&self, buf: &mut EventBuf, name: FieldName<'_>) -> fmt::Result;
+    fn nowait_field_plain(&self) -> bool {
+        true
+    }
+    /// Encoded size, the field's index byte included.
+    fn nowait_field_size(&self) -> usize;
+    fn nowait_field_write(&self, w: &mut Cursor<'_>, index: u8);
 }
 
 #[doc(hidden)]
 pub trait FieldOther {
     fn nowait_field(&self, buf: &mut EventBuf, name: FieldName<'_>) -> fmt::Result;
+    fn nowait_field_plain(&self) -> bool {
+        false
+    }
+    fn nowait_field_size(&self) -> usize {
+        0
+    }
+    fn nowait_field_write(&self, _w: &mut Cursor<'_>, _index: u8) {}
 }
 
 impl<T: fmt::Debug + ?Sized> FieldOther for &Wrap<'_, T> {
@@ -182,12 +263,32 @@ macro_rules! plain {
                 let $v = self.0;
                 buf.$arg($e);
             }
+            #[inline(always)]
+            fn nowait_size(&self) -> usize {
+                let $v = self.0;
+                size::$field($e)
+            }
+            #[inline(always)]
+            fn nowait_write(&self, w: &mut Cursor<'_>) {
+                let $v = self.0;
+                w.$field($e);
+            }
         }
         impl ArgPlain for Wrap<'_, &$t> {
             #[inline(always)]
             fn nowait_encode(&self, buf: &mut EventBuf) {
                 let $v = *self.0;
                 buf.$arg($e);
+            }
+            #[inline(always)]
+            fn nowait_size(&self) -> usize {
+                let $v = *self.0;
+                size::$field($e)
+            }
+            #[inline(always)]
+            fn nowait_write(&self, w: &mut Cursor<'_>) {
+                let $v = *self.0;
+                w.$field($e);
             }
         }
         impl FieldPlain for Wrap<'_, $t> {
@@ -197,6 +298,17 @@ macro_rules! plain {
                 buf.$field(name, $e);
                 Ok(())
             }
+            #[inline(always)]
+            fn nowait_field_size(&self) -> usize {
+                let $v = self.0;
+                size::NAME + size::$field($e)
+            }
+            #[inline(always)]
+            fn nowait_field_write(&self, w: &mut Cursor<'_>, index: u8) {
+                let $v = self.0;
+                w.name(index);
+                w.$field($e);
+            }
         }
         impl FieldPlain for Wrap<'_, &$t> {
             #[inline(always)]
@@ -204,6 +316,17 @@ macro_rules! plain {
                 let $v = *self.0;
                 buf.$field(name, $e);
                 Ok(())
+            }
+            #[inline(always)]
+            fn nowait_field_size(&self) -> usize {
+                let $v = *self.0;
+                size::NAME + size::$field($e)
+            }
+            #[inline(always)]
+            fn nowait_field_write(&self, w: &mut Cursor<'_>, index: u8) {
+                let $v = *self.0;
+                w.name(index);
+                w.$field($e);
             }
         }
     )*};
@@ -225,4 +348,16 @@ plain! {
     char => |v| arg_char(*v), char;
     str => |v| arg_str(v), str;
     String => |v| arg_str(v.as_str()), str;
+}
+
+/// Bytes of a deferred message's header (field 0, tag, count), for the
+/// macros' size of a plain event.
+#[doc(hidden)]
+pub const MESSAGE_SIZE: usize = size::ARGS;
+
+/// Writes a deferred message's header with `count` arguments.
+#[doc(hidden)]
+#[inline(always)]
+pub fn message(w: &mut Cursor<'_>, count: u8) {
+    w.args(count);
 }

@@ -722,7 +722,7 @@ impl fmt::Write for Utf8Sink<'_> {
 }
 
 /// Length of an event header without inline target: time and site.
-const HEADER: usize = 16;
+pub(super) const HEADER: usize = 16;
 /// What [`EventBuf::truncate_to`] appends to a value it cuts.
 const CUT_MARK: &str = "… [truncated]";
 /// The smallest cap on cut values: 32 bytes of text and the mark. Below

@@ -46,6 +46,7 @@
 
 mod callsite;
 mod decode;
+mod direct;
 mod encode;
 pub(crate) mod message;
 mod thread;
@@ -53,6 +54,12 @@ mod thread;
 pub use callsite::{register_callsite, Callsite, SiteKey};
 pub use decode::{Args, Event, Item, Items, SpanFields, Value};
 pub use encode::{with_event_buf, EventBuf, FieldName};
+
+#[doc(hidden)]
+pub use direct::Cursor;
+pub(crate) use direct::{header_size, size};
+use encode::HEADER;
+pub(crate) use thread::current as thread_number;
 
 pub(crate) use callsite::{KeyHasher, SiteCache};
 pub(crate) use decode::field_name as decode_field_name;

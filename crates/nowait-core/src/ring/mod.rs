@@ -65,6 +65,9 @@ const FREE: u8 = 0;
 const COMMITTED: u8 = 1;
 /// The word starts padding that runs to the end of the buffer.
 const PADDING: u8 = 2;
+/// The word starts a claimed record whose payload was not completely
+/// written (its writer unwound): the consumer skips it without lending it.
+const VOID: u8 = 3;
 
 /// Bytes per word.
 const WORD: usize = 8;
@@ -93,6 +96,36 @@ pub(crate) enum PushError {
     Closed,
     /// The ring is in a forked child that has no writer yet.
     Forked,
+}
+
+/// The bytes of one record: how many there are, and how to write them into
+/// the space claimed for them. Lets a producer encode straight into the
+/// ring instead of into a buffer that is then copied.
+pub(crate) trait Payload {
+    /// The payload's length in bytes.
+    fn payload_len(&self) -> usize;
+    /// Writes the payload into `dst`, whose length is
+    /// [`payload_len`](Payload::payload_len), every byte of it. May be
+    /// called again for another claim if a claim fails (the blocking
+    /// policy retries), so it must write the same bytes each time.
+    fn write_to(&self, dst: &mut [u8]);
+}
+
+/// A record made of the concatenation of byte slices.
+impl Payload for &[&[u8]] {
+    #[inline]
+    fn payload_len(&self) -> usize {
+        self.iter().map(|p| p.len()).sum()
+    }
+
+    #[inline]
+    fn write_to(&self, dst: &mut [u8]) {
+        let mut at = 0;
+        for part in *self {
+            dst[at..at + part.len()].copy_from_slice(part);
+            at += part.len();
+        }
+    }
 }
 
 /// A record header: payload length, level and kind, packed in one word.
@@ -264,19 +297,20 @@ impl Ring {
         kind: u8,
         parts: &[&[u8]],
     ) -> Result<usize, PushError> {
-        self.try_push_below(level, kind, parts, usize::MAX)
+        self.try_push_below(level, kind, &parts, usize::MAX)
     }
 
     /// Like `try_push`, but refuses with [`PushError::Shed`] if the bytes in
     /// use after the claim would exceed `limit_bytes` (level protection).
-    pub(crate) fn try_push_below(
+    #[inline]
+    pub(crate) fn try_push_below<P: Payload + ?Sized>(
         &self,
         level: u8,
         kind: u8,
-        parts: &[&[u8]],
+        payload: &P,
         limit_bytes: usize,
     ) -> Result<usize, PushError> {
-        let len: usize = parts.iter().map(|p| p.len()).sum();
+        let len = payload.payload_len();
         if len > self.max_payload() {
             return Err(PushError::TooLarge);
         }
@@ -338,7 +372,17 @@ impl Ring {
             level,
             kind,
         };
-        self.write_record(index, header, parts);
+        // If the payload's writer unwinds, the region is committed as VOID
+        // so that the consumer skips it instead of stopping there forever.
+        struct VoidOnUnwind<'a>(&'a AtomicU8);
+        impl Drop for VoidOnUnwind<'_> {
+            fn drop(&mut self) {
+                self.0.store(VOID, Ordering::Release);
+            }
+        }
+        let void = VoidOnUnwind(&self.states[index]);
+        self.write_record(index, header, payload);
+        std::mem::forget(void);
 
         // Step 3: commit.
         self.states[index].store(COMMITTED, Ordering::Release);
@@ -398,6 +442,11 @@ impl Ring {
                     records += 1;
                     self.lend_payload(index, header, &mut f);
                 }
+                VOID => {
+                    let len = self.read_header(index).len as usize;
+                    self.states[index].store(FREE, Ordering::Relaxed);
+                    publish.pos = pos + record_words(len);
+                }
                 other => unreachable!("nowait bug: ring state byte {other} at word {index}"),
             }
         }
@@ -415,22 +464,23 @@ impl Ring {
         self.words.as_ptr() as *mut u8
     }
 
-    fn write_record(&self, index: usize, header: Header, parts: &[&[u8]]) {
-        debug_assert!(index + record_words(header.len as usize) as usize <= self.words.len());
+    #[inline]
+    fn write_record<P: Payload + ?Sized>(&self, index: usize, header: Header, payload: &P) {
+        let len = header.len as usize;
+        debug_assert!(index + record_words(len) as usize <= self.words.len());
         // SAFETY: `index` starts a region this producer claimed and that lies
         // inside the buffer (checked above). Until it commits, no other
         // thread reads or writes these words: producers claim disjoint regions
         // and the consumer stops at the FREE state byte of this region.
         unsafe { self.words[index].get().write(header.pack()) };
-        let mut at = (index + 1) * WORD;
-        for part in parts {
-            // SAFETY: as above; the parts add up to `header.len` bytes, which
-            // fit in the claimed payload words after the header.
-            unsafe {
-                std::ptr::copy_nonoverlapping(part.as_ptr(), self.base().add(at), part.len());
-            }
-            at += part.len();
-        }
+        // SAFETY: as above, for the `len` payload bytes after the header,
+        // which lie in the claimed region; they are initialised (zeroed at
+        // creation, only ever overwritten with bytes). The slice is the only
+        // reference to them until the commit, and it does not outlive this
+        // call.
+        let dst =
+            unsafe { std::slice::from_raw_parts_mut(self.base().add((index + 1) * WORD), len) };
+        payload.write_to(dst);
     }
 
     fn read_header(&self, index: usize) -> Header {
@@ -455,8 +505,9 @@ impl Ring {
 
 #[cfg(loom)]
 impl Ring {
-    fn write_record(&self, index: usize, header: Header, parts: &[&[u8]]) {
-        let bytes: Vec<u8> = parts.concat();
+    fn write_record<P: Payload + ?Sized>(&self, index: usize, header: Header, payload: &P) {
+        let mut bytes = vec![0u8; header.len as usize];
+        payload.write_to(&mut bytes);
         self.words[index].with_mut(|p| {
             // SAFETY: claimed region, see the non-loom version.
             unsafe { *p = header.pack() }
@@ -599,6 +650,35 @@ mod unit_tests {
         assert!(unwound.is_err());
         // The record that panicked is consumed; the next one is still there.
         assert_eq!(drain(&ring), vec![(1, b"next".to_vec())]);
+        assert_eq!(ring.used_bytes(), 0);
+    }
+
+    /// A payload whose writer unwinds between claim and commit.
+    struct Unwinds;
+    impl Payload for Unwinds {
+        fn payload_len(&self) -> usize {
+            20
+        }
+        fn write_to(&self, dst: &mut [u8]) {
+            dst[..4].copy_from_slice(b"half");
+            panic!("a payload writer that unwinds");
+        }
+    }
+
+    #[test]
+    fn a_payload_writer_that_unwinds_does_not_stall_the_ring() {
+        let ring = Ring::new(256);
+        ring.try_push(0, 0, &[b"before"]).unwrap();
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            ring.try_push_below(1, 0, &Unwinds, usize::MAX)
+        }));
+        assert!(unwound.is_err());
+        ring.try_push(2, 0, &[b"after"]).unwrap();
+        // The half-written record is skipped, neither lent nor counted.
+        assert_eq!(
+            drain(&ring),
+            vec![(0, b"before".to_vec()), (2, b"after".to_vec())]
+        );
         assert_eq!(ring.used_bytes(), 0);
     }
 

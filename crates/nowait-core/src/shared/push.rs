@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::{FlushScope, Shared};
 use crate::error::PushError;
 use crate::policy::FullPolicy;
-use crate::ring;
+use crate::ring::{self, Payload};
 use crate::Level;
 
 /// A blocked producer re-rings the doorbell this often (a forked child
@@ -16,8 +16,9 @@ use crate::Level;
 const REWAKE: Duration = Duration::from_millis(50);
 
 impl Shared {
-    /// Pushes one record. With `wait`, a full ring is handled by the policy
-    /// (block, block with a deadline, or drop); without, it drops.
+    /// Pushes one record made of the concatenation of `parts`. With
+    /// `wait`, a full ring is handled by the policy (block, block with a
+    /// deadline, or drop); without, it drops.
     #[inline]
     pub(crate) fn push(
         self: &Arc<Self>,
@@ -26,13 +27,27 @@ impl Shared {
         parts: &[&[u8]],
         wait: bool,
     ) -> Result<(), PushError> {
+        self.push_payload(level, kind, &parts, wait)
+    }
+
+    /// [`push`](Shared::push) for any [`Payload`]: generic so that the
+    /// fast path inlines the writing of the record (the macros encode
+    /// straight into the ring); the slow path is one copy for all payloads.
+    #[inline]
+    pub(crate) fn push_payload<P: Payload>(
+        self: &Arc<Self>,
+        level: Level,
+        kind: u8,
+        payload: &P,
+        wait: bool,
+    ) -> Result<(), PushError> {
         let limit = self.limit(level);
-        match self.ring.try_push_below(level as u8, kind, parts, limit) {
+        match self.ring.try_push_below(level as u8, kind, payload, limit) {
             Ok(_) => {
                 self.accepted(level);
                 Ok(())
             }
-            Err(e) => self.push_slow(level, kind, parts, wait, e),
+            Err(e) => self.push_slow(level, kind, payload, wait, e),
         }
     }
 
@@ -51,7 +66,7 @@ impl Shared {
         self: &Arc<Self>,
         level: Level,
         kind: u8,
-        parts: &[&[u8]],
+        parts: &dyn Payload,
         wait: bool,
         first: ring::PushError,
     ) -> Result<(), PushError> {
@@ -125,7 +140,7 @@ impl Shared {
         &self,
         level: Level,
         kind: u8,
-        parts: &[&[u8]],
+        parts: &dyn Payload,
         deadline: Option<Instant>,
     ) -> Result<(), ring::PushError> {
         self.blocked.fetch_add(1, Ordering::SeqCst);

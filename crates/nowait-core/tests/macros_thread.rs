@@ -1,0 +1,54 @@
+//! The macros' two encodings (plain values written straight into the ring,
+//! anything else through the thread's buffer) carry the same thread item:
+//! a sink that prints thread names and ids shows the same thread for both,
+//! and the lines are otherwise what the format makes of their values.
+//!
+//! One process-wide logger, so everything runs in one test.
+
+use nowait_core::{info, Builder, Sink, Text};
+use nowait_testkit::Shared;
+
+#[test]
+fn plain_and_rendered_events_name_the_same_thread() {
+    let text = Shared::default();
+    let (logger, _guard) = Builder::new()
+        .flush_on_exit(false)
+        .sink(
+            Sink::writer(text.clone()).format(
+                Text::new()
+                    .ansi(false)
+                    .without_time()
+                    .with_thread_names(true)
+                    .with_thread_ids(true),
+            ),
+        )
+        .build()
+        .unwrap();
+    assert!(logger.records_thread());
+    nowait_core::set_global(logger.clone()).unwrap();
+
+    let id = std::thread::Builder::new()
+        .name("worker-7".into())
+        .spawn(|| {
+            // Plain: a deferred message and plain fields.
+            info!(n = 5u64, path = "/a", "plain {}", 1.5);
+            // Rendered on the caller: a Debug field.
+            info!(v = ?[1, 2], "rendered");
+            std::thread::current().id()
+        })
+        .unwrap()
+        .join()
+        .unwrap();
+    logger.flush().unwrap();
+    let out = text.take();
+    let lines: Vec<&str> = out.lines().collect();
+    // Ids are padded to two digits, as tracing-subscriber prints them.
+    let thread = format!("worker-7 {id:0>2?} ");
+    assert_eq!(
+        lines,
+        [
+            format!(" INFO {thread}macros_thread: plain 1.5 n=5 path=\"/a\""),
+            format!(" INFO {thread}macros_thread: rendered v=[1, 2]"),
+        ],
+    );
+}

@@ -1,0 +1,113 @@
+//! A perf target for the producer's path: one thread logs issue 11's event
+//! (a message, a `u64`, a `&str` and an `f64` field) through the macros
+//! or the `tracing` layer, one call every `--spacing-ns` (default 1000,
+//! spinning on the clock, so the writer keeps up and every call takes the
+//! accepting path), into a file sink that discards nothing.
+//!
+//! It prints the mean cost of a call as seen by the caller (the loop's
+//! time minus the same loop without the call), which is what `perf stat`
+//! or `perf record -t <tid>` of the main thread then breaks down.
+//!
+//! Run: `taskset -c 0,1 cargo run --release -p nowait-examples --example
+//! push_profile -- [--tracing] [--spacing-ns N] [N]`.
+
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+use nowait::{Builder, FullPolicy, Sink};
+use tracing_subscriber::prelude::*;
+
+const PATHS: [&str; 3] = ["/index.html", "/api/v1/users", "/static/app.js"];
+
+fn spin_until(deadline: Instant) {
+    while Instant::now() < deadline {
+        std::hint::spin_loop();
+    }
+}
+
+/// Runs `n` iterations spaced `spacing` apart, calling `f(i)` in each;
+/// returns the summed time spent inside `f`.
+fn timed(n: usize, spacing: Duration, mut f: impl FnMut(usize)) -> Duration {
+    let mut inside = Duration::ZERO;
+    let mut next = Instant::now();
+    for i in 0..n {
+        next += spacing;
+        spin_until(next);
+        let t = Instant::now();
+        f(i);
+        inside += t.elapsed();
+    }
+    inside
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let tracing_front = args.iter().any(|a| a == "--tracing");
+    let spacing_ns: u64 = args
+        .iter()
+        .position(|a| a == "--spacing-ns")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1000);
+    let n: usize = args
+        .iter()
+        .filter(|a| !a.starts_with("--"))
+        .filter_map(|a| a.parse().ok())
+        .find(|&v: &usize| v as u64 != spacing_ns)
+        .unwrap_or(2_000_000);
+    let spacing = Duration::from_nanos(spacing_ns);
+    let dir = std::env::temp_dir().join(format!("nowait-push-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let builder = Builder::new()
+        .full_policy(FullPolicy::Drop)
+        .sink(Sink::file(dir.join("out.log")));
+
+    let empty = timed(n, spacing, |i| {
+        black_box(i);
+    });
+    let (inside, stats) = if tracing_front {
+        let (layer, guard) = nowait::layer(builder).expect("logger");
+        let logger = layer.logger().clone();
+        let subscriber = tracing_subscriber::registry().with(layer);
+        let inside = tracing::subscriber::with_default(subscriber, || {
+            timed(n, spacing, |i| {
+                let path = PATHS[i % 3];
+                tracing::info!(
+                    id = i as u64,
+                    path,
+                    secs = i as f64 * 0.001_37,
+                    "request done"
+                );
+            })
+        });
+        drop(guard);
+        (inside, logger.stats())
+    } else {
+        let (logger, guard) = builder.build().expect("logger");
+        nowait::set_global(logger.clone()).expect("global logger");
+        let inside = timed(n, spacing, |i| {
+            let path = PATHS[i % 3];
+            nowait::info!(
+                id = i as u64,
+                path = path,
+                secs = i as f64 * 0.001_37,
+                "request done"
+            );
+        });
+        drop(guard);
+        (inside, logger.stats())
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    let per_call = inside.saturating_sub(empty).as_nanos() as f64 / n as f64;
+    println!(
+        "{}: {n} calls {spacing_ns} ns apart: {per_call:.1} ns per call (net of the empty loop), \
+         {} written, {} dropped",
+        if tracing_front {
+            "tracing layer"
+        } else {
+            "macro"
+        },
+        stats.records_written,
+        stats.dropped()
+    );
+}
