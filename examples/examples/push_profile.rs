@@ -8,8 +8,11 @@
 //! time minus the same loop without the call), which is what `perf stat`
 //! or `perf record -t <tid>` of the main thread then breaks down.
 //!
+//! With `--idle MS`, times instead the first and second call after each
+//! of 40 sleeps of MS milliseconds, beside an empty timed region.
+//!
 //! Run: `taskset -c 0,1 cargo run --release -p nowait-examples --example
-//! push_profile -- [--tracing] [--spacing-ns N] [N]`.
+//! push_profile -- [--tracing] [--spacing-ns N] [--idle MS] [N]`.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -40,8 +43,67 @@ fn timed(n: usize, spacing: Duration, mut f: impl FnMut(usize)) -> Duration {
     inside
 }
 
+/// `--idle MS`: after each of 40 sleeps of MS milliseconds, times an
+/// empty region, then the first call, then a second call (p50s), to tell
+/// the cost of a cold call from the cost of waking up.
+fn idle(ms: u64) {
+    let dir = std::env::temp_dir().join(format!("nowait-push-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let (logger, guard) = Builder::new()
+        .sink(Sink::file(dir.join("out.log")))
+        .build()
+        .expect("logger");
+    nowait::set_global(logger).expect("global logger");
+    let call = |i: usize| {
+        let path = PATHS[i % 3];
+        nowait::info!(
+            id = i as u64,
+            path = path,
+            secs = i as f64 * 0.001_37,
+            "request done"
+        );
+    };
+    for i in 0..1000 {
+        call(i);
+    }
+    let mut rows: [Vec<u128>; 3] = Default::default();
+    for trial in 0..40 {
+        std::thread::sleep(Duration::from_millis(ms));
+        let t = Instant::now();
+        black_box(trial);
+        rows[0].push(t.elapsed().as_nanos());
+        let t = Instant::now();
+        call(trial);
+        rows[1].push(t.elapsed().as_nanos());
+        let t = Instant::now();
+        call(trial);
+        rows[2].push(t.elapsed().as_nanos());
+    }
+    drop(guard);
+    let _ = std::fs::remove_dir_all(&dir);
+    let p50 = |v: &mut Vec<u128>| {
+        v.sort_unstable();
+        v[v.len() / 2]
+    };
+    println!(
+        "after {ms} ms asleep, p50 of 40: empty region {} ns, first call {} ns, second call {} ns",
+        p50(&mut rows[0]),
+        p50(&mut rows[1]),
+        p50(&mut rows[2])
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if let Some(ms) = args
+        .iter()
+        .position(|a| a == "--idle")
+        .and_then(|i| args.get(i + 1))
+        .and_then(|s| s.parse().ok())
+    {
+        idle(ms);
+        return;
+    }
     let tracing_front = args.iter().any(|a| a == "--tracing");
     let spacing_ns: u64 = args
         .iter()
