@@ -305,9 +305,10 @@ where
                 buf.thread();
             }
             // Inside an entered span: its chain of spans, encoded on the
-            // first event of this enter; otherwise a walk of the registry.
-            let cached = event.is_contextual()
-                && scope::with_chain(
+            // first event of this enter. No span entered on this thread:
+            // nothing to look up. Otherwise a walk of the registry.
+            let known = if event.is_contextual() {
+                scope::with_chain(
                     self.layer,
                     |id, chain| {
                         let Some(span) = ctx.span(&Id::from_u64(id)) else {
@@ -321,8 +322,11 @@ where
                         true
                     },
                     |chain| buf.spans(chain),
-                );
-            if !cached {
+                )
+            } else {
+                scope::Chain::Unknown
+            };
+            if known == scope::Chain::Unknown {
                 if let Some(scope) = ctx.event_scope(event) {
                     for span in scope.from_root() {
                         let ext = span.extensions();

@@ -21,7 +21,7 @@
 //! every record bumps [`EPOCH`], and a chain encoded at an older epoch is
 //! encoded again.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use nowait_core::event::EventBuf;
@@ -66,12 +66,33 @@ struct Stack {
 
 thread_local! {
     static STACK: RefCell<Stack> = RefCell::new(Stack::default());
+    /// An enter or exit on this thread could not be recorded (the stack was
+    /// borrowed): the stack no longer mirrors the registry's, so it answers
+    /// nothing from then on.
+    static LOST: Cell<bool> = const { Cell::new(false) };
+}
+
+/// What the stack knows of a contextual event's spans.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Chain {
+    /// The current span's chain was handed to `copy`.
+    Copied,
+    /// No span is entered on this thread (for any layer): the event has no
+    /// enclosing span, and the registry need not be asked.
+    NoSpan,
+    /// The stack cannot answer: the caller walks the registry.
+    Unknown,
+}
+
+fn lost() {
+    let _ = LOST.try_with(|l| l.set(true));
 }
 
 /// `on_enter`: a span of `layer` entered on this thread.
 pub(crate) fn enter(layer: u64, id: u64) {
     let _ = STACK.try_with(|s| {
         let Ok(mut s) = s.try_borrow_mut() else {
+            lost();
             return;
         };
         let s = &mut *s;
@@ -99,6 +120,7 @@ pub(crate) fn enter(layer: u64, id: u64) {
 pub(crate) fn exit(layer: u64, id: u64) {
     let _ = STACK.try_with(|s| {
         let Ok(mut s) = s.try_borrow_mut() else {
+            lost();
             return;
         };
         let depth = s.depth;
@@ -126,36 +148,50 @@ pub(crate) fn exit(layer: u64, id: u64) {
 
 /// For a contextual event of `layer`: calls `copy` with the current span's
 /// encoded chain, encoding it first with `encode(id, chain)` if needed (the
-/// chain arrives cleared). Returns `false` (and calls `copy` not at all) if
-/// the cache cannot answer: the caller walks the registry.
+/// chain arrives cleared), and returns [`Chain::Copied`]. Returns
+/// [`Chain::NoSpan`] (and calls neither) if no span at all is entered on
+/// this thread, and [`Chain::Unknown`] if the stack cannot answer.
+///
+/// `NoSpan` is exact because the stack sees every enter and exit of every
+/// nowait layer on this thread: a span this layer's context could return
+/// as current was entered through this layer's `on_enter` (a span that a
+/// per-layer filter hides from this layer is hidden from its context too).
+/// If an enter or exit ever went unrecorded, the thread answers `Unknown`
+/// from then on.
 pub(crate) fn with_chain(
     layer: u64,
     encode: impl FnOnce(u64, &mut EventBuf) -> bool,
     copy: impl FnOnce(&[u8]),
-) -> bool {
+) -> Chain {
+    if LOST.try_with(Cell::get).unwrap_or(true) {
+        return Chain::Unknown;
+    }
     STACK
         .try_with(|s| {
             let Ok(mut s) = s.try_borrow_mut() else {
-                return false;
+                return Chain::Unknown;
             };
             let s = &mut *s;
+            if s.depth == 0 {
+                return Chain::NoSpan;
+            }
             let Some(top) = s.entries[..s.depth].iter_mut().rev().find(|e| !e.duplicate) else {
-                return false;
+                return Chain::Unknown;
             };
             if top.layer != layer {
-                return false;
+                return Chain::Unknown;
             }
             let now = EPOCH.load(Ordering::Acquire);
             if top.epoch != Some(now) {
                 top.chain.clear();
                 if !encode(top.id, &mut top.chain) {
                     top.epoch = None;
-                    return false;
+                    return Chain::Unknown;
                 }
                 top.epoch = Some(now);
             }
             copy(top.chain.field_bytes());
-            true
+            Chain::Copied
         })
-        .unwrap_or(false)
+        .unwrap_or(Chain::Unknown)
 }

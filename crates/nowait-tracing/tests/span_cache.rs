@@ -3,8 +3,10 @@
 //! registry). This test drives random sequences of span operations, the
 //! awkward ones included (entering a span already entered, exits out of
 //! order, `Span::record` after events, explicit parents, root events, two
-//! subscribers interleaved on one thread), through two subscribers that
-//! each hold `tracing_subscriber::fmt`'s layer and nowait's, and requires
+//! subscribers interleaved on one thread, spans a per-layer filter hides),
+//! through three subscribers that each hold `tracing_subscriber::fmt`'s
+//! layer and nowait's (the third with both behind a per-layer filter that
+//! hides spans named `hidden`), and requires
 //! nowait's output to equal fmt's byte for byte: fmt looks the scope up in
 //! the registry on every event, so any stale or misplaced chain shows.
 
@@ -12,6 +14,7 @@ use nowait_core::{Builder, Sink, Text};
 use nowait_testkit::{Rng, Shared};
 use tracing::field::Empty;
 use tracing::{Dispatch, Span};
+use tracing_subscriber::filter::filter_fn;
 use tracing_subscriber::prelude::*;
 
 struct Side {
@@ -22,7 +25,9 @@ struct Side {
     _guard: nowait_core::Guard,
 }
 
-fn side() -> Side {
+/// A subscriber with fmt's layer and nowait's; with `filtered`, both
+/// behind a per-layer filter that hides spans named `hidden`.
+fn side(filtered: bool) -> Side {
     let (theirs, ours) = (Shared::default(), Shared::default());
     let (logger, guard) = Builder::new()
         .catch_panics(false)
@@ -31,16 +36,21 @@ fn side() -> Side {
         .build()
         .unwrap();
     let w = theirs.clone();
-    let dispatch = Dispatch::new(
-        tracing_subscriber::registry()
-            .with(
-                tracing_subscriber::fmt::layer()
-                    .with_writer(move || w.clone())
-                    .with_ansi(false)
-                    .without_time(),
-            )
-            .with(nowait_tracing::NowaitLayer::new(logger.clone())),
-    );
+    let fmt = tracing_subscriber::fmt::layer()
+        .with_writer(move || w.clone())
+        .with_ansi(false)
+        .without_time();
+    let nowait = nowait_tracing::NowaitLayer::new(logger.clone());
+    let dispatch = if filtered {
+        let hide = || filter_fn(|m| m.name() != "hidden");
+        Dispatch::new(
+            tracing_subscriber::registry()
+                .with(fmt.with_filter(hide()))
+                .with(nowait.with_filter(hide())),
+        )
+    } else {
+        Dispatch::new(tracing_subscriber::registry().with(fmt).with(nowait))
+    };
     Side {
         dispatch,
         theirs,
@@ -52,14 +62,14 @@ fn side() -> Side {
 
 #[test]
 fn cached_span_chains_match_a_registry_walk_on_random_sequences() {
-    let sides = [side(), side()];
+    let sides = [side(false), side(false), side(true)];
     let mut rng = Rng::new(0x5BA4);
     for round in 0..40 {
         // Spans of each side, and the guards of entered ones (any order).
-        let mut spans: [Vec<Span>; 2] = [Vec::new(), Vec::new()];
+        let mut spans: [Vec<Span>; 3] = [Vec::new(), Vec::new(), Vec::new()];
         let mut entered: Vec<tracing::span::EnteredSpan> = Vec::new();
         for step in 0..120u64 {
-            let s = rng.below(2) as usize;
+            let s = rng.below(3) as usize;
             let d = &sides[s].dispatch;
             match rng.below(8) {
                 0 | 1 => {
@@ -67,6 +77,9 @@ fn cached_span_chains_match_a_registry_walk_on_random_sequences() {
                         let parent = if spans[s].is_empty() { 0 } else { rng.below(3) };
                         match parent {
                             // Contextual: the current span is the parent.
+                            0 if rng.below(4) == 0 => {
+                                tracing::info_span!("hidden", step, late = Empty)
+                            }
                             0 => tracing::info_span!("op", step, late = Empty),
                             1 => {
                                 let p = &spans[s][rng.below(spans[s].len() as u64) as usize];
