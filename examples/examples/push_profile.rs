@@ -8,11 +8,15 @@
 //! time minus the same loop without the call), which is what `perf stat`
 //! or `perf record -t <tid>` of the main thread then breaks down.
 //!
+//! With `--spans`, each call is instead a request as tower-http's
+//! `TraceLayer` logs it through the layer: a span with the method, URI and
+//! version, entered, two events inside, then exit and close.
+//!
 //! With `--idle MS`, times instead the first and second call after each
 //! of 40 sleeps of MS milliseconds, beside an empty timed region.
 //!
 //! Run: `taskset -c 0,1 cargo run --release -p nowait-examples --example
-//! push_profile -- [--tracing] [--spacing-ns N] [--idle MS] [N]`.
+//! push_profile -- [--tracing | --spans] [--spacing-ns N] [--idle MS] [N]`.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -21,6 +25,15 @@ use nowait::{Builder, FullPolicy, Sink};
 use tracing_subscriber::prelude::*;
 
 const PATHS: [&str; 3] = ["/index.html", "/api/v1/users", "/static/app.js"];
+
+/// HTTP/1.1 as tower-http's `TraceLayer` records it (`?request.version()`).
+struct Version;
+
+impl std::fmt::Debug for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HTTP/1.1")
+    }
+}
 
 fn spin_until(deadline: Instant) {
     while Instant::now() < deadline {
@@ -104,7 +117,8 @@ fn main() {
         idle(ms);
         return;
     }
-    let tracing_front = args.iter().any(|a| a == "--tracing");
+    let spans = args.iter().any(|a| a == "--spans");
+    let tracing_front = spans || args.iter().any(|a| a == "--tracing");
     let spacing_ns: u64 = args
         .iter()
         .position(|a| a == "--spacing-ns")
@@ -130,8 +144,22 @@ fn main() {
     let (inside, stats) = if tracing_front {
         let (layer, guard) = nowait::layer(builder).expect("logger");
         let logger = layer.logger().clone();
-        let subscriber = tracing_subscriber::registry().with(layer);
-        let inside = tracing::subscriber::with_default(subscriber, || {
+        // The process-wide dispatcher, as a service sets it (a scoped one
+        // costs a thread-local lookup per event).
+        tracing_subscriber::registry().with(layer).init();
+        let inside = if spans {
+            timed(n, spacing, |i| {
+                let path = PATHS[i % 3];
+                let span = tracing::info_span!("request", method = %"GET", uri = %path, version = ?Version);
+                let _entered = span.enter();
+                tracing::info!("started processing request");
+                tracing::info!(
+                    latency_us = i as u64 % 700,
+                    status = 200u64,
+                    "finished processing request"
+                );
+            })
+        } else {
             timed(n, spacing, |i| {
                 let path = PATHS[i % 3];
                 tracing::info!(
@@ -141,7 +169,7 @@ fn main() {
                     "request done"
                 );
             })
-        });
+        };
         drop(guard);
         (inside, logger.stats())
     } else {
@@ -164,7 +192,9 @@ fn main() {
     println!(
         "{}: {n} calls {spacing_ns} ns apart: {per_call:.1} ns per call (net of the empty loop), \
          {} written, {} dropped",
-        if tracing_front {
+        if spans {
+            "tracing layer, a span and two events per call"
+        } else if tracing_front {
             "tracing layer"
         } else {
             "macro"
