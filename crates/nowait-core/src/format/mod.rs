@@ -99,8 +99,10 @@ pub(crate) struct Clock {
     /// For [`Timer::Uptime`]: when the format was made, in ns since the
     /// epoch.
     start: u64,
+    /// The second (since the epoch) that `prefix` shows.
     second: Option<u64>,
-    prefix: Vec<u8>,
+    /// `YYYY-MM-DDTHH:MM:SS` of `second`.
+    prefix: [u8; 19],
     /// For `Timer::Local`: `+HH:MM` for `second`.
     #[cfg(feature = "local-time")]
     offset: Vec<u8>,
@@ -123,11 +125,7 @@ impl Clock {
     /// Appends the time `nanos` (since the epoch) as the timer prints it.
     pub(crate) fn write(&mut self, nanos: u64, out: &mut Vec<u8>) {
         match self.timer {
-            Timer::Utc => {
-                self.date_time(nanos, 0, out);
-                write_fraction(nanos, 6, out);
-                out.push(b'Z');
-            }
+            Timer::Utc => out.extend_from_slice(&self.utc(nanos)),
             Timer::Uptime => {
                 let e = nanos.saturating_sub(self.start);
                 let mut buf = itoa::Buffer::new();
@@ -147,18 +145,52 @@ impl Clock {
         }
     }
 
+    /// Whether the timer is [`Timer::Utc`] (whose stamps [`Clock::utc`]
+    /// gives).
+    pub(crate) fn is_utc(&self) -> bool {
+        self.timer == Timer::Utc
+    }
+
+    /// `nanos` as [`Timer::Utc`] prints it, `YYYY-MM-DDTHH:MM:SS.ffffffZ`:
+    /// the cached date and time of day, and the microseconds.
+    pub(crate) fn utc(&mut self, nanos: u64) -> [u8; 27] {
+        self.renew(nanos, 0);
+        let mut stamp = [0u8; 27];
+        stamp[..19].copy_from_slice(&self.prefix);
+        stamp[19] = b'.';
+        let mut micros = (nanos % 1_000_000_000 / 1_000) as u32;
+        for d in stamp[20..26].iter_mut().rev() {
+            *d = b'0' + (micros % 10) as u8;
+            micros /= 10;
+        }
+        stamp[26] = b'Z';
+        stamp
+    }
+
     /// `YYYY-MM-DDTHH:MM:SS` of `nanos` shifted by `offset` seconds.
+    #[cfg(feature = "local-time")]
     fn date_time(&mut self, nanos: u64, offset: i64, out: &mut Vec<u8>) {
+        self.renew(nanos, offset);
+        out.extend_from_slice(&self.prefix);
+    }
+
+    /// Renders `prefix` for the second of `nanos` (shifted by `offset`
+    /// seconds) unless it holds that second already.
+    fn renew(&mut self, nanos: u64, offset: i64) {
         let second = nanos / 1_000_000_000;
         if self.second != Some(second) {
-            self.prefix.clear();
-            let shifted = (second as i64).saturating_add(offset).max(0) as u64;
-            let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(shifted);
-            timefmt::write_rfc3339_micros(time, &mut self.prefix);
-            self.prefix.truncate(19);
-            self.second = Some(second);
+            self.render_prefix(second, offset);
         }
-        out.extend_from_slice(&self.prefix);
+    }
+
+    #[cold]
+    fn render_prefix(&mut self, second: u64, offset: i64) {
+        let shifted = (second as i64).saturating_add(offset).max(0) as u64;
+        let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(shifted);
+        let mut text = Vec::with_capacity(27);
+        timefmt::write_rfc3339_micros(time, &mut text);
+        self.prefix.copy_from_slice(&text[..19]);
+        self.second = Some(second);
     }
 
     #[cfg(feature = "local-time")]

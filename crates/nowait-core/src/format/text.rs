@@ -327,6 +327,14 @@ impl TextFormat {
 
     /// Time, level and thread: what comes before the spans.
     fn head(&mut self, nanos: u64, level: Level, thread: Option<u32>, out: &mut Vec<u8>) {
+        if !self.ansi && self.options.level && self.clock.is_utc() && !self.options.needs_thread() {
+            // The default head in one piece: `<stamp> <level> `.
+            let mut head = [b' '; 34];
+            head[..27].copy_from_slice(&self.clock.utc(nanos));
+            head[28..33].copy_from_slice(level_text(level));
+            out.extend_from_slice(&head);
+            return;
+        }
         if self.clock.on() {
             self.paint(out, b"2");
             self.clock.write(nanos, out);
@@ -335,13 +343,7 @@ impl TextFormat {
         }
         if self.options.level {
             self.paint(out, level_colour(level));
-            out.extend_from_slice(match level {
-                Level::Trace => b"TRACE",
-                Level::Debug => b"DEBUG",
-                Level::Info => b" INFO",
-                Level::Warn => b" WARN",
-                Level::Error => b"ERROR",
-            });
+            out.extend_from_slice(level_text(level));
             self.reset(out);
             out.push(b' ');
         }
@@ -693,6 +695,17 @@ fn quoted(s: &[u8], out: &mut Vec<u8>) {
         out.push(b'"');
     } else {
         let _ = write!(out, "{:?}", String::from_utf8_lossy(s));
+    }
+}
+
+/// The level padded to five columns.
+fn level_text(level: Level) -> &'static [u8; 5] {
+    match level {
+        Level::Trace => b"TRACE",
+        Level::Debug => b"DEBUG",
+        Level::Info => b" INFO",
+        Level::Warn => b" WARN",
+        Level::Error => b"ERROR",
     }
 }
 
