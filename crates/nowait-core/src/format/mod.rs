@@ -366,8 +366,13 @@ pub(crate) fn copy_into(bytes: &[u8], out: &mut Vec<u8>) {
 pub(crate) fn scalar_text(value: Value<'_>, out: &mut Vec<u8>) {
     use std::io::Write as _;
     match value {
-        Value::U64(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
-        Value::I64(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+        Value::U64(n) => push_u64(n, out),
+        Value::I64(n) => {
+            if n < 0 {
+                out.push(b'-');
+            }
+            push_u64(n.unsigned_abs(), out);
+        }
         Value::F64(x) => floatfmt::write_debug(x, out),
         Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
         Value::Char(c) => {
@@ -378,9 +383,102 @@ pub(crate) fn scalar_text(value: Value<'_>, out: &mut Vec<u8>) {
     }
 }
 
+/// Two decimal digits of each number below 100.
+const DIGIT_PAIRS: &[u8; 200] = b"\
+0001020304050607080910111213141516171819\
+2021222324252627282930313233343536373839\
+4041424344454647484950515253545556575859\
+6061626364656667686970717273747576777879\
+8081828384858687888990919293949596979899";
+
+/// Appends `n` in decimal: the digits are laid out left-aligned in a
+/// 20-byte array, which is appended whole (one fixed-size copy rather
+/// than a call to `memcpy`) and cut to length.
+#[inline]
+pub(crate) fn push_u64(n: u64, out: &mut Vec<u8>) {
+    let len = n.checked_ilog10().map_or(1, |l| l as usize + 1);
+    let mut buf = [b'0'; 20];
+    let (mut v, mut end) = (n, len);
+    while end >= 2 {
+        let pair = (v % 100) as usize * 2;
+        v /= 100;
+        buf[end - 2..end].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
+        end -= 2;
+    }
+    if end == 1 {
+        buf[0] = b'0' + v as u8;
+    }
+    let at = out.len();
+    out.extend_from_slice(&buf);
+    out.truncate(at + len);
+}
+
+/// A short piece of text kept in a fixed array, so that appending it is
+/// one fixed-size copy (cut to length after) rather than a call to
+/// `memcpy`; longer text is kept as it is.
+#[derive(Clone, Debug)]
+pub(crate) enum Piece {
+    Short([u8; 32], usize),
+    Long(Vec<u8>),
+}
+
+impl Piece {
+    pub(crate) fn new(bytes: &[u8]) -> Piece {
+        let mut short = [0; 32];
+        match short.get_mut(..bytes.len()) {
+            Some(head) => {
+                head.copy_from_slice(bytes);
+                Piece::Short(short, bytes.len())
+            }
+            None => Piece::Long(bytes.to_vec()),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn append_to(&self, out: &mut Vec<u8>) {
+        match self {
+            Piece::Short(bytes, len) => {
+                let at = out.len();
+                out.extend_from_slice(bytes);
+                out.truncate(at + len);
+            }
+            Piece::Long(bytes) => out.extend_from_slice(bytes),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn push_u64_matches_display() {
+        let mut cases = vec![0, u64::MAX, u64::MAX - 1];
+        // Around each power of ten, and each length's largest number.
+        for n in (0..20).map(|k| 10u64.pow(k)) {
+            cases.extend([n - 1, n, n + 1, n.wrapping_mul(3), n.wrapping_mul(10) - 1]);
+        }
+        for n in cases {
+            let mut out = b"x".to_vec();
+            push_u64(n, &mut out);
+            assert_eq!(out, format!("x{n}").as_bytes());
+        }
+        let mut out = Vec::new();
+        scalar_text(Value::I64(i64::MIN), &mut out);
+        scalar_text(Value::I64(-7), &mut out);
+        scalar_text(Value::I64(0), &mut out);
+        assert_eq!(out, format!("{}-70", i64::MIN).as_bytes());
+    }
+
+    #[test]
+    fn pieces_append_their_bytes() {
+        for len in [0, 1, 16, 31, 32, 33, 100] {
+            let text: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            let mut out = b"x".to_vec();
+            Piece::new(&text).append_to(&mut out);
+            assert_eq!(out[1..], text[..]);
+        }
+    }
 
     fn render(timer: Timer, nanos: u64) -> String {
         let mut clock = Clock::new(timer);

@@ -6,12 +6,13 @@ use std::io::Write as _;
 use std::sync::Arc;
 
 use super::{
-    is_message, message_with, scalar_text, system_nanos, thread_width, Clock, Location, Options,
-    Resolved, Timer,
+    is_message, message_with, push_u64, scalar_text, system_nanos, thread_width, Clock, Location,
+    Options, Piece, Resolved, Timer,
 };
 use crate::event::{
     Callsite, Event, FieldName, Item, KeyHasher, SiteCache, SiteKey, SpanFields, ThreadCache, Value,
 };
+use crate::floatfmt;
 use crate::record::{escape_into, kind, plain_len, Format, MakeFormat, Notice, Record, SinkInfo};
 use crate::Level;
 
@@ -275,14 +276,15 @@ pub(crate) struct TextFormat {
 struct SiteText {
     site: Arc<Callsite>,
     /// Target, file and line, as [`TextFormat::target`] writes them.
-    target: Vec<u8>,
-    /// Each field's `name=`, as [`TextFormat::field`] writes it.
-    names: Vec<Vec<u8>>,
+    target: Piece,
+    /// Each field's ` name=`, as [`TextFormat::field`] writes it after a
+    /// space.
+    names: Vec<Piece>,
     /// Each field's name is `message`.
     message: Vec<bool>,
     /// The message format escaped, if it has no placeholders: what an
     /// event without arguments shows as its message.
-    literal: Option<Vec<u8>>,
+    literal: Option<Piece>,
 }
 
 /// The call sites whose [`SiteText`] is rendered, looked up by key; the
@@ -434,20 +436,20 @@ impl TextFormat {
         let fields = || (0..).map_while(|i| site.field(i));
         let names = fields()
             .map(|name| {
-                let mut text = Vec::new();
+                let mut text = vec![b' '];
                 self.field_name(name, &mut text);
-                text
+                Piece::new(&text)
             })
             .collect();
         let message = fields().map(is_message).collect();
         let literal = site.pieces().and_then(|p| p.literal()).map(|text| {
             let mut escaped = Vec::new();
             escape_into(text.as_bytes(), &mut escaped);
-            escaped
+            Piece::new(&escaped)
         });
         SiteText {
             site,
-            target,
+            target: Piece::new(&target),
             names,
             message,
             literal,
@@ -579,10 +581,10 @@ impl TextFormat {
                         }
                         continue;
                     }
-                    out.push(b' ');
                     match known {
-                        Some(known) => out.extend_from_slice(known),
+                        Some(known) => known.append_to(out),
                         None => {
+                            out.push(b' ');
                             let name = crate::event::decode_field_name(name, Some(&text.site));
                             self.field_name(name, out);
                         }
@@ -661,11 +663,11 @@ impl TextFormat {
 
 /// Writes what comes between the spans and the fields (a space after the
 /// spans, then target, file and line); where the message goes.
-fn open_body(any_span: bool, target: &[u8], out: &mut Vec<u8>) -> usize {
+fn open_body(any_span: bool, target: &Piece, out: &mut Vec<u8>) -> usize {
     if any_span {
         out.push(b' ');
     }
-    out.extend_from_slice(target);
+    target.append_to(out);
     out.len()
 }
 
@@ -673,15 +675,19 @@ fn open_body(any_span: bool, target: &[u8], out: &mut Vec<u8>) -> usize {
 /// placeholders and the event no arguments.
 fn message(value: Value<'_>, text: &SiteText, out: &mut Vec<u8>, scratch: &mut (String, String)) {
     match (value, &text.literal) {
-        (Value::Args(args), Some(literal)) if args.is_empty() => out.extend_from_slice(literal),
+        (Value::Args(args), Some(literal)) if args.is_empty() => literal.append_to(out),
         _ => message_with(value, Some(&text.site), out, scratch, escape_into),
     }
 }
 
-/// A field's value: strings quoted, the rest as `Debug` prints them.
+/// A field's value: strings quoted, the rest as `Debug` prints them (the
+/// common kinds here, inlined into the caller's loop).
+#[inline(always)]
 fn field_value(value: Value<'_>, out: &mut Vec<u8>) {
     match value {
         Value::Str(s) => quoted(s, out),
+        Value::U64(n) => push_u64(n, out),
+        Value::F64(x) => floatfmt::write_debug(x, out),
         other => scalar_text(other, out),
     }
 }
