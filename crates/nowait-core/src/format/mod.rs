@@ -154,17 +154,23 @@ impl Clock {
     /// `nanos` as [`Timer::Utc`] prints it, `YYYY-MM-DDTHH:MM:SS.ffffffZ`:
     /// the cached date and time of day, and the microseconds.
     pub(crate) fn utc(&mut self, nanos: u64) -> [u8; 27] {
-        self.renew(nanos, 0);
+        let (prefix, tail) = self.utc_parts(nanos);
         let mut stamp = [0u8; 27];
-        stamp[..19].copy_from_slice(&self.prefix);
-        stamp[19] = b'.';
-        let mut micros = (nanos % 1_000_000_000 / 1_000) as u32;
-        for d in stamp[20..26].iter_mut().rev() {
-            *d = b'0' + (micros % 10) as u8;
-            micros /= 10;
-        }
-        stamp[26] = b'Z';
+        stamp[..19].copy_from_slice(prefix);
+        stamp[19..].copy_from_slice(&tail.to_le_bytes());
         stamp
+    }
+
+    /// [`Clock::utc`] in two parts: `YYYY-MM-DDTHH:MM:SS`, and `.ffffffZ`
+    /// as the bytes of a `u64` (computed in a register, stored at once).
+    #[inline]
+    pub(crate) fn utc_parts(&mut self, nanos: u64) -> (&[u8; 19], u64) {
+        self.renew(nanos, 0);
+        let micros = (nanos % 1_000_000_000 / 1_000) as u32;
+        // Six digits: the eight of `eight_digits` less two leading zeros.
+        let digits = eight_digits(micros) >> 16 | 0x0000_3030_3030_3030;
+        let tail = u64::from(b'.') | digits << 8 | u64::from(b'Z') << 56;
+        (&self.prefix, tail)
     }
 
     /// `YYYY-MM-DDTHH:MM:SS` of `nanos` shifted by `offset` seconds.
@@ -383,34 +389,45 @@ pub(crate) fn scalar_text(value: Value<'_>, out: &mut Vec<u8>) {
     }
 }
 
-/// Two decimal digits of each number below 100.
-const DIGIT_PAIRS: &[u8; 200] = b"\
-0001020304050607080910111213141516171819\
-2021222324252627282930313233343536373839\
-4041424344454647484950515253545556575859\
-6061626364656667686970717273747576777879\
-8081828384858687888990919293949596979899";
-
-/// Appends `n` in decimal: the digits are laid out left-aligned in a
-/// 20-byte array, which is appended whole (one fixed-size copy rather
-/// than a call to `memcpy`) and cut to length.
+/// Appends `n` in decimal, eight digits at a time computed in a register
+/// (SWAR) and appended as one 8-byte store, cut to length: no digit
+/// buffer in memory that a wide load would read back.
 #[inline]
 pub(crate) fn push_u64(n: u64, out: &mut Vec<u8>) {
-    let len = n.checked_ilog10().map_or(1, |l| l as usize + 1);
-    let mut buf = [b'0'; 20];
-    let (mut v, mut end) = (n, len);
-    while end >= 2 {
-        let pair = (v % 100) as usize * 2;
-        v /= 100;
-        buf[end - 2..end].copy_from_slice(&DIGIT_PAIRS[pair..pair + 2]);
-        end -= 2;
+    if n >= 100_000_000 {
+        return push_u64_long(n, out);
     }
-    if end == 1 {
-        buf[0] = b'0' + v as u8;
-    }
+    let digits = eight_digits(n as u32);
+    // Leading zeros are the low bytes (the first in memory); keep one
+    // digit for 0.
+    let skip = (digits.trailing_zeros() / 8).min(7);
     let at = out.len();
-    out.extend_from_slice(&buf);
-    out.truncate(at + len);
+    out.extend_from_slice(&((digits | ASCII_ZEROS) >> (8 * skip)).to_le_bytes());
+    out.truncate(at + 8 - skip as usize);
+}
+
+#[inline(never)]
+fn push_u64_long(n: u64, out: &mut Vec<u8>) {
+    push_u64(n / 100_000_000, out);
+    let low = eight_digits((n % 100_000_000) as u32);
+    out.extend_from_slice(&(low | ASCII_ZEROS).to_le_bytes());
+}
+
+const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
+
+/// The eight decimal digits of `n` (below 10^8, zero-padded) as the bytes
+/// of a `u64`, most significant digit in the lowest byte, each byte the
+/// digit's value (0 to 9): two 4-digit halves, split into pairs, split
+/// into digits, each step by a multiply and shift per lane
+/// (`x * 10486 >> 20` is `x / 100` for `x < 10^4`, `x * 103 >> 10` is
+/// `x / 10` for `x < 100`).
+#[inline]
+fn eight_digits(n: u32) -> u64 {
+    let x = u64::from(n / 10_000) | u64::from(n % 10_000) << 32;
+    let hundreds = (x * 10_486 >> 20) & 0x0000_007F_0000_007F;
+    let x = hundreds | (x - hundreds * 100) << 16;
+    let tens = (x * 103 >> 10) & 0x000F_000F_000F_000F;
+    tens | (x - tens * 10) << 8
 }
 
 /// A short piece of text kept in a fixed array, so that appending it is
@@ -458,6 +475,10 @@ mod tests {
         for n in (0..20).map(|k| 10u64.pow(k)) {
             cases.extend([n - 1, n, n + 1, n.wrapping_mul(3), n.wrapping_mul(10) - 1]);
         }
+        // Every 4-digit group, and steps through the 8-digit range.
+        cases.extend(0..10_000);
+        cases.extend((0..100_000_000).step_by(9_973));
+        cases.extend((0..10_000).map(|k| k * 100_000_000 + 99_999_999));
         for n in cases {
             let mut out = b"x".to_vec();
             push_u64(n, &mut out);

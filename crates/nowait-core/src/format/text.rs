@@ -330,11 +330,19 @@ impl TextFormat {
     /// Time, level and thread: what comes before the spans.
     fn head(&mut self, nanos: u64, level: Level, thread: Option<u32>, out: &mut Vec<u8>) {
         if !self.ansi && self.options.level && self.clock.is_utc() && !self.options.needs_thread() {
-            // The default head in one piece: `<stamp> <level> `.
-            let mut head = [b' '; 34];
-            head[..27].copy_from_slice(&self.clock.utc(nanos));
-            head[28..33].copy_from_slice(level_text(level));
-            out.extend_from_slice(&head);
+            // The default head, `<stamp> <level> `, in three fixed-size
+            // pieces.
+            let (prefix, tail) = self.clock.utc_parts(nanos);
+            out.reserve(34);
+            out.extend_from_slice(prefix);
+            out.extend_from_slice(&tail.to_le_bytes());
+            out.extend_from_slice(match level {
+                Level::Trace => b" TRACE ",
+                Level::Debug => b" DEBUG ",
+                Level::Info => b"  INFO ",
+                Level::Warn => b"  WARN ",
+                Level::Error => b" ERROR ",
+            });
             return;
         }
         if self.clock.on() {
