@@ -511,7 +511,7 @@ pub(crate) fn json_str(bytes: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
     let mut rest = bytes;
     loop {
-        let plain = plain_len(rest, |b| b != b'"' && b != b'\\');
+        let plain = plain_len(rest, true);
         out.extend_from_slice(&rest[..plain]);
         rest = &rest[plain..];
         let Some(&b) = rest.first() else { break };

@@ -424,9 +424,9 @@ const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
 #[inline]
 fn eight_digits(n: u32) -> u64 {
     let x = u64::from(n / 10_000) | u64::from(n % 10_000) << 32;
-    let hundreds = (x * 10_486 >> 20) & 0x0000_007F_0000_007F;
+    let hundreds = ((x * 10_486) >> 20) & 0x0000_007F_0000_007F;
     let x = hundreds | (x - hundreds * 100) << 16;
-    let tens = (x * 103 >> 10) & 0x000F_000F_000F_000F;
+    let tens = ((x * 103) >> 10) & 0x000F_000F_000F_000F;
     tens | (x - tens * 10) << 8
 }
 

@@ -703,7 +703,7 @@ fn field_value(value: Value<'_>, out: &mut Vec<u8>) {
 /// A string value quoted and escaped exactly as `Debug` does (what
 /// `tracing-subscriber` prints), with a fast path for plain ASCII.
 fn quoted(s: &[u8], out: &mut Vec<u8>) {
-    if plain_len(s, |b| b != b'"' && b != b'\\') == s.len() {
+    if plain_len(s, true) == s.len() {
         out.push(b'"');
         out.extend_from_slice(s);
         out.push(b'"');
