@@ -10,9 +10,11 @@ pub(crate) use syslog::Framing;
 pub use syslog::{Facility, Syslog};
 pub use text::Text;
 
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
-use crate::event::{Callsite, Event, Value};
+use crate::event::{Callsite, Event, KeyHasher, Value};
 use crate::record::escape_into;
 use crate::{floatfmt, timefmt};
 
@@ -428,6 +430,52 @@ fn eight_digits(n: u32) -> u64 {
     let x = hundreds | (x - hundreds * 100) << 16;
     let tens = ((x * 103) >> 10) & 0x000F_000F_000F_000F;
     tens | (x - tens * 10) << 8
+}
+
+/// What a format renders once per call site (`T`), found by the call
+/// site's key; the last one found is tried first (events of one call site
+/// tend to come in runs).
+#[derive(Debug)]
+pub(crate) struct KnownSites<T> {
+    /// The key and index of the last site found.
+    last: Option<(u64, usize)>,
+    index: HashMap<u64, usize, BuildHasherDefault<KeyHasher>>,
+    pub(crate) texts: Vec<T>,
+}
+
+impl<T> Default for KnownSites<T> {
+    fn default() -> Self {
+        KnownSites {
+            last: None,
+            index: HashMap::default(),
+            texts: Vec::new(),
+        }
+    }
+}
+
+impl<T> KnownSites<T> {
+    /// The index in `texts` of call site `key`'s, if rendered.
+    #[inline]
+    pub(crate) fn find(&mut self, key: u64) -> Option<usize> {
+        match self.last {
+            Some((last, i)) if last == key => Some(i),
+            _ => {
+                let i = *self.index.get(&key)?;
+                self.last = Some((key, i));
+                Some(i)
+            }
+        }
+    }
+
+    /// Keeps `text` for call site `key`; its index.
+    #[cold]
+    pub(crate) fn add(&mut self, key: u64, text: T) -> usize {
+        self.texts.push(text);
+        let i = self.texts.len() - 1;
+        self.index.insert(key, i);
+        self.last = Some((key, i));
+        i
+    }
 }
 
 /// A short piece of text kept in a fixed array, so that appending it is

@@ -1,16 +1,14 @@
 //! Compact text, close to `tracing-subscriber`'s default format.
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 use std::io::Write as _;
 use std::sync::Arc;
 
 use super::{
-    is_message, message_with, push_u64, scalar_text, system_nanos, thread_width, Clock, Location,
-    Options, Piece, Resolved, Timer,
+    is_message, message_with, push_u64, scalar_text, system_nanos, thread_width, Clock, KnownSites,
+    Location, Options, Piece, Resolved, Timer,
 };
 use crate::event::{
-    Callsite, Event, FieldName, Item, KeyHasher, SiteCache, SiteKey, SpanFields, ThreadCache, Value,
+    Callsite, Event, FieldName, Item, SiteCache, SiteKey, SpanFields, ThreadCache, Value,
 };
 use crate::floatfmt;
 use crate::record::{escape_into, kind, plain_len, Format, MakeFormat, Notice, Record, SinkInfo};
@@ -263,7 +261,7 @@ pub(crate) struct TextFormat {
     /// to go before what is already written.
     rest: Vec<u8>,
     /// Per call site, what the line shows of it, rendered once.
-    known: KnownSites,
+    known: KnownSites<SiteText>,
     /// Tests only: render the call site's part with each event, as the
     /// reference the cache is compared with.
     #[cfg(test)]
@@ -285,17 +283,6 @@ struct SiteText {
     /// The message format escaped, if it has no placeholders: what an
     /// event without arguments shows as its message.
     literal: Option<Piece>,
-}
-
-/// The call sites whose [`SiteText`] is rendered, looked up by key; the
-/// last one found is tried first (events of one call site tend to come in
-/// runs).
-#[derive(Debug, Default)]
-struct KnownSites {
-    /// The key and index of the last site found.
-    last: Option<(u64, usize)>,
-    index: HashMap<u64, usize, BuildHasherDefault<KeyHasher>>,
-    texts: Vec<SiteText>,
 }
 
 impl TextFormat {
@@ -472,23 +459,12 @@ impl TextFormat {
         if self.uncached {
             return None;
         }
-        match self.known.last {
-            Some((last, i)) if last == key => return Some(i),
-            _ => {}
+        if let Some(i) = self.known.find(key) {
+            return Some(i);
         }
-        let i = match self.known.index.get(&key) {
-            Some(&i) => i,
-            None => {
-                let site = self.sites.get(key)?;
-                let text = self.site_text(site);
-                self.known.texts.push(text);
-                let i = self.known.texts.len() - 1;
-                self.known.index.insert(key, i);
-                i
-            }
-        };
-        self.known.last = Some((key, i));
-        Some(i)
+        let site = self.sites.get(key)?;
+        let text = self.site_text(site);
+        Some(self.known.add(key, text))
     }
 
     /// An enclosing span: its name and fields, painted.
