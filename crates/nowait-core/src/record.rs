@@ -404,7 +404,7 @@ pub fn escape_into(bytes: &[u8], out: &mut Vec<u8>) {
     let mut rest = bytes;
     while !rest.is_empty() {
         let plain = plain_len(rest, false);
-        out.extend_from_slice(&rest[..plain]);
+        append(&rest[..plain], out);
         rest = &rest[plain..];
         let Some(&b) = rest.first() else { break };
         if b < 0x80 {
@@ -501,6 +501,19 @@ fn not_plain(word: u64, quotes: bool) -> u64 {
         mask |= q.wrapping_sub(ONES) & !q | b.wrapping_sub(ONES) & !b;
     }
     mask & HIGH
+}
+
+/// Appends `bytes`; fewer than eight with one 8-byte store cut to length
+/// instead of a call to `memcpy`.
+#[inline]
+pub(crate) fn append(bytes: &[u8], out: &mut Vec<u8>) {
+    if bytes.len() < 8 {
+        let at = out.len();
+        out.extend_from_slice(&short_word(bytes).to_le_bytes());
+        out.truncate(at + bytes.len());
+    } else {
+        out.extend_from_slice(bytes);
+    }
 }
 
 /// Fewer than eight bytes as the low bytes of a word, in order, padded
@@ -606,6 +619,16 @@ mod tests {
                     assert_eq!(plain_len(s, true), byte_scan(s, &unquoted), "{s:?}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn append_copies_every_length() {
+        let text: Vec<u8> = (0u8..20).map(|i| b'A' + i).collect();
+        for len in 0..text.len() {
+            let mut out = b"x".to_vec();
+            append(&text[..len], &mut out);
+            assert_eq!(out[1..], text[..len]);
         }
     }
 

@@ -11,7 +11,9 @@ use crate::event::{
     Callsite, Event, FieldName, Item, SiteCache, SiteKey, SpanFields, ThreadCache, Value,
 };
 use crate::floatfmt;
-use crate::record::{escape_into, kind, plain_len, Format, MakeFormat, Notice, Record, SinkInfo};
+use crate::record::{
+    append, escape_into, kind, plain_len, Format, MakeFormat, Notice, Record, SinkInfo,
+};
 use crate::Level;
 
 /// Text lines in the layout of `tracing-subscriber`'s default format:
@@ -681,7 +683,7 @@ fn field_value(value: Value<'_>, out: &mut Vec<u8>) {
 fn quoted(s: &[u8], out: &mut Vec<u8>) {
     if plain_len(s, true) == s.len() {
         out.push(b'"');
-        out.extend_from_slice(s);
+        append(s, out);
         out.push(b'"');
     } else {
         let _ = write!(out, "{:?}", String::from_utf8_lossy(s));
