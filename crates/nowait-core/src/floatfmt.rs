@@ -79,6 +79,7 @@ fn digits(text: &[u8]) -> Digits {
 
 /// Whether `d` (the digits of `abs`) sits on a tie or on the edge of the
 /// rounding interval, where `std` may choose other digits.
+#[inline]
 fn ambiguous(abs: f64, text: &[u8]) -> bool {
     let (m, e) = decode(abs);
     // A tie or an edge is a number A × 2^f (A odd) with a decimal
@@ -89,6 +90,11 @@ fn ambiguous(abs: f64, text: &[u8]) -> bool {
     if e - 1 < -25 && e + (m.trailing_zeros() as i32) < -25 {
         return false;
     }
+    tie_or_edge(m, e, text)
+}
+
+/// The test of [`ambiguous`] for the numbers that need it.
+fn tie_or_edge(m: u64, e: i32, text: &[u8]) -> bool {
     let d = digits(text);
     let n = d.n;
     // The digits are n × 10^k.
@@ -158,7 +164,21 @@ fn parse_exp(s: &[u8]) -> i32 {
 }
 
 /// Appends `x` exactly as `format!("{x:?}")` does.
+#[inline]
 pub(crate) fn write_debug(x: f64, out: &mut Vec<u8>) {
+    let abs = x.abs();
+    // The common case inline: a number that `Debug` prints without
+    // exponent, as `zmij` does (see `render`).
+    if (1e-4..1e16).contains(&abs) {
+        let mut zbuf = zmij::Buffer::new();
+        let text = zbuf.format_finite(abs).as_bytes();
+        if !ambiguous(abs, text) {
+            if x.is_sign_negative() {
+                out.push(b'-');
+            }
+            return out.extend_from_slice(text);
+        }
+    }
     render(x, true, out);
 }
 

@@ -403,8 +403,8 @@ pub fn escape_into(bytes: &[u8], out: &mut Vec<u8>) {
     // Fast path: copy runs of plain ASCII in one go.
     let mut rest = bytes;
     while !rest.is_empty() {
-        let plain = plain_len(rest, |_| true);
-        out.extend_from_slice(&rest[..plain]);
+        let plain = plain_len(rest, false);
+        append(&rest[..plain], out);
         rest = &rest[plain..];
         let Some(&b) = rest.first() else { break };
         if b < 0x80 {
@@ -444,24 +444,100 @@ pub fn escape_into(bytes: &[u8], out: &mut Vec<u8>) {
     }
 }
 
-/// The length of the leading run of printable ASCII bytes (0x20 to 0x7e)
-/// that `keep` accepts, eight bytes at a time while `keep` accepts all.
+/// The length of the leading run of printable ASCII bytes (0x20 to 0x7e),
+/// `"` and `\\` excluded if `quotes`: eight bytes at a time as a `u64`
+/// (SWAR), a short tail as one word too.
 #[inline]
-pub(crate) fn plain_len(bytes: &[u8], keep: impl Fn(u8) -> bool) -> usize {
-    let printable = |b: u8| (0x20..0x7f).contains(&b) && keep(b);
-    let mut chunks = bytes.chunks_exact(8);
-    let mut n = 0;
-    for chunk in &mut chunks {
-        // A branch-free test of the eight, then the slow scan only once.
-        if !chunk.iter().fold(true, |all, &b| all & printable(b)) {
-            break;
-        }
-        n += 8;
+pub(crate) fn plain_len(bytes: &[u8], quotes: bool) -> usize {
+    let n = bytes.len();
+    if n < 8 {
+        let mask = not_plain(short_word(bytes), quotes);
+        return if mask == 0 {
+            n
+        } else {
+            (mask.trailing_zeros() / 8) as usize
+        };
     }
-    n + bytes[n..]
-        .iter()
-        .position(|&b| !printable(b))
-        .unwrap_or(bytes.len() - n)
+    let mut chunks = bytes.chunks_exact(8);
+    let mut at = 0;
+    for chunk in &mut chunks {
+        let mut word = [0; 8];
+        word.copy_from_slice(chunk);
+        let mask = not_plain(u64::from_le_bytes(word), quotes);
+        if mask != 0 {
+            return at + (mask.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    if chunks.remainder().is_empty() {
+        return n;
+    }
+    // The last eight bytes, overlapping plain ones already seen.
+    let last = bytes.last_chunk::<8>().copied().unwrap_or([b'a'; 8]);
+    let mask = not_plain(u64::from_le_bytes(last), quotes);
+    if mask == 0 {
+        n
+    } else {
+        n - 8 + (mask.trailing_zeros() / 8) as usize
+    }
+}
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each byte of `word` that is not plain (see
+/// [`plain_len`]), exact up to the first such byte (little-endian: the
+/// lowest set bit); bytes after it may be flagged wrongly (borrows and
+/// carries), which the callers never look at. The tests of
+/// <https://graphics.stanford.edu/~seander/bithacks.html#HasLessInWord>.
+#[inline]
+fn not_plain(word: u64, quotes: bool) -> u64 {
+    let below = word.wrapping_sub(ONES * 0x20) & !word;
+    let above = word.wrapping_add(ONES) | word;
+    let mut mask = below | above;
+    if quotes {
+        let q = word ^ (ONES * u64::from(b'"'));
+        let b = word ^ (ONES * u64::from(b'\\'));
+        mask |= q.wrapping_sub(ONES) & !q | b.wrapping_sub(ONES) & !b;
+    }
+    mask & HIGH
+}
+
+/// Appends `bytes`; fewer than eight with one 8-byte store cut to length
+/// instead of a call to `memcpy`.
+#[inline]
+pub(crate) fn append(bytes: &[u8], out: &mut Vec<u8>) {
+    if bytes.len() < 8 {
+        let at = out.len();
+        out.extend_from_slice(&short_word(bytes).to_le_bytes());
+        out.truncate(at + bytes.len());
+    } else {
+        out.extend_from_slice(bytes);
+    }
+}
+
+/// Fewer than eight bytes as the low bytes of a word, in order, padded
+/// with `a`: two overlapping 4-byte loads, or three single bytes.
+#[inline]
+fn short_word(bytes: &[u8]) -> u64 {
+    const PAD: u64 = 0x6161_6161_6161_6161;
+    let n = bytes.len();
+    match (bytes.first_chunk::<4>(), bytes.last_chunk::<4>()) {
+        (Some(first), Some(last)) if n < 8 => {
+            let (lo, hi) = (u32::from_le_bytes(*first), u32::from_le_bytes(*last));
+            // `hi` less the bytes `lo` has: the bytes from 4 on.
+            let tail = u64::from(hi) >> (8 * (8 - n));
+            u64::from(lo) | tail << 32 | PAD << (8 * n)
+        }
+        _ => match bytes {
+            [] => PAD,
+            [a, rest @ ..] if n < 4 => {
+                let (mid, last) = (bytes[n / 2], rest.last().unwrap_or(a));
+                u64::from(*a) | u64::from(mid) << 8 | u64::from(*last) << 16 | PAD << 24
+            }
+            _ => PAD,
+        },
+    }
 }
 
 /// Length of the UTF-8 sequence the lead byte announces, clamped to what is
@@ -539,10 +615,20 @@ mod tests {
             for len in [input.len(), input.len() / 2, input.len().saturating_sub(1)] {
                 for from in 0..len.min(9) {
                     let s = &input[from..len];
-                    assert_eq!(plain_len(s, |_| true), byte_scan(s, &|_| true), "{s:?}");
-                    assert_eq!(plain_len(s, unquoted), byte_scan(s, &unquoted), "{s:?}");
+                    assert_eq!(plain_len(s, false), byte_scan(s, &|_| true), "{s:?}");
+                    assert_eq!(plain_len(s, true), byte_scan(s, &unquoted), "{s:?}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn append_copies_every_length() {
+        let text: Vec<u8> = (0u8..20).map(|i| b'A' + i).collect();
+        for len in 0..text.len() {
+            let mut out = b"x".to_vec();
+            append(&text[..len], &mut out);
+            assert_eq!(out[1..], text[..len]);
         }
     }
 

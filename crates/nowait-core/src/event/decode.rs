@@ -377,6 +377,14 @@ impl<'a> Reader<'a> {
             T_F64 => Value::F64(f64::from_bits(self.u64()?)),
             T_BOOL => Value::Bool(self.u8()? != 0),
             T_CHAR => Value::Char(char::from_u32(self.u32()?).unwrap_or('\u{fffd}')),
+            // A message without arguments (most) needs no call.
+            T_ARGS if allow_args && self.0.first() == Some(&0) => {
+                self.0 = &self.0[1..];
+                Value::Args(Args {
+                    count: 0,
+                    bytes: &[],
+                })
+            }
             T_ARGS if allow_args => self.args()?,
             _ => return None,
         })

@@ -1,9 +1,12 @@
 //! JSON lines.
 
 use super::{
-    copy_into, is_message, message_with, system_nanos, Clock, Location, Options, Resolved, Timer,
+    copy_into, is_message, message_with, system_nanos, Clock, KnownSites, Location, Options, Piece,
+    Resolved, Timer,
 };
-use crate::event::{decode_field_name, Event, Item, SiteCache, ThreadCache, Value};
+use crate::event::{
+    decode_field_name, Callsite, Event, FieldName, Item, SiteCache, ThreadCache, Value,
+};
 use crate::record::{kind, plain_len, Format, MakeFormat, Notice, Record, SinkInfo};
 use crate::Level;
 
@@ -335,6 +338,9 @@ impl MakeFormat for Json {
                 vals: Vec::new(),
                 sorted: Vec::new(),
                 raw: Vec::new(),
+                known: KnownSites::default(),
+                #[cfg(test)]
+                uncached: false,
             }),
         }
     }
@@ -511,7 +517,7 @@ pub(crate) fn json_str(bytes: &[u8], out: &mut Vec<u8>) {
     out.push(b'"');
     let mut rest = bytes;
     loop {
-        let plain = plain_len(rest, |b| b != b'"' && b != b'\\');
+        let plain = plain_len(rest, true);
         out.extend_from_slice(&rest[..plain]);
         rest = &rest[plain..];
         let Some(&b) = rest.first() else { break };
@@ -608,6 +614,50 @@ struct FmtJson {
     sorted: Vec<(usize, usize, usize)>,
     /// A deferred message's text before escaping.
     raw: Vec<u8>,
+    /// Per call site, what the line shows of it, rendered once.
+    known: KnownSites<JsonSite>,
+    /// Tests only: render the call site's part with each event, as the
+    /// reference the cache is compared with.
+    #[cfg(test)]
+    uncached: bool,
+}
+
+/// What a line in the `tracing-subscriber` schema shows of a call site,
+/// rendered (escaped) once per call site instead of once per event.
+#[derive(Debug)]
+struct JsonSite {
+    /// The target as a JSON string.
+    target: Piece,
+    /// Each field's `"name":`.
+    names: Vec<Piece>,
+    /// The message format as a JSON string, if it has no placeholders:
+    /// what an event without arguments shows as its message.
+    literal: Option<Piece>,
+}
+
+impl JsonSite {
+    #[cold]
+    fn new(site: &Callsite) -> JsonSite {
+        let json = |text: &str, colon: bool| {
+            let mut out = Vec::new();
+            json_str(text.as_bytes(), &mut out);
+            if colon {
+                out.push(b':');
+            }
+            Piece::new(&out)
+        };
+        JsonSite {
+            target: json(site.target(), false),
+            names: (0..)
+                .map_while(|i| site.field(i))
+                .map(|name| json(name, true))
+                .collect(),
+            literal: site
+                .pieces()
+                .and_then(|p| p.literal())
+                .map(|text| json(text, false)),
+        }
+    }
 }
 
 /// Appends `,` unless `out` has nothing after `start` (the `{`), then
@@ -757,6 +807,20 @@ impl FmtJson {
             return;
         };
         let site = event.site().and_then(|k| self.sites.get(k.get()));
+        #[cfg(test)]
+        let site_for_cache = site.as_ref().filter(|_| !self.uncached);
+        #[cfg(not(test))]
+        let site_for_cache = site.as_ref();
+        let known = match site_for_cache {
+            Some(s) => {
+                let key = event.site().map_or(0, |k| k.get());
+                Some(match self.known.find(key) {
+                    Some(i) => i,
+                    None => self.known.add(key, JsonSite::new(s)),
+                })
+            }
+            None => None,
+        };
         let ev = Resolved { site, event };
         let start = self.head(event.time_nanos(), record.level(), out);
 
@@ -767,6 +831,11 @@ impl FmtJson {
         for item in event.items() {
             match item {
                 Item::Field { name, value } => {
+                    let known = known.map(|i| &self.known.texts[i]);
+                    let name_text = match (name, known) {
+                        (FieldName::Index(j), Some(k)) => k.names.get(j),
+                        _ => None,
+                    };
                     let name = ev.name_of(name);
                     if at.take(ev.site.is_some(), name, value) {
                         continue;
@@ -775,15 +844,25 @@ impl FmtJson {
                     if !fields.is_empty() {
                         fields.push(b',');
                     }
-                    json_str(name.as_bytes(), fields);
-                    fields.push(b':');
-                    fmt_value(
-                        value,
-                        ev.site.as_ref(),
-                        &mut self.scratch,
-                        &mut self.raw,
-                        fields,
-                    );
+                    match name_text {
+                        Some(text) => text.append_to(fields),
+                        None => {
+                            json_str(name.as_bytes(), fields);
+                            fields.push(b':');
+                        }
+                    }
+                    match (value, known.and_then(|k| k.literal.as_ref())) {
+                        (Value::Args(args), Some(literal)) if args.is_empty() => {
+                            literal.append_to(fields);
+                        }
+                        _ => fmt_value(
+                            value,
+                            ev.site.as_ref(),
+                            &mut self.scratch,
+                            &mut self.raw,
+                            fields,
+                        ),
+                    }
                 }
                 Item::Malformed => {
                     if !self.fields.is_empty() {
@@ -806,7 +885,10 @@ impl FmtJson {
         let o = self.json.options;
         if o.target {
             key(out, start, "target");
-            json_str(ev.target(), out);
+            match known {
+                Some(i) => self.known.texts[i].target.append_to(out),
+                None => json_str(ev.target(), out),
+            }
         }
         let at = at.of(ev.site.as_deref());
         if let Some(file) = at.file.filter(|_| o.file) {
@@ -892,7 +974,113 @@ impl Format for FmtJson {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::event::{register_callsite, EventBuf, SiteKey};
     use std::io::Write as _;
+
+    static SITE: u8 = 0;
+    static LITERAL: u8 = 0;
+    static SPAN: u8 = 0;
+
+    /// The call site's part of the line rendered once (target, `"name":`,
+    /// a message format without placeholders) gives the bytes of
+    /// rendering it with each event, on random event shapes, with and
+    /// without flattening, file and line.
+    #[test]
+    fn site_cache_matches_rendering_each_time() {
+        let fields = vec!["message", "rows", "ta\"ble", "ratio"];
+        let key = SiteKey::of(&SITE);
+        register_callsite(
+            key,
+            Callsite::new(Level::Info, "app::db\u{2028}", "event")
+                .fields(fields.clone())
+                .location(Some("app::db"), Some("src/db.rs"), Some(42))
+                .message_format("took {} ms"),
+        );
+        let literal = SiteKey::of(&LITERAL);
+        register_callsite(
+            literal,
+            Callsite::new(Level::Info, "app", "event")
+                .fields(fields)
+                .message_format("done \"now\"\n"),
+        );
+        register_callsite(
+            SiteKey::of(&SPAN),
+            Callsite::new(Level::Info, "app", "conn").fields(vec!["peer"]),
+        );
+        let jsons = [
+            Json::new(),
+            Json::new()
+                .flatten_event(true)
+                .with_file(true)
+                .with_line_number(true),
+        ];
+        let mut state = 0x853c_49e6_748f_ea9bu64;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for _ in 0..2000 {
+            let mut buf = EventBuf::new();
+            let site = if next(2) == 0 { key } else { literal };
+            buf.begin_at(1_795_392_000_000_001_000 + next(5_000_000_000), site);
+            for _ in 0..next(7) {
+                match next(11) {
+                    0 => {
+                        buf.begin_span(SiteKey::of(&SPAN));
+                        buf.str(FieldName::Index(0), "10.0.0.7");
+                        buf.end_span();
+                    }
+                    1 => buf.str(FieldName::Index(0), "plain message"),
+                    2 => {
+                        buf.args(FieldName::Index(0), 1);
+                        buf.arg_f64(1.5);
+                    }
+                    3 => buf.args(FieldName::Index(0), 0),
+                    4 => buf.u64(FieldName::Index(1), next(1000)),
+                    5 => buf.str(FieldName::Index(2), "us\"ers"),
+                    6 => buf.f64(FieldName::Index(3), next(1000) as f64 / 7.0),
+                    7 => buf.i64(FieldName::Index(4), -1),
+                    8 => buf.bool(FieldName::Inline("ok"), true),
+                    9 => buf.u64(FieldName::Inline("message"), 7),
+                    _ => buf
+                        .rendered(FieldName::Index(1), format_args!("a\nb"))
+                        .unwrap(),
+                }
+            }
+            let mut payload = buf.as_bytes().to_vec();
+            if next(10) == 0 {
+                payload.push(0xFF);
+            }
+            let record = Record::new(Level::Warn, kind::EVENT, &payload);
+            for json in &jsons {
+                let mut cached = json.make_format(&SinkInfo::new("test", false));
+                let mut reference = FmtJson {
+                    json: *json,
+                    clock: Clock::new(json.options.timer),
+                    sites: SiteCache::default(),
+                    threads: ThreadCache::default(),
+                    scratch: Default::default(),
+                    fields: Vec::new(),
+                    spans: Vec::new(),
+                    span: Vec::new(),
+                    vals: Vec::new(),
+                    sorted: Vec::new(),
+                    raw: Vec::new(),
+                    known: KnownSites::default(),
+                    uncached: true,
+                };
+                let (mut a, mut b) = (Vec::new(), Vec::new());
+                // Twice: the first event fills the cache, the second uses it.
+                for _ in 0..2 {
+                    cached.format(&record, &mut a);
+                    reference.format(&record, &mut b);
+                }
+                assert_eq!(String::from_utf8_lossy(&a), String::from_utf8_lossy(&b));
+            }
+        }
+    }
 
     /// The character-by-character version that `json_str` replaced.
     fn json_str_reference(bytes: &[u8], out: &mut Vec<u8>) {

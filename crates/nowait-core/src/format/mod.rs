@@ -10,9 +10,11 @@ pub(crate) use syslog::Framing;
 pub use syslog::{Facility, Syslog};
 pub use text::Text;
 
+use std::collections::HashMap;
+use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
-use crate::event::{Callsite, Event, Value};
+use crate::event::{Callsite, Event, KeyHasher, Value};
 use crate::record::escape_into;
 use crate::{floatfmt, timefmt};
 
@@ -99,8 +101,10 @@ pub(crate) struct Clock {
     /// For [`Timer::Uptime`]: when the format was made, in ns since the
     /// epoch.
     start: u64,
+    /// The second (since the epoch) that `prefix` shows.
     second: Option<u64>,
-    prefix: Vec<u8>,
+    /// `YYYY-MM-DDTHH:MM:SS` of `second`.
+    prefix: [u8; 19],
     /// For `Timer::Local`: `+HH:MM` for `second`.
     #[cfg(feature = "local-time")]
     offset: Vec<u8>,
@@ -123,11 +127,7 @@ impl Clock {
     /// Appends the time `nanos` (since the epoch) as the timer prints it.
     pub(crate) fn write(&mut self, nanos: u64, out: &mut Vec<u8>) {
         match self.timer {
-            Timer::Utc => {
-                self.date_time(nanos, 0, out);
-                write_fraction(nanos, 6, out);
-                out.push(b'Z');
-            }
+            Timer::Utc => out.extend_from_slice(&self.utc(nanos)),
             Timer::Uptime => {
                 let e = nanos.saturating_sub(self.start);
                 let mut buf = itoa::Buffer::new();
@@ -147,18 +147,58 @@ impl Clock {
         }
     }
 
+    /// Whether the timer is [`Timer::Utc`] (whose stamps [`Clock::utc`]
+    /// gives).
+    pub(crate) fn is_utc(&self) -> bool {
+        self.timer == Timer::Utc
+    }
+
+    /// `nanos` as [`Timer::Utc`] prints it, `YYYY-MM-DDTHH:MM:SS.ffffffZ`:
+    /// the cached date and time of day, and the microseconds.
+    pub(crate) fn utc(&mut self, nanos: u64) -> [u8; 27] {
+        let (prefix, tail) = self.utc_parts(nanos);
+        let mut stamp = [0u8; 27];
+        stamp[..19].copy_from_slice(prefix);
+        stamp[19..].copy_from_slice(&tail.to_le_bytes());
+        stamp
+    }
+
+    /// [`Clock::utc`] in two parts: `YYYY-MM-DDTHH:MM:SS`, and `.ffffffZ`
+    /// as the bytes of a `u64` (computed in a register, stored at once).
+    #[inline]
+    pub(crate) fn utc_parts(&mut self, nanos: u64) -> (&[u8; 19], u64) {
+        self.renew(nanos, 0);
+        let micros = (nanos % 1_000_000_000 / 1_000) as u32;
+        // Six digits: the eight of `eight_digits` less two leading zeros.
+        let digits = eight_digits(micros) >> 16 | 0x0000_3030_3030_3030;
+        let tail = u64::from(b'.') | digits << 8 | u64::from(b'Z') << 56;
+        (&self.prefix, tail)
+    }
+
     /// `YYYY-MM-DDTHH:MM:SS` of `nanos` shifted by `offset` seconds.
+    #[cfg(feature = "local-time")]
     fn date_time(&mut self, nanos: u64, offset: i64, out: &mut Vec<u8>) {
+        self.renew(nanos, offset);
+        out.extend_from_slice(&self.prefix);
+    }
+
+    /// Renders `prefix` for the second of `nanos` (shifted by `offset`
+    /// seconds) unless it holds that second already.
+    fn renew(&mut self, nanos: u64, offset: i64) {
         let second = nanos / 1_000_000_000;
         if self.second != Some(second) {
-            self.prefix.clear();
-            let shifted = (second as i64).saturating_add(offset).max(0) as u64;
-            let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(shifted);
-            timefmt::write_rfc3339_micros(time, &mut self.prefix);
-            self.prefix.truncate(19);
-            self.second = Some(second);
+            self.render_prefix(second, offset);
         }
-        out.extend_from_slice(&self.prefix);
+    }
+
+    #[cold]
+    fn render_prefix(&mut self, second: u64, offset: i64) {
+        let shifted = (second as i64).saturating_add(offset).max(0) as u64;
+        let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(shifted);
+        let mut text = Vec::with_capacity(27);
+        timefmt::write_rfc3339_micros(time, &mut text);
+        self.prefix.copy_from_slice(&text[..19]);
+        self.second = Some(second);
     }
 
     #[cfg(feature = "local-time")]
@@ -334,8 +374,13 @@ pub(crate) fn copy_into(bytes: &[u8], out: &mut Vec<u8>) {
 pub(crate) fn scalar_text(value: Value<'_>, out: &mut Vec<u8>) {
     use std::io::Write as _;
     match value {
-        Value::U64(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
-        Value::I64(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
+        Value::U64(n) => push_u64(n, out),
+        Value::I64(n) => {
+            if n < 0 {
+                out.push(b'-');
+            }
+            push_u64(n.unsigned_abs(), out);
+        }
         Value::F64(x) => floatfmt::write_debug(x, out),
         Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
         Value::Char(c) => {
@@ -346,9 +391,163 @@ pub(crate) fn scalar_text(value: Value<'_>, out: &mut Vec<u8>) {
     }
 }
 
+/// Appends `n` in decimal, eight digits at a time computed in a register
+/// (SWAR) and appended as one 8-byte store, cut to length: no digit
+/// buffer in memory that a wide load would read back.
+#[inline]
+pub(crate) fn push_u64(n: u64, out: &mut Vec<u8>) {
+    if n >= 100_000_000 {
+        return push_u64_long(n, out);
+    }
+    let digits = eight_digits(n as u32);
+    // Leading zeros are the low bytes (the first in memory); keep one
+    // digit for 0.
+    let skip = (digits.trailing_zeros() / 8).min(7);
+    let at = out.len();
+    out.extend_from_slice(&((digits | ASCII_ZEROS) >> (8 * skip)).to_le_bytes());
+    out.truncate(at + 8 - skip as usize);
+}
+
+#[inline(never)]
+fn push_u64_long(n: u64, out: &mut Vec<u8>) {
+    push_u64(n / 100_000_000, out);
+    let low = eight_digits((n % 100_000_000) as u32);
+    out.extend_from_slice(&(low | ASCII_ZEROS).to_le_bytes());
+}
+
+const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
+
+/// The eight decimal digits of `n` (below 10^8, zero-padded) as the bytes
+/// of a `u64`, most significant digit in the lowest byte, each byte the
+/// digit's value (0 to 9): two 4-digit halves, split into pairs, split
+/// into digits, each step by a multiply and shift per lane
+/// (`x * 10486 >> 20` is `x / 100` for `x < 10^4`, `x * 103 >> 10` is
+/// `x / 10` for `x < 100`).
+#[inline]
+fn eight_digits(n: u32) -> u64 {
+    let x = u64::from(n / 10_000) | u64::from(n % 10_000) << 32;
+    let hundreds = ((x * 10_486) >> 20) & 0x0000_007F_0000_007F;
+    let x = hundreds | (x - hundreds * 100) << 16;
+    let tens = ((x * 103) >> 10) & 0x000F_000F_000F_000F;
+    tens | (x - tens * 10) << 8
+}
+
+/// What a format renders once per call site (`T`), found by the call
+/// site's key; the last one found is tried first (events of one call site
+/// tend to come in runs).
+#[derive(Debug)]
+pub(crate) struct KnownSites<T> {
+    /// The key and index of the last site found.
+    last: Option<(u64, usize)>,
+    index: HashMap<u64, usize, BuildHasherDefault<KeyHasher>>,
+    pub(crate) texts: Vec<T>,
+}
+
+impl<T> Default for KnownSites<T> {
+    fn default() -> Self {
+        KnownSites {
+            last: None,
+            index: HashMap::default(),
+            texts: Vec::new(),
+        }
+    }
+}
+
+impl<T> KnownSites<T> {
+    /// The index in `texts` of call site `key`'s, if rendered.
+    #[inline]
+    pub(crate) fn find(&mut self, key: u64) -> Option<usize> {
+        match self.last {
+            Some((last, i)) if last == key => Some(i),
+            _ => {
+                let i = *self.index.get(&key)?;
+                self.last = Some((key, i));
+                Some(i)
+            }
+        }
+    }
+
+    /// Keeps `text` for call site `key`; its index.
+    #[cold]
+    pub(crate) fn add(&mut self, key: u64, text: T) -> usize {
+        self.texts.push(text);
+        let i = self.texts.len() - 1;
+        self.index.insert(key, i);
+        self.last = Some((key, i));
+        i
+    }
+}
+
+/// A short piece of text kept in a fixed array, so that appending it is
+/// one fixed-size copy (cut to length after) rather than a call to
+/// `memcpy`; longer text is kept as it is.
+#[derive(Clone, Debug)]
+pub(crate) enum Piece {
+    Short([u8; 32], usize),
+    Long(Vec<u8>),
+}
+
+impl Piece {
+    pub(crate) fn new(bytes: &[u8]) -> Piece {
+        let mut short = [0; 32];
+        match short.get_mut(..bytes.len()) {
+            Some(head) => {
+                head.copy_from_slice(bytes);
+                Piece::Short(short, bytes.len())
+            }
+            None => Piece::Long(bytes.to_vec()),
+        }
+    }
+
+    #[inline]
+    pub(crate) fn append_to(&self, out: &mut Vec<u8>) {
+        match self {
+            Piece::Short(bytes, len) => {
+                let at = out.len();
+                out.extend_from_slice(bytes);
+                out.truncate(at + len);
+            }
+            Piece::Long(bytes) => out.extend_from_slice(bytes),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn push_u64_matches_display() {
+        let mut cases = vec![0, u64::MAX, u64::MAX - 1];
+        // Around each power of ten, and each length's largest number.
+        for n in (0..20).map(|k| 10u64.pow(k)) {
+            cases.extend([n - 1, n, n + 1, n.wrapping_mul(3), n.wrapping_mul(10) - 1]);
+        }
+        // Every 4-digit group, and steps through the 8-digit range.
+        cases.extend(0..10_000);
+        cases.extend((0..100_000_000).step_by(9_973));
+        cases.extend((0..10_000).map(|k| k * 100_000_000 + 99_999_999));
+        for n in cases {
+            let mut out = b"x".to_vec();
+            push_u64(n, &mut out);
+            assert_eq!(out, format!("x{n}").as_bytes());
+        }
+        let mut out = Vec::new();
+        scalar_text(Value::I64(i64::MIN), &mut out);
+        scalar_text(Value::I64(-7), &mut out);
+        scalar_text(Value::I64(0), &mut out);
+        assert_eq!(out, format!("{}-70", i64::MIN).as_bytes());
+    }
+
+    #[test]
+    fn pieces_append_their_bytes() {
+        for len in [0, 1, 16, 31, 32, 33, 100] {
+            let text: Vec<u8> = (0..len).map(|i| b'a' + (i % 26) as u8).collect();
+            let mut out = b"x".to_vec();
+            Piece::new(&text).append_to(&mut out);
+            assert_eq!(out[1..], text[..]);
+        }
+    }
 
     fn render(timer: Timer, nanos: u64) -> String {
         let mut clock = Clock::new(timer);

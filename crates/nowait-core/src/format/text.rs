@@ -1,15 +1,19 @@
 //! Compact text, close to `tracing-subscriber`'s default format.
 
-use std::collections::HashMap;
-use std::hash::BuildHasherDefault;
 use std::io::Write as _;
+use std::sync::Arc;
 
 use super::{
-    is_message, message_with, scalar_text, system_nanos, thread_width, Clock, Location, Options,
-    Resolved, Timer,
+    is_message, message_with, push_u64, scalar_text, system_nanos, thread_width, Clock, KnownSites,
+    Location, Options, Piece, Resolved, Timer,
 };
-use crate::event::{Callsite, Event, FieldName, Item, KeyHasher, SiteCache, ThreadCache, Value};
-use crate::record::{escape_into, kind, plain_len, Format, MakeFormat, Notice, Record, SinkInfo};
+use crate::event::{
+    Callsite, Event, FieldName, Item, SiteCache, SiteKey, SpanFields, ThreadCache, Value,
+};
+use crate::floatfmt;
+use crate::record::{
+    append, escape_into, kind, plain_len, Format, MakeFormat, Notice, Record, SinkInfo,
+};
 use crate::Level;
 
 /// Text lines in the layout of `tracing-subscriber`'s default format:
@@ -254,10 +258,12 @@ pub(crate) struct TextFormat {
     thread_width: usize,
     clock: Clock,
     scratch: (String, String),
-    /// The fields after the message, rendered during the single pass.
+    /// The fields after the message, rendered during the single pass (for
+    /// events without a known call site), or a span or message that has
+    /// to go before what is already written.
     rest: Vec<u8>,
     /// Per call site, what the line shows of it, rendered once.
-    site_text: HashMap<u64, SiteText, BuildHasherDefault<KeyHasher>>,
+    known: KnownSites<SiteText>,
     /// Tests only: render the call site's part with each event, as the
     /// reference the cache is compared with.
     #[cfg(test)]
@@ -268,10 +274,17 @@ pub(crate) struct TextFormat {
 /// per call site instead of once per event.
 #[derive(Debug)]
 struct SiteText {
+    site: Arc<Callsite>,
     /// Target, file and line, as [`TextFormat::target`] writes them.
-    target: Vec<u8>,
-    /// Each field's `name=`, as [`TextFormat::field`] writes it.
-    names: Vec<Vec<u8>>,
+    target: Piece,
+    /// Each field's ` name=`, as [`TextFormat::field`] writes it after a
+    /// space.
+    names: Vec<Piece>,
+    /// Each field's name is `message`.
+    message: Vec<bool>,
+    /// The message format escaped, if it has no placeholders: what an
+    /// event without arguments shows as its message.
+    literal: Option<Piece>,
 }
 
 impl TextFormat {
@@ -305,6 +318,22 @@ impl TextFormat {
 
     /// Time, level and thread: what comes before the spans.
     fn head(&mut self, nanos: u64, level: Level, thread: Option<u32>, out: &mut Vec<u8>) {
+        if !self.ansi && self.options.level && self.clock.is_utc() && !self.options.needs_thread() {
+            // The default head, `<stamp> <level> `, in three fixed-size
+            // pieces.
+            let (prefix, tail) = self.clock.utc_parts(nanos);
+            out.reserve(34);
+            out.extend_from_slice(prefix);
+            out.extend_from_slice(&tail.to_le_bytes());
+            out.extend_from_slice(match level {
+                Level::Trace => b" TRACE ",
+                Level::Debug => b" DEBUG ",
+                Level::Info => b"  INFO ",
+                Level::Warn => b"  WARN ",
+                Level::Error => b" ERROR ",
+            });
+            return;
+        }
         if self.clock.on() {
             self.paint(out, b"2");
             self.clock.write(nanos, out);
@@ -313,13 +342,7 @@ impl TextFormat {
         }
         if self.options.level {
             self.paint(out, level_colour(level));
-            out.extend_from_slice(match level {
-                Level::Trace => b"TRACE",
-                Level::Debug => b"DEBUG",
-                Level::Info => b" INFO",
-                Level::Warn => b" WARN",
-                Level::Error => b"ERROR",
-            });
+            out.extend_from_slice(level_text(level));
             self.reset(out);
             out.push(b' ');
         }
@@ -400,22 +423,75 @@ impl TextFormat {
 
     /// Renders what the lines of `site`'s events show of it.
     #[cold]
-    fn site_text(&self, site: &Callsite) -> SiteText {
+    fn site_text(&self, site: Arc<Callsite>) -> SiteText {
         let mut target = Vec::new();
         self.target(
             site.target().as_bytes(),
-            Location::default().of(Some(site)),
+            Location::default().of(Some(&site)),
             &mut target,
         );
-        let names = (0..)
-            .map_while(|i| site.field(i))
+        let fields = || (0..).map_while(|i| site.field(i));
+        let names = fields()
             .map(|name| {
-                let mut text = Vec::new();
+                let mut text = vec![b' '];
                 self.field_name(name, &mut text);
-                text
+                Piece::new(&text)
             })
             .collect();
-        SiteText { target, names }
+        let message = fields().map(is_message).collect();
+        let literal = site.pieces().and_then(|p| p.literal()).map(|text| {
+            let mut escaped = Vec::new();
+            escape_into(text.as_bytes(), &mut escaped);
+            Piece::new(&escaped)
+        });
+        SiteText {
+            site,
+            target: Piece::new(&target),
+            names,
+            message,
+            literal,
+        }
+    }
+
+    /// The index in `known.texts` of the call site `key`, rendering its
+    /// text the first time; `None` for events without (registered) call
+    /// site.
+    fn known_site(&mut self, key: u64) -> Option<usize> {
+        #[cfg(test)]
+        if self.uncached {
+            return None;
+        }
+        if let Some(i) = self.known.find(key) {
+            return Some(i);
+        }
+        let site = self.sites.get(key)?;
+        let text = self.site_text(site);
+        Some(self.known.add(key, text))
+    }
+
+    /// An enclosing span: its name and fields, painted.
+    fn span(&mut self, site: SiteKey, fields: SpanFields<'_>, out: &mut Vec<u8>) {
+        let span_site = self.sites.get(site.get());
+        let name = span_site.as_ref().map_or("?", |s| s.name());
+        self.painted(b"1", name.as_bytes(), out);
+        let mut first = true;
+        for f in fields.items() {
+            let Item::Field { name, value } = f else {
+                continue;
+            };
+            if first {
+                self.painted_mark(b"1", b'{', out);
+            } else {
+                out.push(b' ');
+            }
+            first = false;
+            let name = crate::event::decode_field_name(name, span_site.as_ref());
+            self.field(name, value, out);
+        }
+        if !first {
+            self.painted_mark(b"1", b'}', out);
+        }
+        self.painted_mark(b"2", b':', out);
     }
 
     fn event(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
@@ -423,24 +499,109 @@ impl TextFormat {
             out.extend_from_slice(b"<malformed event>\n");
             return;
         };
-        let site = event.site().and_then(|k| self.sites.get(k.get()));
-        let ev = Resolved { site, event };
         self.head(event.time_nanos(), record.level(), event.thread(), out);
-        let key = event.site().map_or(0, |k| k.get());
-        #[cfg(test)]
-        if self.uncached {
-            self.site_text.clear();
+        match event.site().and_then(|k| self.known_site(k.get())) {
+            Some(i) => self.known_event(event, i, out),
+            None => self.other_event(event, out),
         }
-        if let Some(site) = &ev.site {
-            if !self.site_text.contains_key(&key) {
-                let text = self.site_text(site);
-                self.site_text.insert(key, text);
+    }
+
+    /// The rest of the line (after the head) of an event whose call site
+    /// has its [`SiteText`] at `i`: written straight into `out` in one
+    /// pass. The message goes right after the target, where front ends put
+    /// it first anyway; when it comes after other fields, or a span after
+    /// fields, it is moved into place.
+    fn known_event(&mut self, event: Event<'_>, i: usize, out: &mut Vec<u8>) {
+        // Where the spans end, and where the target ends (once written).
+        let mut spans_end = out.len();
+        let mut body: Option<usize> = None;
+        let mut any_span = false;
+        let mut message_seen = false;
+        for item in event.items() {
+            match item {
+                Item::Span { site, fields } => {
+                    match body {
+                        None => {
+                            self.span(site, fields, out);
+                            spans_end = out.len();
+                        }
+                        Some(at) => {
+                            let mut late = std::mem::take(&mut self.rest);
+                            late.clear();
+                            self.span(site, fields, &mut late);
+                            let len = late.len();
+                            if !any_span {
+                                late.push(b' ');
+                            }
+                            out.splice(spans_end..spans_end, late.iter().copied());
+                            spans_end += len;
+                            body = Some(at + late.len());
+                            self.rest = late;
+                        }
+                    }
+                    any_span = true;
+                }
+                Item::Field { name, value } => {
+                    let text = &self.known.texts[i];
+                    let at = match body {
+                        Some(at) => at,
+                        None => *body.insert(open_body(any_span, &text.target, out)),
+                    };
+                    let (is_msg, known) = match name {
+                        FieldName::Index(j) => (
+                            text.message.get(j).copied().unwrap_or(false),
+                            text.names.get(j),
+                        ),
+                        FieldName::Inline(name) => (is_message(name), None),
+                    };
+                    if is_msg && !message_seen {
+                        message_seen = true;
+                        if out.len() == at {
+                            message(value, text, out, &mut self.scratch);
+                        } else {
+                            let mut msg = std::mem::take(&mut self.rest);
+                            msg.clear();
+                            message(value, text, &mut msg, &mut self.scratch);
+                            out.splice(at..at, msg.iter().copied());
+                            self.rest = msg;
+                        }
+                        continue;
+                    }
+                    match known {
+                        Some(known) => known.append_to(out),
+                        None => {
+                            out.push(b' ');
+                            let name = crate::event::decode_field_name(name, Some(&text.site));
+                            self.field_name(name, out);
+                        }
+                    }
+                    field_value(value, out);
+                }
+                Item::Malformed => {
+                    if body.is_none() {
+                        let target = &self.known.texts[i].target;
+                        body = Some(open_body(any_span, target, out));
+                    }
+                    out.extend_from_slice(b" <malformed>");
+                }
             }
         }
-        let site_text = self.site_text.get(&key).filter(|_| ev.site.is_some());
-        #[cfg(test)]
-        let site_text = site_text.filter(|_| !self.uncached);
+        let at = match body {
+            Some(at) => at,
+            None => open_body(any_span, &self.known.texts[i].target, out),
+        };
+        // Without a message the fields' leading space goes.
+        if !message_seen && out.len() > at {
+            out.remove(at);
+        }
+        out.push(b'\n');
+    }
 
+    /// The rest of the line of an event without a known call site: its
+    /// target and location may come from its fields.
+    fn other_event(&mut self, event: Event<'_>, out: &mut Vec<u8>) {
+        let site = event.site().and_then(|k| self.sites.get(k.get()));
+        let ev = Resolved { site, event };
         // One pass over the items: spans (they come first) go straight to
         // the line, the message is kept aside, the other fields go to
         // `rest`, each with a leading space.
@@ -452,28 +613,8 @@ impl TextFormat {
         for item in event.items() {
             match item {
                 Item::Span { site, fields } => {
-                    let span_site = self.sites.get(site.get());
                     any_span = true;
-                    let name = span_site.as_ref().map_or("?", |s| s.name());
-                    self.painted(b"1", name.as_bytes(), out);
-                    let mut first = true;
-                    for f in fields.items() {
-                        let Item::Field { name, value } = f else {
-                            continue;
-                        };
-                        if first {
-                            self.painted_mark(b"1", b'{', out);
-                        } else {
-                            out.push(b' ');
-                        }
-                        first = false;
-                        let name = crate::event::decode_field_name(name, span_site.as_ref());
-                        self.field(name, value, out);
-                    }
-                    if !first {
-                        self.painted_mark(b"1", b'}', out);
-                    }
-                    self.painted_mark(b"2", b':', out);
+                    self.span(site, fields, out);
                 }
                 Item::Field { name: field, value } => {
                     let name = ev.name_of(field);
@@ -485,15 +626,7 @@ impl TextFormat {
                         continue;
                     }
                     rest.push(b' ');
-                    let known = match (field, site_text) {
-                        (FieldName::Index(i), Some(st)) => st.names.get(i),
-                        _ => None,
-                    };
-                    match known {
-                        Some(text) => rest.extend_from_slice(text),
-                        None => self.field_name(name, &mut rest),
-                    }
-                    field_value(value, &mut rest);
+                    self.field(name, value, &mut rest);
                 }
                 Item::Malformed => rest.extend_from_slice(b" <malformed>"),
             }
@@ -501,10 +634,7 @@ impl TextFormat {
         if any_span {
             out.push(b' ');
         }
-        match site_text {
-            Some(st) => out.extend_from_slice(&st.target),
-            None => self.target(ev.target(), at.of(ev.site.as_deref()), out),
-        }
+        self.target(ev.target(), at.of(ev.site.as_deref()), out);
         match message {
             Some(value) => {
                 message_with(value, ev.site.as_ref(), out, &mut self.scratch, escape_into);
@@ -517,10 +647,33 @@ impl TextFormat {
     }
 }
 
-/// A field's value: strings quoted, the rest as `Debug` prints them.
+/// Writes what comes between the spans and the fields (a space after the
+/// spans, then target, file and line); where the message goes.
+fn open_body(any_span: bool, target: &Piece, out: &mut Vec<u8>) -> usize {
+    if any_span {
+        out.push(b' ');
+    }
+    target.append_to(out);
+    out.len()
+}
+
+/// An event's message, its format's escaped text if it has no
+/// placeholders and the event no arguments.
+fn message(value: Value<'_>, text: &SiteText, out: &mut Vec<u8>, scratch: &mut (String, String)) {
+    match (value, &text.literal) {
+        (Value::Args(args), Some(literal)) if args.is_empty() => literal.append_to(out),
+        _ => message_with(value, Some(&text.site), out, scratch, escape_into),
+    }
+}
+
+/// A field's value: strings quoted, the rest as `Debug` prints them (the
+/// common kinds here, inlined into the caller's loop).
+#[inline(always)]
 fn field_value(value: Value<'_>, out: &mut Vec<u8>) {
     match value {
         Value::Str(s) => quoted(s, out),
+        Value::U64(n) => push_u64(n, out),
+        Value::F64(x) => floatfmt::write_debug(x, out),
         other => scalar_text(other, out),
     }
 }
@@ -528,12 +681,23 @@ fn field_value(value: Value<'_>, out: &mut Vec<u8>) {
 /// A string value quoted and escaped exactly as `Debug` does (what
 /// `tracing-subscriber` prints), with a fast path for plain ASCII.
 fn quoted(s: &[u8], out: &mut Vec<u8>) {
-    if plain_len(s, |b| b != b'"' && b != b'\\') == s.len() {
+    if plain_len(s, true) == s.len() {
         out.push(b'"');
-        out.extend_from_slice(s);
+        append(s, out);
         out.push(b'"');
     } else {
         let _ = write!(out, "{:?}", String::from_utf8_lossy(s));
+    }
+}
+
+/// The level padded to five columns.
+fn level_text(level: Level) -> &'static [u8; 5] {
+    match level {
+        Level::Trace => b"TRACE",
+        Level::Debug => b"DEBUG",
+        Level::Info => b" INFO",
+        Level::Warn => b" WARN",
+        Level::Error => b"ERROR",
     }
 }
 
@@ -577,13 +741,15 @@ mod tests {
     use crate::event::{register_callsite, EventBuf, SiteKey};
 
     static SITE: u8 = 0;
+    static LITERAL: u8 = 0;
     static SPAN: u8 = 0;
 
     /// The call site's part of the line rendered once (target, file,
     /// line, `name=`) gives the bytes of rendering it with each event, on
     /// random event shapes: spans, the message anywhere or missing, fields
-    /// by index (one past the call site's names too) and inline, every
-    /// kind of value, a malformed tail; plain, and with colours, file and
+    /// by index (one past the call site's names too) and inline (`message`
+    /// too), every kind of value, a malformed tail, a message format with
+    /// placeholders and one without; plain, and with colours, file and
     /// line, and without target.
     #[test]
     fn site_text_cache_matches_rendering_each_time() {
@@ -594,6 +760,13 @@ mod tests {
                 .fields(vec!["message", "rows", "ta\nble", "ratio"])
                 .location(Some("app::db"), Some("src/db.rs"), Some(42))
                 .message_format("took {} ms"),
+        );
+        let literal = SiteKey::of(&LITERAL);
+        register_callsite(
+            literal,
+            Callsite::new(Level::Info, "app", "event")
+                .fields(vec!["message", "rows", "ta\nble", "ratio"])
+                .message_format("done\u{2028}"),
         );
         register_callsite(
             SiteKey::of(&SPAN),
@@ -616,12 +789,14 @@ mod tests {
         };
         for _ in 0..2000 {
             let mut buf = EventBuf::new();
-            buf.begin_at(1_795_392_000_000_001_000 + next(5_000_000_000), key);
+            let site = if next(2) == 0 { key } else { literal };
+            buf.begin_at(1_795_392_000_000_001_000 + next(5_000_000_000), site);
             for _ in 0..next(7) {
-                match next(10) {
+                match next(12) {
                     0 => {
                         buf.begin_span(SiteKey::of(&SPAN));
-                        buf.str(FieldName::Index(0), "10.0.0.7");
+                        let peer = ["10.0.0.7", "10.0.0.8"][next(2) as usize];
+                        buf.str(FieldName::Index(0), peer);
                         buf.end_span();
                     }
                     1 => buf.str(FieldName::Index(0), "plain message"),
@@ -635,6 +810,8 @@ mod tests {
                     6 => buf.i64(FieldName::Index(4), -1),
                     7 => buf.bool(FieldName::Inline("ok"), true),
                     8 => buf.char(FieldName::Inline("rows"), '\u{1b}'),
+                    9 => buf.args(FieldName::Index(0), 0),
+                    10 => buf.u64(FieldName::Inline("message"), 7),
                     _ => buf
                         .rendered(FieldName::Index(1), format_args!("a\nb"))
                         .unwrap(),
