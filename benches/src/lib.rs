@@ -117,14 +117,27 @@ pub fn null_logger() -> (nowait::Logger, nowait::Guard) {
 /// ```
 pub fn issue11_macro_events(n: usize) {
     for i in 0..n {
-        let path = ISSUE11_PATHS[i % 3];
-        nowait::info!(
-            id = i as u64,
-            path = path,
-            secs = i as f64 * 0.001_37,
-            "request done"
-        );
+        issue11_macro_event(i);
     }
+}
+
+/// Event number `i` of [`issue11_macro_events`], alone (for callers that
+/// time or space each call).
+///
+/// # Examples
+///
+/// ```
+/// nowait_benches::issue11_macro_event(7); // no global logger: a no-op
+/// ```
+#[inline]
+pub fn issue11_macro_event(i: usize) {
+    let path = ISSUE11_PATHS[i % 3];
+    nowait::info!(
+        id = i as u64,
+        path = path,
+        secs = i as f64 * 0.001_37,
+        "request done"
+    );
 }
 
 /// [`issue11_macro_events`]' event through `tracing` (whichever subscriber
@@ -137,14 +150,26 @@ pub fn issue11_macro_events(n: usize) {
 /// ```
 pub fn issue11_tracing_events(n: usize) {
     for i in 0..n {
-        let path = ISSUE11_PATHS[i % 3];
-        tracing::info!(
-            id = i as u64,
-            path,
-            secs = i as f64 * 0.001_37,
-            "request done"
-        );
+        issue11_tracing_event(i);
     }
+}
+
+/// Event number `i` of [`issue11_tracing_events`], alone.
+///
+/// # Examples
+///
+/// ```
+/// nowait_benches::issue11_tracing_event(7); // no subscriber: a no-op
+/// ```
+#[inline]
+pub fn issue11_tracing_event(i: usize) {
+    let path = ISSUE11_PATHS[i % 3];
+    tracing::info!(
+        id = i as u64,
+        path,
+        secs = i as f64 * 0.001_37,
+        "request done"
+    );
 }
 
 const ISSUE11_PATHS: [&str; 3] = ["/api/v1/items", "/health", "/login"];

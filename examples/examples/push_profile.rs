@@ -22,8 +22,10 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use nowait::{Builder, FullPolicy, Sink};
+use nowait_benches::{issue11_macro_event, issue11_tracing_event};
 use tracing_subscriber::prelude::*;
 
+/// URIs of the `--spans` requests.
 const PATHS: [&str; 3] = ["/index.html", "/api/v1/users", "/static/app.js"];
 
 /// HTTP/1.1 as tower-http's `TraceLayer` records it (`?request.version()`).
@@ -67,15 +69,7 @@ fn idle(ms: u64) {
         .build()
         .expect("logger");
     nowait::set_global(logger).expect("global logger");
-    let call = |i: usize| {
-        let path = PATHS[i % 3];
-        nowait::info!(
-            id = i as u64,
-            path = path,
-            secs = i as f64 * 0.001_37,
-            "request done"
-        );
-    };
+    let call = issue11_macro_event;
     for i in 0..1000 {
         call(i);
     }
@@ -160,30 +154,14 @@ fn main() {
                 );
             })
         } else {
-            timed(n, spacing, |i| {
-                let path = PATHS[i % 3];
-                tracing::info!(
-                    id = i as u64,
-                    path,
-                    secs = i as f64 * 0.001_37,
-                    "request done"
-                );
-            })
+            timed(n, spacing, issue11_tracing_event)
         };
         drop(guard);
         (inside, logger.stats())
     } else {
         let (logger, guard) = builder.build().expect("logger");
         nowait::set_global(logger.clone()).expect("global logger");
-        let inside = timed(n, spacing, |i| {
-            let path = PATHS[i % 3];
-            nowait::info!(
-                id = i as u64,
-                path = path,
-                secs = i as f64 * 0.001_37,
-                "request done"
-            );
-        });
+        let inside = timed(n, spacing, issue11_macro_event);
         drop(guard);
         (inside, logger.stats())
     };

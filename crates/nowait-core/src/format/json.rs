@@ -326,22 +326,7 @@ impl MakeFormat for Json {
     fn make_format(&self, _sink: &SinkInfo) -> Box<dyn Format> {
         match self.schema {
             JsonSchema::Nowait => Box::<JsonFormat>::default(),
-            JsonSchema::TracingSubscriber => Box::new(FmtJson {
-                json: *self,
-                clock: Clock::new(self.options.timer),
-                sites: SiteCache::default(),
-                threads: ThreadCache::default(),
-                scratch: Default::default(),
-                fields: Vec::new(),
-                spans: Vec::new(),
-                span: Vec::new(),
-                vals: Vec::new(),
-                sorted: Vec::new(),
-                raw: Vec::new(),
-                known: KnownSites::default(),
-                #[cfg(test)]
-                uncached: false,
-            }),
+            JsonSchema::TracingSubscriber => Box::new(FmtJson::new(*self)),
         }
     }
 
@@ -620,6 +605,27 @@ struct FmtJson {
     /// reference the cache is compared with.
     #[cfg(test)]
     uncached: bool,
+}
+
+impl FmtJson {
+    fn new(json: Json) -> FmtJson {
+        FmtJson {
+            json,
+            clock: Clock::new(json.options.timer),
+            sites: SiteCache::default(),
+            threads: ThreadCache::default(),
+            scratch: Default::default(),
+            fields: Vec::new(),
+            spans: Vec::new(),
+            span: Vec::new(),
+            vals: Vec::new(),
+            sorted: Vec::new(),
+            raw: Vec::new(),
+            known: KnownSites::default(),
+            #[cfg(test)]
+            uncached: false,
+        }
+    }
 }
 
 /// What a line in the `tracing-subscriber` schema shows of a call site,
@@ -1014,13 +1020,7 @@ mod tests {
                 .with_file(true)
                 .with_line_number(true),
         ];
-        let mut state = 0x853c_49e6_748f_ea9bu64;
-        let mut next = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = crate::format::test_rng();
         for _ in 0..2000 {
             let mut buf = EventBuf::new();
             let site = if next(2) == 0 { key } else { literal };
@@ -1057,19 +1057,8 @@ mod tests {
             for json in &jsons {
                 let mut cached = json.make_format(&SinkInfo::new("test", false));
                 let mut reference = FmtJson {
-                    json: *json,
-                    clock: Clock::new(json.options.timer),
-                    sites: SiteCache::default(),
-                    threads: ThreadCache::default(),
-                    scratch: Default::default(),
-                    fields: Vec::new(),
-                    spans: Vec::new(),
-                    span: Vec::new(),
-                    vals: Vec::new(),
-                    sorted: Vec::new(),
-                    raw: Vec::new(),
-                    known: KnownSites::default(),
                     uncached: true,
+                    ..FmtJson::new(*json)
                 };
                 let (mut a, mut b) = (Vec::new(), Vec::new());
                 // Twice: the first event fills the cache, the second uses it.

@@ -512,6 +512,18 @@ impl Piece {
     }
 }
 
+/// Tests only: a seeded xorshift generator; `next(n)` is in `0..n`.
+#[cfg(test)]
+fn test_rng() -> impl FnMut(u64) -> u64 {
+    let mut state = 0x853c_49e6_748f_ea9bu64;
+    move |n: u64| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state % n
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

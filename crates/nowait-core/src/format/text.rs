@@ -780,13 +780,7 @@ mod tests {
                 .with_line_number(true),
             Text::new().with_target(false).with_line_number(true),
         ];
-        let mut state = 0x853c_49e6_748f_ea9bu64;
-        let mut next = move |n: u64| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state % n
-        };
+        let mut next = crate::format::test_rng();
         for _ in 0..2000 {
             let mut buf = EventBuf::new();
             let site = if next(2) == 0 { key } else { literal };
