@@ -980,7 +980,7 @@ impl Format for FmtJson {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::event::{register_callsite, EventBuf, SiteKey};
+    use crate::event::{register_callsite, SiteKey};
     use std::io::Write as _;
 
     static SITE: u8 = 0;
@@ -1022,37 +1022,8 @@ mod tests {
         ];
         let mut next = crate::format::test_rng();
         for _ in 0..2000 {
-            let mut buf = EventBuf::new();
-            let site = if next(2) == 0 { key } else { literal };
-            buf.begin_at(1_795_392_000_000_001_000 + next(5_000_000_000), site);
-            for _ in 0..next(7) {
-                match next(11) {
-                    0 => {
-                        buf.begin_span(SiteKey::of(&SPAN));
-                        buf.str(FieldName::Index(0), "10.0.0.7");
-                        buf.end_span();
-                    }
-                    1 => buf.str(FieldName::Index(0), "plain message"),
-                    2 => {
-                        buf.args(FieldName::Index(0), 1);
-                        buf.arg_f64(1.5);
-                    }
-                    3 => buf.args(FieldName::Index(0), 0),
-                    4 => buf.u64(FieldName::Index(1), next(1000)),
-                    5 => buf.str(FieldName::Index(2), "us\"ers"),
-                    6 => buf.f64(FieldName::Index(3), next(1000) as f64 / 7.0),
-                    7 => buf.i64(FieldName::Index(4), -1),
-                    8 => buf.bool(FieldName::Inline("ok"), true),
-                    9 => buf.u64(FieldName::Inline("message"), 7),
-                    _ => buf
-                        .rendered(FieldName::Index(1), format_args!("a\nb"))
-                        .unwrap(),
-                }
-            }
-            let mut payload = buf.as_bytes().to_vec();
-            if next(10) == 0 {
-                payload.push(0xFF);
-            }
+            let payload =
+                crate::format::random_event(&mut next, [key, literal], SiteKey::of(&SPAN));
             let record = Record::new(Level::Warn, kind::EVENT, &payload);
             for json in &jsons {
                 let mut cached = json.make_format(&SinkInfo::new("test", false));

@@ -524,6 +524,54 @@ fn test_rng() -> impl FnMut(u64) -> u64 {
     }
 }
 
+/// Tests only: a random event of one of two call sites (`sites`), with up
+/// to six items: a span (call site `span`, field `peer`), messages plain,
+/// deferred and empty, typed fields by index and inline (one of them
+/// named `message`), a rendered value with a newline; one in ten ends in
+/// a byte that does not decode.
+#[cfg(test)]
+fn random_event(
+    next: &mut impl FnMut(u64) -> u64,
+    sites: [crate::event::SiteKey; 2],
+    span: crate::event::SiteKey,
+) -> Vec<u8> {
+    use crate::event::{EventBuf, FieldName};
+    let mut buf = EventBuf::new();
+    let site = sites[next(2) as usize];
+    buf.begin_at(1_795_392_000_000_001_000 + next(5_000_000_000), site);
+    for _ in 0..next(7) {
+        match next(12) {
+            0 => {
+                buf.begin_span(span);
+                let peer = ["10.0.0.7", "10.0.0.8"][next(2) as usize];
+                buf.str(FieldName::Index(0), peer);
+                buf.end_span();
+            }
+            1 => buf.str(FieldName::Index(0), "plain message"),
+            2 => {
+                buf.args(FieldName::Index(0), 1);
+                buf.arg_f64(1.5);
+            }
+            3 => buf.u64(FieldName::Index(1), next(1000)),
+            4 => buf.str(FieldName::Index(2), "us\"ers"),
+            5 => buf.f64(FieldName::Index(3), next(1000) as f64 / 7.0),
+            6 => buf.i64(FieldName::Index(4), -1),
+            7 => buf.bool(FieldName::Inline("ok"), true),
+            8 => buf.char(FieldName::Inline("rows"), '\u{1b}'),
+            9 => buf.args(FieldName::Index(0), 0),
+            10 => buf.u64(FieldName::Inline("message"), 7),
+            _ => buf
+                .rendered(FieldName::Index(1), format_args!("a\nb"))
+                .unwrap(),
+        }
+    }
+    let mut payload = buf.as_bytes().to_vec();
+    if next(10) == 0 {
+        payload.push(0xFF);
+    }
+    payload
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
