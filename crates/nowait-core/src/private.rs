@@ -138,18 +138,22 @@ pub fn emit(
     }
     if plain {
         let thread = logger.records_thread().then(crate::event::thread_number);
-        let len = header_size(thread.is_some()) + size();
-        if len <= logger.max_record_len() {
-            let event = Direct {
-                len,
-                time: crate::clock::now(),
-                site: SiteKey::of(site),
-                thread,
-                write,
-            };
+        let event = Direct {
+            len: header_size(thread.is_some()) + size(),
+            time: crate::clock::now(),
+            site: SiteKey::of(site),
+            thread,
+            write,
+        };
+        if event.len <= logger.max_record_len() {
             let _ = logger.push_payload(site.level, kind::EVENT, &event);
-            return;
+        } else {
+            push_cut(logger, site.level, &event);
         }
+        // A call site whose values are all plain never reaches the general
+        // encoder below: `plain` is a constant there, so `encode` is not
+        // compiled into it (and `size`/`write` not into the others).
+        return;
     }
     with_event_buf(|buf| {
         buf.begin(SiteKey::of(site));
@@ -164,6 +168,21 @@ pub fn emit(
             logger.truncated();
         }
         let _ = logger.push(site.level, kind::EVENT, &[buf.as_bytes()]);
+    });
+}
+
+/// A plain event larger than a record: written into the thread's buffer,
+/// cut there like any other oversized event, then pushed. Not generic, so
+/// that call sites share it.
+#[cold]
+#[inline(never)]
+fn push_cut(logger: &crate::Logger, level: Level, event: &dyn Payload) {
+    with_event_buf(|buf| {
+        buf.load_encoded(event, logger.records_thread());
+        if buf.truncate_to(logger.max_record_len()) {
+            logger.truncated();
+        }
+        let _ = logger.push(level, kind::EVENT, &[buf.as_bytes()]);
     });
 }
 

@@ -110,6 +110,19 @@ impl EventBuf {
         self.thread = false;
     }
 
+    /// Replaces the contents with an event `payload` writes, whose header
+    /// is time, call site and, with `thread`, the thread item (the macros'
+    /// direct encoding, when the event is too large for a record and must
+    /// be cut here first).
+    pub(crate) fn load_encoded(&mut self, payload: &dyn crate::ring::Payload, thread: bool) {
+        self.bytes.clear();
+        self.bytes.resize(payload.payload_len(), 0);
+        payload.write_to(&mut self.bytes);
+        self.span_len_at = None;
+        self.head = super::header_size(thread);
+        self.thread = thread;
+    }
+
     /// Starts an event without a registered call site: its target travels in
     /// the event (cut at 65535 bytes). Used by the `log` front end, whose
     /// records have no `'static` description.
