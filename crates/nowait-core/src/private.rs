@@ -118,9 +118,10 @@ impl MacroSite {
 /// When every value is plain (`plain`: numbers, `bool`, `char`, strings,
 /// a deferred message), the event is written straight into the ring:
 /// `size` adds up the items' encoded bytes, the record is claimed at that
-/// size, and `write` fills it. Otherwise, or when the event is too large
-/// for a record (it is then cut), `encode` writes it into the thread's
-/// [`EventBuf`], which is copied into the ring.
+/// size, and `write` fills it (an event too large for a record is written
+/// into the thread's [`EventBuf`] instead, cut there, then copied).
+/// Otherwise `encode` writes it into the thread's [`EventBuf`], which is
+/// copied into the ring.
 #[doc(hidden)]
 #[inline]
 pub fn emit(
