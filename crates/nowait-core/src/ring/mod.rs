@@ -14,8 +14,12 @@
 //!    the words with one compare-and-swap on `head`. A record never straddles
 //!    the end of the buffer: if it does not fit in the words left before the
 //!    end, the producer claims those words too and marks them as padding.
-//! 2. It copies the header and payload into its claimed words, which no other
-//!    thread touches until it commits.
+//! 2. It writes the header and payload into its claimed words (a copy of
+//!    byte slices, or a [`Payload`] that encodes itself in place), which no
+//!    other thread touches until it commits. If writing the payload
+//!    unwinds, a drop guard commits the record as `VOID` instead, which the
+//!    consumer skips unread, so a half-written record never stalls or
+//!    reaches the consumer.
 //! 3. It commits by storing `COMMITTED` into the state byte of the record's
 //!    first word with `Release` ordering.
 //! 4. The consumer walks from `tail`: it loads the state byte at its position
@@ -165,7 +169,7 @@ pub(crate) struct Ring {
     /// consumer writes it, with `Release` after resetting the state bytes of
     /// everything before it.
     tail: CachePadded<AtomicU64>,
-    /// One state byte per word (`FREE`, `COMMITTED`, `PADDING`). Invariant:
+    /// One state byte per word (`FREE`, `COMMITTED`, `PADDING`, `VOID`). Invariant:
     /// a word's state is not `FREE` only if the word starts a claimed region
     /// whose producer has committed it and the consumer has not yet passed it.
     states: Box<[AtomicU8]>,
@@ -428,7 +432,7 @@ impl Ring {
                     self.states[index].store(FREE, Ordering::Relaxed);
                     publish.pos = pos + (cap - index as u64);
                 }
-                COMMITTED => {
+                state @ (COMMITTED | VOID) => {
                     let header = self.read_header(index);
                     let len = header.len as usize;
                     assert!(
@@ -439,13 +443,11 @@ impl Ring {
                     // is only handed back when `publish` drops, after `f`.
                     self.states[index].store(FREE, Ordering::Relaxed);
                     publish.pos = pos + record_words(len);
-                    records += 1;
-                    self.lend_payload(index, header, &mut f);
-                }
-                VOID => {
-                    let len = self.read_header(index).len as usize;
-                    self.states[index].store(FREE, Ordering::Relaxed);
-                    publish.pos = pos + record_words(len);
+                    // A void record (its writer unwound) is skipped unread.
+                    if state == COMMITTED {
+                        records += 1;
+                        self.lend_payload(index, header, &mut f);
+                    }
                 }
                 other => unreachable!("nowait bug: ring state byte {other} at word {index}"),
             }
