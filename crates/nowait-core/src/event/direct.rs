@@ -38,9 +38,12 @@ pub(crate) mod size {
     pub(crate) fn char(_: char) -> usize {
         5
     }
+    /// A string longer than `u32::MAX` bytes keeps its first `u32::MAX`
+    /// (as [`EventBuf`](super::super::EventBuf) does), and is cut further
+    /// before it is pushed.
     #[inline(always)]
     pub(crate) fn str(s: &str) -> usize {
-        5 + s.len()
+        5 + s.len().min(u32::MAX as usize)
     }
     /// A field's index byte, or the message's index, tag and count.
     pub(crate) const NAME: usize = 1;
@@ -137,14 +140,15 @@ impl<'a> Cursor<'a> {
         self.put(&b);
     }
 
-    /// A string; its length fits a `u32` because the whole event fits a
-    /// record (the front end checked).
+    /// A string, at most its first `u32::MAX` bytes (as [`size::str`]
+    /// counts it).
     #[inline(always)]
     pub(crate) fn str(&mut self, v: &str) {
+        let len = v.len().min(u32::MAX as usize);
         let mut b = [T_STR, 0, 0, 0, 0];
-        b[1..].copy_from_slice(&(v.len() as u32).to_le_bytes());
+        b[1..].copy_from_slice(&(len as u32).to_le_bytes());
         self.put(&b);
-        self.put(v.as_bytes());
+        self.put(&v.as_bytes()[..len]);
     }
 }
 
