@@ -149,7 +149,7 @@ pub fn emit(
         if event.len <= logger.max_record_len() {
             let _ = logger.push_payload(site.level, kind::EVENT, &event);
         } else {
-            push_cut(logger, site.level, &event);
+            push_cut(logger, site.level, &event, event.thread.is_some());
         }
         // A call site whose values are all plain never reaches the general
         // encoder below: `plain` is a constant there, so `encode` is not
@@ -177,9 +177,9 @@ pub fn emit(
 /// that call sites share it.
 #[cold]
 #[inline(never)]
-fn push_cut(logger: &crate::Logger, level: Level, event: &dyn Payload) {
+fn push_cut(logger: &crate::Logger, level: Level, event: &dyn Payload, thread: bool) {
     with_event_buf(|buf| {
-        buf.load_encoded(event, logger.records_thread());
+        buf.load_encoded(event, thread);
         if buf.truncate_to(logger.max_record_len()) {
             logger.truncated();
         }
