@@ -35,7 +35,8 @@
 //! # Design
 //!
 //! * **Ring.** One bounded multi-producer ring of variable-length records
-//!   (claim with one compare-and-swap, copy, commit with one release store),
+//!   (claim with one compare-and-swap, write the record in place, commit
+//!   with one release store),
 //!   allocated once: memory is bounded by [`Builder::capacity`] whatever the
 //!   number of threads. See [`docs::design`] for the algorithm and why one
 //!   shared ring rather than one per thread.
