@@ -12,11 +12,16 @@
 //! `TraceLayer` logs it through the layer: a span with the method, URI and
 //! version, entered, two events inside, then exit and close.
 //!
+//! With `--floor noop` or `--floor visit`, the same `tracing` event (or,
+//! with `--spans`, request) goes through the registry to a layer that does
+//! nothing with it, or that only visits its fields: what `tracing` itself
+//! costs, the floor under the nowait layer's figure.
+//!
 //! With `--idle MS`, times instead the first and second call after each
 //! of 40 sleeps of MS milliseconds, beside an empty timed region.
 //!
 //! Run: `taskset -c 0,1 cargo run --release -p nowait-examples --example
-//! push_profile -- [--tracing | --spans] [--spacing-ns N] [--idle MS] [N]`.
+//! push_profile -- [--tracing | --spans | --floor noop|visit] [--spacing-ns N] [--idle MS] [N]`.
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -100,6 +105,42 @@ fn idle(ms: u64) {
     );
 }
 
+/// `--floor`: a layer that takes the event and does nothing (`noop`) or
+/// visits its fields into nothing (`visit`).
+struct Floor {
+    visit: bool,
+}
+
+struct NoVisit;
+
+impl tracing::field::Visit for NoVisit {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        black_box((field, value));
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Floor {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        if self.visit {
+            event.record(&mut NoVisit);
+        }
+        black_box(event.metadata());
+    }
+}
+
+/// `--spans`: one request as tower-http's `TraceLayer` logs it.
+fn request(i: usize) {
+    let path = PATHS[i % 3];
+    let span = tracing::info_span!("request", method = %"GET", uri = %path, version = ?Version);
+    let _entered = span.enter();
+    tracing::info!("started processing request");
+    tracing::info!(
+        latency_us = i as u64 % 700,
+        status = 200u64,
+        "finished processing request"
+    );
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let Some(ms) = args
@@ -111,6 +152,11 @@ fn main() {
         idle(ms);
         return;
     }
+    let floor = args
+        .iter()
+        .position(|a| a == "--floor")
+        .and_then(|i| args.get(i + 1))
+        .map(|s| s == "visit");
     let spans = args.iter().any(|a| a == "--spans");
     let tracing_front = spans || args.iter().any(|a| a == "--tracing");
     let spacing_ns: u64 = args
@@ -121,7 +167,7 @@ fn main() {
         .unwrap_or(1000);
     let n: usize = args
         .iter()
-        .filter(|a| !a.starts_with("--"))
+        .filter(|a| !a.starts_with("--") && *a != "noop" && *a != "visit")
         .filter_map(|a| a.parse().ok())
         .find(|&v: &usize| v as u64 != spacing_ns)
         .unwrap_or(2_000_000);
@@ -135,6 +181,23 @@ fn main() {
     let empty = timed(n, spacing, |i| {
         black_box(i);
     });
+    if let Some(visit) = floor {
+        tracing_subscriber::registry().with(Floor { visit }).init();
+        let inside = if spans {
+            timed(n, spacing, request)
+        } else {
+            timed(n, spacing, issue11_tracing_event)
+        };
+        let per_call = inside.saturating_sub(empty).as_nanos() as f64 / n as f64;
+        let what = match (visit, spans) {
+            (false, false) => "noop layer",
+            (true, false) => "visit layer",
+            (false, true) => "noop layer, a span and two events per call",
+            (true, true) => "visit layer, a span and two events per call",
+        };
+        println!("floor ({what}): {n} calls {spacing_ns} ns apart: {per_call:.1} ns per call (net of the empty loop)");
+        return;
+    }
     let (inside, stats) = if tracing_front {
         let (layer, guard) = nowait::layer(builder).expect("logger");
         let logger = layer.logger().clone();
@@ -142,17 +205,7 @@ fn main() {
         // costs a thread-local lookup per event).
         tracing_subscriber::registry().with(layer).init();
         let inside = if spans {
-            timed(n, spacing, |i| {
-                let path = PATHS[i % 3];
-                let span = tracing::info_span!("request", method = %"GET", uri = %path, version = ?Version);
-                let _entered = span.enter();
-                tracing::info!("started processing request");
-                tracing::info!(
-                    latency_us = i as u64 % 700,
-                    status = 200u64,
-                    "finished processing request"
-                );
-            })
+            timed(n, spacing, request)
         } else {
             timed(n, spacing, issue11_tracing_event)
         };

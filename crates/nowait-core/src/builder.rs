@@ -167,7 +167,10 @@ impl Builder {
     /// How often the writer wakes while records flow (default 3 ms). A
     /// record waits at most about this long before it is written while
     /// records flow. Producers never wake the writer: while none come, the
-    /// writer doubles its sleep up to [`idle_interval`](Builder::idle_interval).
+    /// writer doubles its sleep up to [`idle_interval`](Builder::idle_interval);
+    /// while they come fast enough to fill an eighth of the ring within
+    /// the interval, it wakes sooner (every 100 us at the most), so that
+    /// a ring too small for the interval does not make them drop.
     ///
     /// # Examples
     ///

@@ -222,7 +222,7 @@ impl Ring {
         }
     }
 
-    fn capacity_words(&self) -> u64 {
+    pub(crate) fn capacity_words(&self) -> u64 {
         self.mask + 1
     }
 

@@ -15,7 +15,9 @@
 //! 6. Publish the counters; on shutdown, [`finish`](Writer::finish).
 //! 7. Sleep in `poll` on the doorbell and on the sinks waiting for room,
 //!    for an interval that is [`Builder::flush_interval`] while records
-//!    flow and doubles up to [`Builder::idle_interval`] while none come.
+//!    flow (shorter if, at the rate the last round saw, the producers would
+//!    fill an eighth of the ring sooner; never below 100 us) and doubles up
+//!    to [`Builder::idle_interval`] while none come.
 //!    Producers never wake the writer; it finds their records by itself.
 //!
 //! Every call that can block (a file write, a user's writer, an fsync) is
@@ -44,6 +46,15 @@ use crate::Level;
 /// How often file sinks are checked for rotation or deletion.
 const ROTATION_CHECK: Duration = Duration::from_secs(1);
 
+/// While records flow, the writer sleeps at most as long as the producers
+/// take, at the rate the last round saw, to fill this share of the ring
+/// (one part in `FILL_SHARE`).
+const FILL_SHARE: u64 = 8;
+
+/// The shortest sleep the fill rate can ask for (the kernel's default
+/// timer slack is 50 us on top of it).
+const MIN_SLEEP: Duration = Duration::from_micros(100);
+
 /// A flush in progress: once the ring is drained past `target`, the byte
 /// offset each sink must reach.
 #[derive(Debug)]
@@ -64,6 +75,12 @@ pub(crate) struct Writer {
     idle_interval: Duration,
     /// The current sleep.
     sleep: Duration,
+    /// When the last drain started, and the ring's claim position then.
+    drain_at: Instant,
+    claimed_at: u64,
+    /// The interval between drains at which the producers fill
+    /// `1 / FILL_SHARE` of the ring, at the rate the last drain saw.
+    fill_time: Duration,
     marks: [Option<Mark>; 2],
     reopen_done: u64,
     /// Records taken from the ring.
@@ -78,6 +95,40 @@ pub(crate) struct Writer {
     /// When the counters were last published through `metrics`.
     #[cfg(feature = "metrics")]
     metrics_at: Instant,
+}
+
+/// How long producers take to claim `share` words at the rate of `came`
+/// words in `since`: `Duration::MAX` if none came.
+fn fill_time(since: Duration, came: u64, share: u64) -> Duration {
+    if came == 0 {
+        return Duration::MAX;
+    }
+    // since * share / came, in u128 (saturating: a sleep is capped anyway).
+    let ns = since
+        .as_nanos()
+        .checked_mul(u128::from(share))
+        .map_or(u128::MAX, |v| v / u128::from(came));
+    u64::try_from(ns).map_or(Duration::MAX, Duration::from_nanos)
+}
+
+/// The writer's next sleep (module docs, step 7). While records flow
+/// (`busy`): the flush interval, or less if the producers would fill a
+/// share of the ring sooner (`fill_time`), so that a writer with CPU to
+/// spare does not let fast producers drop; never below [`MIN_SLEEP`]
+/// unless the interval itself is shorter. While none come: the last sleep
+/// doubled, up to the idle interval.
+fn next_sleep(
+    busy: bool,
+    last: Duration,
+    fill_time: Duration,
+    interval: Duration,
+    idle: Duration,
+) -> Duration {
+    if busy {
+        interval.min(fill_time.max(MIN_SLEEP))
+    } else {
+        (last * 2).clamp(interval, idle)
+    }
 }
 
 impl Writer {
@@ -96,6 +147,9 @@ impl Writer {
             interval,
             idle_interval: idle_interval.max(interval),
             sleep: interval,
+            drain_at: Instant::now(),
+            claimed_at: 0,
+            fill_time: Duration::MAX,
             marks: [None, None],
             reopen_done: 0,
             records: 0,
@@ -185,6 +239,7 @@ impl Writer {
         let shared = Arc::clone(&self.shared);
         let used = shared.ring.used_bytes() as u64;
         self.high_water = self.high_water.max(used);
+        self.note_fill(Instant::now());
         let mut total = 0;
         // Bound one round to about one ring's worth, so that control
         // requests are answered even under sustained load.
@@ -216,6 +271,17 @@ impl Writer {
             }
         }
         total
+    }
+
+    /// Notes that a drain starts at `now`: from the ring space claimed
+    /// since the last one started, the time the producers take at that
+    /// rate to claim `1 / FILL_SHARE` of the ring.
+    fn note_fill(&mut self, now: Instant) {
+        let claimed = self.shared.ring.claimed();
+        let came = claimed.wrapping_sub(self.claimed_at);
+        let since = now.saturating_duration_since(self.drain_at);
+        (self.drain_at, self.claimed_at) = (now, claimed);
+        self.fill_time = fill_time(since, came, self.shared.ring.capacity_words() / FILL_SHARE);
     }
 
     /// Writes one sink, inside the I/O gate if the write can block.
@@ -507,11 +573,13 @@ impl Writer {
                 .flush
                 .iter()
                 .any(|p| p.req.load(Ordering::Relaxed) > p.done.load(Ordering::Relaxed));
-        self.sleep = if busy || pending_flush {
-            self.interval
-        } else {
-            (self.sleep * 2).clamp(self.interval, self.idle_interval)
-        };
+        self.sleep = next_sleep(
+            busy || pending_flush,
+            self.sleep,
+            self.fill_time,
+            self.interval,
+            self.idle_interval,
+        );
         let mut timeout = self.sleep;
         if self.losses.iter().any(Loss::unreported) {
             timeout = timeout.min(self.interval.max(Duration::from_millis(50)));
@@ -566,5 +634,52 @@ impl Writer {
                 shared.doorbell.clear();
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: Duration = Duration::from_millis(1);
+
+    #[test]
+    fn fill_time_is_the_time_to_claim_the_share_at_the_seen_rate() {
+        // 1000 words in 1 ms: 16 384 words take 16.384 ms.
+        assert_eq!(fill_time(MS, 1000, 16_384), Duration::from_micros(16_384));
+        assert_eq!(fill_time(MS, 0, 16_384), Duration::MAX);
+        // No overflow whatever the inputs.
+        assert_eq!(fill_time(Duration::MAX, 1, u64::MAX), Duration::MAX);
+        assert_eq!(fill_time(Duration::ZERO, u64::MAX, 1), Duration::ZERO);
+    }
+
+    #[test]
+    fn busy_sleep_follows_the_fill_rate_between_the_floor_and_the_interval() {
+        let (interval, idle) = (3 * MS, 50 * MS);
+        // Slow producers: the flush interval.
+        assert_eq!(
+            next_sleep(true, idle, Duration::MAX, interval, idle),
+            interval
+        );
+        assert_eq!(next_sleep(true, idle, 40 * MS, interval, idle), interval);
+        // Fast ones: before they fill the share.
+        assert_eq!(next_sleep(true, interval, MS, interval, idle), MS);
+        // Very fast ones: never below the floor.
+        let tiny = Duration::from_micros(3);
+        assert_eq!(next_sleep(true, interval, tiny, interval, idle), MIN_SLEEP);
+        // A flush interval below the floor is kept.
+        assert_eq!(next_sleep(true, interval, tiny, tiny, idle), tiny);
+    }
+
+    #[test]
+    fn idle_sleep_doubles_up_to_the_idle_interval() {
+        let (interval, idle) = (3 * MS, 50 * MS);
+        let mut sleep = interval;
+        let mut seen = vec![];
+        for _ in 0..6 {
+            sleep = next_sleep(false, sleep, MS, interval, idle);
+            seen.push(sleep.as_millis());
+        }
+        assert_eq!(seen, [6, 12, 24, 48, 50, 50]);
     }
 }
