@@ -174,6 +174,41 @@ pub fn issue11_tracing_event(i: usize) {
 
 const ISSUE11_PATHS: [&str; 3] = ["/api/v1/items", "/health", "/login"];
 
+/// URIs of [`trace_layer_request`].
+const REQUEST_PATHS: [&str; 3] = ["/index.html", "/api/v1/users", "/static/app.js"];
+
+/// HTTP/1.1 as tower-http's `TraceLayer` records it (`?request.version()`).
+struct Version;
+
+impl std::fmt::Debug for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HTTP/1.1")
+    }
+}
+
+/// Request number `i` as tower-http's `TraceLayer` logs it through
+/// `tracing`: a span with the method, URI and version, entered, an event
+/// on request and one on response (with latency and status), then exit
+/// and close.
+///
+/// # Examples
+///
+/// ```
+/// nowait_benches::trace_layer_request(7); // no subscriber: a no-op
+/// ```
+#[inline]
+pub fn trace_layer_request(i: usize) {
+    let path = REQUEST_PATHS[i % 3];
+    let span = tracing::info_span!("request", method = %"GET", uri = %path, version = ?Version);
+    let _entered = span.enter();
+    tracing::info!("started processing request");
+    tracing::info!(
+        latency_us = i as u64 % 700,
+        status = 200u64,
+        "finished processing request"
+    );
+}
+
 /// Records as a sink received them: level, kind and encoded payload.
 pub type Kept = std::sync::Arc<std::sync::Mutex<Vec<(nowait::Level, u8, Vec<u8>)>>>;
 

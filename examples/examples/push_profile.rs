@@ -27,20 +27,8 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use nowait::{Builder, FullPolicy, Sink};
-use nowait_benches::{issue11_macro_event, issue11_tracing_event};
+use nowait_benches::{issue11_macro_event, issue11_tracing_event, trace_layer_request};
 use tracing_subscriber::prelude::*;
-
-/// URIs of the `--spans` requests.
-const PATHS: [&str; 3] = ["/index.html", "/api/v1/users", "/static/app.js"];
-
-/// HTTP/1.1 as tower-http's `TraceLayer` records it (`?request.version()`).
-struct Version;
-
-impl std::fmt::Debug for Version {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("HTTP/1.1")
-    }
-}
 
 fn spin_until(deadline: Instant) {
     while Instant::now() < deadline {
@@ -128,19 +116,6 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Floor {
     }
 }
 
-/// `--spans`: one request as tower-http's `TraceLayer` logs it.
-fn request(i: usize) {
-    let path = PATHS[i % 3];
-    let span = tracing::info_span!("request", method = %"GET", uri = %path, version = ?Version);
-    let _entered = span.enter();
-    tracing::info!("started processing request");
-    tracing::info!(
-        latency_us = i as u64 % 700,
-        status = 200u64,
-        "finished processing request"
-    );
-}
-
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     if let Some(ms) = args
@@ -184,7 +159,7 @@ fn main() {
     if let Some(visit) = floor {
         tracing_subscriber::registry().with(Floor { visit }).init();
         let inside = if spans {
-            timed(n, spacing, request)
+            timed(n, spacing, trace_layer_request)
         } else {
             timed(n, spacing, issue11_tracing_event)
         };
@@ -205,7 +180,7 @@ fn main() {
         // costs a thread-local lookup per event).
         tracing_subscriber::registry().with(layer).init();
         let inside = if spans {
-            timed(n, spacing, request)
+            timed(n, spacing, trace_layer_request)
         } else {
             timed(n, spacing, issue11_tracing_event)
         };

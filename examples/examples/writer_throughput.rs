@@ -6,31 +6,38 @@
 //! checked: every event written, none dropped. Also a target for
 //! `perf record -g`.
 //!
+//! With `--spans`, the events are instead those of requests as
+//! tower-http's `TraceLayer` logs them (`trace_layer_request`: a span with
+//! three fields, two events inside), N / 2 requests.
+//!
 //! With `--format-only`, measures the formatting alone instead: the
 //! events are recorded once as encoded, then rendered into a `Vec` again
 //! and again (the best of 50 rounds of 10 000, in batches of 1000), which makes quick A/B comparisons of
 //! two builds (the criterion version is `benches/benches/format.rs`).
 //!
 //! Run: `cargo run --release -p nowait-examples --example writer_throughput
-//! -- [--tracing] [--json] [--format-only] [N]` (prints events/s and ns per
+//! -- [--tracing | --spans] [--json] [--format-only] [N]` (prints events/s and ns per
 //! event).
 
 use std::time::Instant;
 
 use nowait::{Builder, FullPolicy, Json, MakeFormat, Record, Sink, SinkInfo, Text};
-use nowait_benches::{issue11_macro_events, issue11_tracing_events, keeping, Kept};
+use nowait_benches::{
+    issue11_macro_events, issue11_tracing_events, keeping, trace_layer_request, Kept,
+};
 use tracing_subscriber::prelude::*;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let tracing_front = args.iter().any(|a| a == "--tracing");
+    let spans = args.iter().any(|a| a == "--spans");
+    let tracing_front = spans || args.iter().any(|a| a == "--tracing");
     let json = args.iter().any(|a| a == "--json");
     let n: usize = args
         .iter()
         .find_map(|a| a.parse().ok())
         .unwrap_or(5_000_000);
     if args.iter().any(|a| a == "--format-only") {
-        format_only(tracing_front, json, n.min(10_000));
+        format_only(tracing_front, spans, json, n.min(10_000));
         return;
     }
     let dir = std::env::temp_dir().join(format!("nowait-throughput-{}", std::process::id()));
@@ -53,7 +60,13 @@ fn main() {
         let logger = layer.logger().clone();
         let subscriber = tracing_subscriber::registry().with(layer);
         let start = Instant::now();
-        tracing::subscriber::with_default(subscriber, || issue11_tracing_events(n));
+        tracing::subscriber::with_default(subscriber, || {
+            if spans {
+                (0..n / 2).for_each(trace_layer_request);
+            } else {
+                issue11_tracing_events(n);
+            }
+        });
         drop(guard);
         (logger.stats(), start.elapsed().as_secs_f64())
     } else {
@@ -66,11 +79,12 @@ fn main() {
     };
     let bytes = std::fs::metadata(&path).map_or(0, |m| m.len());
     let _ = std::fs::remove_dir_all(&dir);
+    let n = if spans { n / 2 * 2 } else { n };
     assert_eq!(stats.records_written, n as u64, "every event written");
     assert_eq!(stats.dropped(), 0, "none dropped");
     println!(
         "{} {}: {n} events in {secs:.3} s = {:.2} M events/s, {:.1} ns/event, {:.1} MB",
-        if tracing_front { "tracing" } else { "macro" },
+        front(tracing_front, spans),
         if json { "json" } else { "text" },
         n as f64 / secs / 1e6,
         secs * 1e9 / n as f64,
@@ -80,8 +94,16 @@ fn main() {
 
 const ROUNDS: usize = 50;
 
+fn front(tracing_front: bool, spans: bool) -> &'static str {
+    match (tracing_front, spans) {
+        (_, true) => "tracing spans",
+        (true, false) => "tracing",
+        (false, false) => "macro",
+    }
+}
+
 /// Records `n` events as encoded, then times formatting them.
-fn format_only(tracing_front: bool, json: bool, n: usize) {
+fn format_only(tracing_front: bool, spans: bool, json: bool, n: usize) {
     let records = Kept::default();
     let builder = Builder::new()
         .capacity(64 << 20)
@@ -90,13 +112,20 @@ fn format_only(tracing_front: bool, json: bool, n: usize) {
     let (layer, guard) = nowait::layer(builder).expect("logger");
     if tracing_front {
         let subscriber = tracing_subscriber::registry().with(layer);
-        tracing::subscriber::with_default(subscriber, || issue11_tracing_events(n));
+        tracing::subscriber::with_default(subscriber, || {
+            if spans {
+                (0..n / 2).for_each(trace_layer_request);
+            } else {
+                issue11_tracing_events(n);
+            }
+        });
     } else {
         nowait::set_global(layer.logger().clone()).expect("global logger");
         issue11_macro_events(n);
     }
     drop(guard);
     let records = std::mem::take(&mut *records.lock().unwrap());
+    let n = if spans { n / 2 * 2 } else { n };
     assert_eq!(records.len(), n, "every event kept");
     let make: Box<dyn MakeFormat> = if json {
         Box::new(Json::new())
@@ -119,7 +148,7 @@ fn format_only(tracing_front: bool, json: bool, n: usize) {
     }
     println!(
         "{} {} format only: {best:.1} ns/event (best of {ROUNDS} rounds of {n})",
-        if tracing_front { "tracing" } else { "macro" },
+        front(tracing_front, spans),
         if json { "json" } else { "text" },
     );
 }
