@@ -6,7 +6,8 @@
 //! service pays for `tracing` itself); then nowait's layer on top of the
 //! same, draining into a null sink; and tracing-subscriber's `fmt` layer
 //! into `io::sink` (blocking, but to a sink that takes everything at
-//! once).
+//! once). A second shape nests a `handler` and a `db` span inside the
+//! request, with an event in each.
 //!
 //! Run: `taskset -c 0,1 cargo bench -p nowait-benches --bench span`.
 
@@ -53,12 +54,32 @@ fn events_only(i: u64) {
     );
 }
 
+/// Nested spans as a handler makes them inside the request span: a
+/// `handler` span with a route and a `db` span with a table, one event
+/// in each (each inner span's first event needs the chain of three).
+fn nested(i: u64) {
+    let request = tracing::info_span!(
+        "request",
+        method = "GET",
+        uri = "/api/v1/items/12345",
+        version = "HTTP/1.1"
+    );
+    let _request = request.enter();
+    let handler = tracing::info_span!("handler", route = "/api/v1/items/{id}");
+    let _handler = handler.enter();
+    tracing::info!(user = i & 0xff, "authorized");
+    let db = tracing::info_span!("db", table = "items");
+    let _db = db.enter();
+    tracing::info!(rows = 1u64, "query done");
+}
+
 /// Each shape, under `name`, with the default subscriber already set.
 fn shapes(group: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>, name: &str) {
     for (shape, f) in [
         ("span+2 events", request as fn(u64)),
         ("span only", span_only),
         ("2 events only", events_only),
+        ("3 nested spans+2 events", nested),
     ] {
         let mut i = 0u64;
         group.bench_function(format!("{name}: {shape}"), |b| {

@@ -197,14 +197,38 @@ impl NowaitLayer {
     }
 }
 
-/// The fields of a span, encoded once when it was created (and extended by
-/// `Span::record`), copied into each event inside it.
-/// Up to [`INLINE_FIELDS`] bytes are kept inline, so that a span's only
-/// allocation is the box the registry's extensions put every value in.
-struct SpanFields(SmallVec<[u8; INLINE_FIELDS]>);
+/// A span's encoded chain: the items of its enclosing spans (outermost
+/// first, as this layer sees them) and then its own item, whose fields
+/// were encoded when it was created (and extended by `Span::record`). The
+/// first event inside an `enter` copies the chain from here instead of
+/// walking the registry's scope.
+///
+/// `bytes[own_at..]` are the span's own fields, always valid; the whole of
+/// `bytes` is its chain while [`scope`]'s epoch is still `chain_epoch` (a
+/// `Span::record` anywhere makes it stale, and a span created when its
+/// parent's chain was stale has none). Up to [`INLINE_FIELDS`] bytes are
+/// kept inline, so that a span's only allocation is the box the registry's
+/// extensions put every value in.
+struct SpanFields {
+    bytes: SmallVec<[u8; INLINE_FIELDS]>,
+    own_at: usize,
+    chain_epoch: Option<u64>,
+}
 
-/// Encoded span fields kept without an allocation of their own (a method,
-/// a URI of ~60 bytes and a version take about 90).
+impl SpanFields {
+    /// The span's own encoded fields.
+    fn own(&self) -> &[u8] {
+        &self.bytes[self.own_at..]
+    }
+
+    /// The span's encoded chain, if it was encoded at `epoch`.
+    fn chain(&self, epoch: u64) -> Option<&[u8]> {
+        (self.chain_epoch == Some(epoch)).then_some(&self.bytes[..])
+    }
+}
+
+/// Encoded chains kept without an allocation of their own (a method, a
+/// URI of ~60 bytes and a version take about 90 with the span's item).
 const INLINE_FIELDS: usize = 128;
 
 fn level_of(meta: &Metadata<'_>) -> Level {
@@ -258,30 +282,77 @@ where
 
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(id) else { return };
-        // Encoded in the thread's reusable buffer, then copied once into an
-        // allocation of the exact size.
-        let fields = with_event_buf(|buf| {
+        let site = SiteKey::of(span.metadata());
+        // The chain is the parent's (as this layer sees it: a parent a
+        // per-layer filter hides is skipped), if current, then this span's
+        // own item; a root's is its own item. Encoded in the thread's
+        // reusable buffer, then copied once into the extension.
+        let epoch = scope::epoch();
+        with_event_buf(|buf| {
             buf.clear();
+            let mut chain_epoch = match span.parent() {
+                None => Some(epoch),
+                Some(parent) => {
+                    let ext = parent.extensions();
+                    match ext.get::<SpanFields>().and_then(|f| f.chain(epoch)) {
+                        Some(chain) => {
+                            buf.spans(chain);
+                            Some(epoch)
+                        }
+                        None => None,
+                    }
+                }
+            };
+            // The parent's extensions are released before the user's
+            // `Debug` code runs.
+            let item_at = buf.field_bytes().len();
+            buf.begin_span(site);
+            let mut own_at = buf.field_bytes().len();
             let mut visitor = Visitor::new(buf);
             attrs.record(&mut visitor);
             if visitor.failed {
                 self.logger.discarded();
             }
-            SpanFields(SmallVec::from_slice(buf.field_bytes()))
+            buf.end_span();
+            let mut bytes = buf.field_bytes();
+            // A chain too long to keep inline is not kept: the span's own
+            // item alone is (one allocation per span, not two).
+            if bytes.len() > INLINE_FIELDS && item_at > 0 {
+                (bytes, own_at, chain_epoch) = (&bytes[item_at..], own_at - item_at, None);
+            }
+            span.extensions_mut().insert(SpanFields {
+                bytes: SmallVec::from_slice(bytes),
+                own_at,
+                chain_epoch,
+            });
         });
-        span.extensions_mut().insert(fields);
     }
 
     fn on_record(&self, id: &Id, values: &Record<'_>, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(id) else { return };
+        let site = SiteKey::of(span.metadata());
         with_event_buf(|buf| {
             buf.clear();
             let mut visitor = Visitor::new(buf);
             values.record(&mut visitor);
             let mut ext = span.extensions_mut();
+            // The span's own item, its fields extended; no chain (the
+            // epoch moves on below, so it would be stale anyway).
+            let mut own = SmallVec::<[u8; INLINE_FIELDS]>::new();
+            if let Some(fields) = ext.get_mut::<SpanFields>() {
+                own.extend_from_slice(fields.own());
+            }
+            own.extend_from_slice(buf.field_bytes());
+            buf.clear();
+            buf.span(site, &own);
+            let fields = SpanFields {
+                bytes: SmallVec::from_slice(buf.field_bytes()),
+                own_at: buf.field_bytes().len() - own.len(),
+                chain_epoch: None,
+            };
             match ext.get_mut::<SpanFields>() {
-                Some(fields) => fields.0.extend_from_slice(buf.field_bytes()),
-                None => ext.insert(SpanFields(SmallVec::from_slice(buf.field_bytes()))),
+                Some(kept) => *kept = fields,
+                None => ext.insert(fields),
             }
         });
         // After the change: chains encoded before it are encoded again.
@@ -310,13 +381,23 @@ where
             let known = if event.is_contextual() {
                 scope::with_chain(
                     self.layer,
-                    |id, chain| {
+                    |id, epoch, chain| {
                         let Some(span) = ctx.span(&Id::from_u64(id)) else {
                             return false;
                         };
+                        // The chain the span keeps since its creation, if
+                        // current; else a walk of its scope.
+                        if let Some(kept) = span
+                            .extensions()
+                            .get::<SpanFields>()
+                            .and_then(|f| f.chain(epoch))
+                        {
+                            chain.spans(kept);
+                            return true;
+                        }
                         for span in span.scope().from_root() {
                             let ext = span.extensions();
-                            let fields = ext.get::<SpanFields>().map_or(&[][..], |f| &f.0[..]);
+                            let fields = ext.get::<SpanFields>().map_or(&[][..], SpanFields::own);
                             chain.span(SiteKey::of(span.metadata()), fields);
                         }
                         true
@@ -330,7 +411,7 @@ where
                 if let Some(scope) = ctx.event_scope(event) {
                     for span in scope.from_root() {
                         let ext = span.extensions();
-                        let fields = ext.get::<SpanFields>().map_or(&[][..], |f| &f.0[..]);
+                        let fields = ext.get::<SpanFields>().map_or(&[][..], SpanFields::own);
                         buf.span(SiteKey::of(span.metadata()), fields);
                     }
                 }

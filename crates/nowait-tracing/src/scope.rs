@@ -41,6 +41,11 @@ pub(crate) fn next_layer() -> u64 {
     LAYERS.fetch_add(1, Ordering::Relaxed)
 }
 
+/// The current epoch: a chain encoded now is valid while it lasts.
+pub(crate) fn epoch() -> u64 {
+    EPOCH.load(Ordering::Acquire)
+}
+
 /// Notes that a span's fields changed: chains encoded before are stale.
 pub(crate) fn fields_changed() {
     EPOCH.fetch_add(1, Ordering::Release);
@@ -147,8 +152,9 @@ pub(crate) fn exit(layer: u64, id: u64) {
 }
 
 /// For a contextual event of `layer`: calls `copy` with the current span's
-/// encoded chain, encoding it first with `encode(id, chain)` if needed (the
-/// chain arrives cleared), and returns [`Chain::Copied`]. Returns
+/// encoded chain, encoding it first with `encode(id, epoch, chain)` if
+/// needed (the chain arrives cleared; a chain kept elsewhere may be used if
+/// it was encoded at `epoch`), and returns [`Chain::Copied`]. Returns
 /// [`Chain::NoSpan`] (and calls neither) if no span at all is entered on
 /// this thread, and [`Chain::Unknown`] if the stack cannot answer.
 ///
@@ -160,7 +166,7 @@ pub(crate) fn exit(layer: u64, id: u64) {
 /// from then on.
 pub(crate) fn with_chain(
     layer: u64,
-    encode: impl FnOnce(u64, &mut EventBuf) -> bool,
+    encode: impl FnOnce(u64, u64, &mut EventBuf) -> bool,
     copy: impl FnOnce(&[u8]),
 ) -> Chain {
     if LOST.try_with(Cell::get).unwrap_or(true) {
@@ -184,7 +190,7 @@ pub(crate) fn with_chain(
             let now = EPOCH.load(Ordering::Acquire);
             if top.epoch != Some(now) {
                 top.chain.clear();
-                if !encode(top.id, &mut top.chain) {
+                if !encode(top.id, now, &mut top.chain) {
                     top.epoch = None;
                     return Chain::Unknown;
                 }

@@ -3,7 +3,8 @@
 //! registry). This test drives random sequences of span operations, the
 //! awkward ones included (entering a span already entered, exits out of
 //! order, `Span::record` after events, explicit parents, root events, two
-//! subscribers interleaved on one thread, spans a per-layer filter hides),
+//! subscribers interleaved on one thread, spans a per-layer filter hides,
+//! spans whose chain is too long to be kept with them),
 //! through three subscribers that each hold `tracing_subscriber::fmt`'s
 //! layer and nowait's (the third with both behind a per-layer filter that
 //! hides spans named `hidden`), and requires
@@ -60,6 +61,10 @@ fn side(filtered: bool) -> Side {
     }
 }
 
+/// A field value that makes a span's chain longer than the layer keeps.
+const WIDE: &str =
+    "a field value of ninety bytes or so, which no chain kept inline can hold twice over";
+
 #[test]
 fn cached_span_chains_match_a_registry_walk_on_random_sequences() {
     let sides = [side(false), side(false), side(true)];
@@ -79,6 +84,11 @@ fn cached_span_chains_match_a_registry_walk_on_random_sequences() {
                             // Contextual: the current span is the parent.
                             0 if rng.below(4) == 0 => {
                                 tracing::info_span!("hidden", step, late = Empty)
+                            }
+                            // Wide: its chain does not fit the span's
+                            // inline buffer.
+                            0 if rng.below(4) == 0 => {
+                                tracing::info_span!("wide", step, late = Empty, pad = WIDE)
                             }
                             0 => tracing::info_span!("op", step, late = Empty),
                             1 => {
@@ -128,24 +138,63 @@ fn cached_span_chains_match_a_registry_walk_on_random_sequences() {
         }
         drop(spans);
         for (i, side) in sides.iter().enumerate() {
-            side.logger.flush().unwrap();
-            let (theirs, ours) = (side.theirs.take(), side.ours.take());
-            assert!(
-                !theirs.is_empty(),
-                "round {round}: nothing logged on side {i}"
+            same_output(side, &format!("round {round}, side {i}"));
+        }
+    }
+}
+
+/// Requires nowait's output to equal fmt's since the last call.
+fn same_output(side: &Side, what: &str) {
+    side.logger.flush().unwrap();
+    let (theirs, ours) = (side.theirs.take(), side.ours.take());
+    assert!(!theirs.is_empty(), "{what}: nothing logged");
+    if theirs != ours {
+        let at = theirs
+            .lines()
+            .zip(ours.lines())
+            .position(|(a, b)| a != b)
+            .unwrap_or(0);
+        panic!(
+            "{what}, line {at}:\n fmt:    {:?}\n nowait: {:?}",
+            theirs.lines().nth(at),
+            ours.lines().nth(at)
+        );
+    }
+}
+
+/// Each span keeps its chain when it fits beside its fields: nested spans
+/// take it from their parent at creation, and a chain that grows too long
+/// is not kept (the first event then walks the registry). Every level,
+/// narrow and wide, with and without a `Span::record` before its events.
+#[test]
+fn kept_chains_of_nested_spans_match_a_registry_walk() {
+    for filtered in [false, true] {
+        let side = side(filtered);
+        for record_at in [None, Some(0), Some(2), Some(5)] {
+            tracing::dispatcher::with_default(&side.dispatch, || {
+                let mut entered = Vec::new();
+                for depth in 0..8u64 {
+                    let span = match depth % 3 {
+                        0 => tracing::info_span!("wide", depth, late = Empty, pad = WIDE),
+                        1 => tracing::info_span!("hidden", depth, late = Empty),
+                        _ => tracing::info_span!("op", depth, late = Empty),
+                    };
+                    if record_at == Some(depth) {
+                        span.record("late", depth);
+                    }
+                    entered.push(span.entered());
+                    tracing::info!(depth, "inside");
+                    tracing::info!(depth, "inside again");
+                }
+                while let Some(span) = entered.pop() {
+                    drop(span);
+                    tracing::info!("after an exit");
+                }
+            });
+            same_output(
+                &side,
+                &format!("filtered {filtered}, record at {record_at:?}"),
             );
-            if theirs != ours {
-                let at = theirs
-                    .lines()
-                    .zip(ours.lines())
-                    .position(|(a, b)| a != b)
-                    .unwrap_or(0);
-                panic!(
-                    "round {round}, side {i}, line {at}:\n fmt:    {:?}\n nowait: {:?}",
-                    theirs.lines().nth(at),
-                    ours.lines().nth(at)
-                );
-            }
         }
     }
 }
