@@ -65,14 +65,15 @@
 //! thread's reusable buffer), plus the fields of the enclosing spans, which
 //! were encoded when each span was created. No allocation once the buffer
 //! has grown (a counting-allocator test checks it) and no system call in
-//! steady state. Inside an entered span, the first event of each `enter`
-//! walks the enclosing spans in the registry (the registry's uncontended
-//! read lock on each one's extensions) and keeps the encoded chain on the
-//! thread; further events in the same `enter` copy it (a `Span::record`
-//! anywhere makes the kept chains be encoded again). Creating a span
-//! encodes its fields in the thread's buffer and stores them inline (up to
-//! 128 bytes) in the one box the registry's extensions make for every
-//! value: one allocation per span, none per event.
+//! steady state. Creating a span encodes its fields, after its parent's
+//! encoded chain, in the thread's buffer and stores the whole chain inline
+//! (up to 128 bytes) in the one box the registry's extensions make for
+//! every value: one allocation per span, none per event. Inside an entered
+//! span, the first event of each `enter` copies that chain (one registry
+//! lookup and the uncontended read lock on the span's extensions) and keeps
+//! it on the thread; further events in the same `enter` copy it from there.
+//! A chain too long to keep with its span, or made stale by a
+//! `Span::record` anywhere, is encoded again from a walk of the registry.
 //! Names, targets and the text or JSON layout are the writer thread's
 //! business (see [`nowait_core::Text`] and [`nowait_core::Json`]).
 //!
