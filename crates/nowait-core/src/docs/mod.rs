@@ -115,6 +115,30 @@ pub mod design {
     //! `&dyn Debug`, so sizing first would mean visiting (and rendering the
     //! message) twice.
     //!
+    //! ## Spans: encoded once, chained at creation
+    //!
+    //! An event inside spans carries the fields of every enclosing span
+    //! (the text layout prints them), so the layer must find them on the
+    //! request thread. Each span's fields are encoded once, when it is
+    //! created, together with its parent's encoded chain: the span's
+    //! extension holds the whole chain, outermost first, its own item
+    //! last. The first event of an `enter` copies that chain (one registry
+    //! lookup) into the thread's stack of entered spans; further events in
+    //! the same `enter` copy it from there. A walk of the registry's scope
+    //! (one lookup and one extension lock per enclosing span) is left for
+    //! the cases the kept chain cannot answer: a chain that would not fit
+    //! beside the span's fields in its 128 inline bytes (kept to one
+    //! allocation per span), and a chain made stale by `Span::record`.
+    //! Every record bumps a global epoch; a chain is used only if encoded
+    //! at the current epoch, and a span created while its parent's chain is
+    //! stale keeps none. The parent is the one this layer sees (a parent a
+    //! per-layer filter hides is skipped), read before the user's `Debug`
+    //! code runs, so no extension lock is held across it. A random
+    //! differential test against `tracing_subscriber::fmt` (which walks the
+    //! registry on every event), with duplicate enters, out-of-order exits,
+    //! explicit parents, hidden spans and records, checks that every line
+    //! is the same.
+    //!
     //! ## Finding records without being woken
     //!
     //! Producers never wake the writer: a push is a claim, a copy and a
