@@ -17,13 +17,18 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use tracing_subscriber::prelude::*;
 use tracing_subscriber::EnvFilter;
 
-fn request(i: u64) {
-    let span = tracing::info_span!(
+/// The request's span: method, URI and version, as `TraceLayer` makes it.
+fn request_span() -> tracing::Span {
+    tracing::info_span!(
         "request",
         method = "GET",
         uri = "/api/v1/items/12345",
         version = "HTTP/1.1"
-    );
+    )
+}
+
+fn request(i: u64) {
+    let span = request_span();
     let _entered = span.enter();
     tracing::info!("started processing request");
     tracing::info!(
@@ -35,12 +40,7 @@ fn request(i: u64) {
 
 /// The span alone: created, entered, exited, closed.
 fn span_only(_: u64) {
-    let span = tracing::info_span!(
-        "request",
-        method = "GET",
-        uri = "/api/v1/items/12345",
-        version = "HTTP/1.1"
-    );
+    let span = request_span();
     let _entered = span.enter();
 }
 
@@ -58,12 +58,7 @@ fn events_only(i: u64) {
 /// `handler` span with a route and a `db` span with a table, one event
 /// in each (each inner span's first event needs the chain of three).
 fn nested(i: u64) {
-    let request = tracing::info_span!(
-        "request",
-        method = "GET",
-        uri = "/api/v1/items/12345",
-        version = "HTTP/1.1"
-    );
+    let request = request_span();
     let _request = request.enter();
     let handler = tracing::info_span!("handler", route = "/api/v1/items/{id}");
     let _handler = handler.enter();
