@@ -72,6 +72,10 @@ pub enum Front {
     MacroBlock,
     /// `tracing::info!` with 3 fields into `Registry` + `NowaitLayer`.
     Layer,
+    /// `tracing::info!` with 3 fields into `Registry` and a layer that
+    /// visits the fields into nothing: what `tracing` itself costs, the
+    /// floor under any layer that reads them (no output).
+    TracingFloor,
     /// `log::info!` with 3 format arguments into `nowait_log`.
     Log,
     /// `tracing::info!` into tracing-subscriber's fmt over tracing-appender.
@@ -85,11 +89,12 @@ pub enum Front {
 }
 
 /// Every front end, in table order.
-pub const ALL: [Front; 9] = [
+pub const ALL: [Front; 10] = [
     Front::None,
     Front::MacroDrop,
     Front::MacroBlock,
     Front::Layer,
+    Front::TracingFloor,
     Front::Log,
     Front::Appender,
     Front::Slog,
@@ -105,6 +110,7 @@ impl Front {
             Front::MacroDrop => "nowait-macro-drop",
             Front::MacroBlock => "nowait-macro-block",
             Front::Layer => "nowait-layer",
+            Front::TracingFloor => "tracing-floor",
             Front::Log => "nowait-log",
             Front::Appender => "tracing-appender",
             Front::Slog => "slog-async",
@@ -129,6 +135,7 @@ impl Front {
     pub fn setup(self, lossless: bool) -> &'static str {
         match (self, lossless) {
             (Front::None, _) => "no logger",
+            (Front::TracingFloor, _) => "Registry + a layer visiting the fields into nothing",
             (Front::MacroDrop, _) => "global logger, Drop policy, 1 MiB ring",
             (Front::MacroBlock, _) => "global logger, Block policy, 1 MiB ring",
             (Front::Layer | Front::Log, false) => "Drop policy (default), 1 MiB ring",
@@ -213,6 +220,11 @@ pub fn drive<J: Job>(front: Front, out: &Out, lossless: bool, job: &J) -> Value 
                 &tracing_request,
                 Box::new(move || nowait_teardown(logger, guard)),
             )
+        }
+        Front::TracingFloor => {
+            tracing::subscriber::set_global_default(tracing_subscriber::registry().with(Floor))
+                .expect("first subscriber");
+            job.run(&tracing_request, Box::new(|| None))
         }
         Front::Log => {
             let (logger, guard) = nowait_logger(out, lossless);
@@ -305,6 +317,24 @@ pub fn drive<J: Job>(front: Front, out: &Out, lossless: bool, job: &J) -> Value 
                 }),
             )
         }
+    }
+}
+
+/// [`Front::TracingFloor`]'s layer: visits every field of an event into
+/// nothing.
+struct Floor;
+
+struct NoVisit;
+
+impl tracing::field::Visit for NoVisit {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        std::hint::black_box((field, value));
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Floor {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        event.record(&mut NoVisit);
     }
 }
 

@@ -149,10 +149,11 @@ const SPACINGS: [Spacing; 5] = [
 ];
 
 /// Front ends timed per call.
-const LAT_FRONTS: [Front; 8] = [
+const LAT_FRONTS: [Front; 9] = [
     Front::MacroDrop,
     Front::MacroBlock,
     Front::Layer,
+    Front::TracingFloor,
     Front::Log,
     Front::Appender,
     Front::Slog,
