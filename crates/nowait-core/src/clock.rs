@@ -10,12 +10,25 @@
 
 use std::cell::Cell;
 use std::sync::OnceLock;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 const RAW: u64 = 1 << 63;
 const REANCHOR_NANOS: u64 = 1_000_000_000;
 
 static CLOCK: OnceLock<quanta::Clock> = OnceLock::new();
+
+/// `timeout` from now, or about a century from now if `timeout` is too
+/// long for an `Instant` (a caller's `Duration::MAX` means "no bound", not
+/// a panic).
+pub(crate) fn deadline_after(timeout: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(timeout)
+        .or_else(|| now.checked_add(FAR))
+        .unwrap_or(now)
+}
+
+/// What [`deadline_after`] puts in place of a timeout too long to add.
+const FAR: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
 
 /// Calibrates the tick clock (10–20 ms, once per process; `quanta` caps it
 /// at 200 ms). Until then, and under Miri, timestamps read the wall clock.

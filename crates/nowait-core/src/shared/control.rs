@@ -153,7 +153,7 @@ impl Shared {
         if self.state.load(Ordering::SeqCst) != state::RUNNING {
             return Err(FlushError::Closed);
         }
-        let deadline = Instant::now() + timeout;
+        let deadline = crate::clock::deadline_after(timeout);
         let target = self.ring.claimed();
         let p = &self.ctl.flush[scope as usize];
         // The target first, then the sequence: the writer reads them in the
@@ -211,7 +211,7 @@ impl Shared {
         if self.state.load(Ordering::SeqCst) != state::RUNNING {
             return Err(FlushError::Closed);
         }
-        let deadline = Instant::now() + self.flush_timeout;
+        let deadline = crate::clock::deadline_after(self.flush_timeout);
         let n = self.ctl.reopen.req.fetch_add(1, Ordering::SeqCst) + 1;
         self.doorbell.ring();
         let r = &self.ctl.reopen;
@@ -233,7 +233,7 @@ impl Shared {
     /// Returns whether the counts are final (false only if the writer is
     /// busy in a user's `Format` past the deadline).
     pub(crate) fn shutdown(self: &Arc<Self>, timeout: Duration) -> bool {
-        let deadline = Instant::now() + timeout;
+        let deadline = crate::clock::deadline_after(timeout);
         // A forked child that never logged has no writer: nothing to drain.
         if self.ring.is_forked()
             && self

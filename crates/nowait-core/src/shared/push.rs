@@ -102,7 +102,7 @@ impl Shared {
                     };
                     let deadline = *deadline.get_or_insert_with(|| {
                         c.blocked_waits.fetch_add(1, Ordering::Relaxed);
-                        bound.map(|d| Instant::now() + d)
+                        bound.map(crate::clock::deadline_after)
                     });
                     match self.wait_for_room(level, kind, parts, deadline) {
                         Ok(()) => {

@@ -127,7 +127,7 @@ fn next_sleep(
     if busy {
         interval.min(fill_time.max(MIN_SLEEP))
     } else {
-        (last * 2).clamp(interval, idle)
+        last.saturating_mul(2).clamp(interval, idle)
     }
 }
 
@@ -622,7 +622,7 @@ impl Writer {
                 }
             }
             let ts = rustix::time::Timespec {
-                tv_sec: timeout.as_secs() as i64,
+                tv_sec: i64::try_from(timeout.as_secs()).unwrap_or(i64::MAX),
                 tv_nsec: i64::from(timeout.subsec_nanos()),
             };
             if fds.is_empty() {
