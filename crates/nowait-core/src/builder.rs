@@ -94,6 +94,17 @@ pub const DEFAULT_FLUSH_INTERVAL: Duration = Duration::from_millis(3);
 /// Default longest writer sleep while no records come.
 pub const DEFAULT_IDLE_INTERVAL: Duration = Duration::from_millis(50);
 
+/// A batch size between 1 byte and the ring's largest capacity (the
+/// writer's buffers start at the batch size).
+pub(crate) fn check_batch_size(bytes: usize) -> Result<(), BuildError> {
+    if bytes == 0 || bytes > MAX_CAPACITY {
+        return Err(BuildError::config(format!(
+            "batch_size must be between 1 byte and 1 GiB, got {bytes}"
+        )));
+    }
+    Ok(())
+}
+
 impl Builder {
     /// A builder with the defaults: 1 MiB ring, 64 KiB batches, a 3 ms
     /// writer interval (50 ms when idle), WARN protected above 80 %, 5 s
@@ -150,7 +161,8 @@ impl Builder {
     }
 
     /// Bytes formatted per sink before the writer issues a `write` (default
-    /// 64 KiB). At the end of each wake-up whatever is formatted is written
+    /// 64 KiB; between 1 byte and 1 GiB, else [`build`](Builder::build)
+    /// fails). At the end of each wake-up whatever is formatted is written
     /// too, so this bounds batch size, not latency.
     ///
     /// # Examples
@@ -475,9 +487,7 @@ impl Builder {
                 self.capacity
             )));
         }
-        if self.batch_size == 0 {
-            return Err(BuildError::config("batch_size must not be zero"));
-        }
+        check_batch_size(self.batch_size)?;
         if self.flush_interval.is_zero() || self.idle_interval.is_zero() {
             return Err(BuildError::config(
                 "flush_interval and idle_interval must not be zero",
@@ -492,9 +502,13 @@ impl Builder {
         if self.sinks.is_empty() {
             self.sinks.push(Sink::stdout());
         }
-        if let Some(bad) = self.sinks.iter().find(|s| s.buffer_size < 1024) {
+        if let Some(bad) = self
+            .sinks
+            .iter()
+            .find(|s| s.buffer_size < 1024 || s.buffer_size > MAX_CAPACITY)
+        {
             return Err(BuildError::config(format!(
-                "sink {} buffer_size must be at least 1024 bytes, got {}",
+                "sink {} buffer_size must be between 1024 bytes and 1 GiB, got {}",
                 bad.target.name(),
                 bad.buffer_size
             )));

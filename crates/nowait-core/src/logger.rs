@@ -288,7 +288,8 @@ impl Logger {
     ///
     /// # Errors
     ///
-    /// [`BuildError`] for a zero interval or batch size;
+    /// [`BuildError`] for a zero interval, or a batch size of zero or over
+    /// 1 GiB;
     /// [`FlushError::Closed`] is not reported: after shutdown this does
     /// nothing.
     ///
@@ -307,8 +308,8 @@ impl Logger {
         if flush_interval.is_some_and(|i| i.is_zero()) {
             return Err(BuildError::config("flush_interval must not be zero"));
         }
-        if batch_size == Some(0) {
-            return Err(BuildError::config("batch_size must not be zero"));
+        if let Some(b) = batch_size {
+            crate::builder::check_batch_size(b)?;
         }
         let ctl = &self.shared.ctl;
         if let Some(i) = flush_interval {

@@ -328,7 +328,9 @@ impl Sink {
     }
 
     /// Bounds the bytes formatted for this sink but not yet written
-    /// (default 1 MiB) while the sink is behind (failing, or a terminal,
+    /// (default 1 MiB; between 1 KiB and 1 GiB, else
+    /// [`Builder::build`](crate::Builder::build) fails) while the sink is
+    /// behind (failing, or a terminal,
     /// pipe or socket that would not take its last write). Past it,
     /// records are dropped for this sink alone, counted, and reported into
     /// it once it drains. A sink that is keeping up is never shed: between

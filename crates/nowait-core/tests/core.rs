@@ -285,6 +285,20 @@ fn invalid_config_is_a_clear_error() {
         .build()
         .unwrap_err();
     assert!(e.to_string().contains("flush_interval"), "{e}");
+    // Sizes that would make the writer allocate more than the ring's
+    // limit up front (a terabyte aborts the process) are refused.
+    let e = builder().batch_size(1 << 40).build().unwrap_err();
+    assert!(e.to_string().contains("batch_size must be between"), "{e}");
+    let e = builder()
+        .sink(Sink::writer(std::io::sink()).buffer_size(1 << 40))
+        .build()
+        .unwrap_err();
+    assert!(e.to_string().contains("buffer_size must be between"), "{e}");
+    let e = builder()
+        .sink(Sink::writer(std::io::sink()).buffer_size(10))
+        .build()
+        .unwrap_err();
+    assert!(e.to_string().contains("buffer_size must be between"), "{e}");
     let e = builder()
         .sink(Sink::file("/proc/version/cannot/be/a/dir"))
         .build()
