@@ -82,8 +82,10 @@
 //! A `Debug` or `Display` implementation that panics while its event is
 //! being encoded discards that event (counted in
 //! [`Stats::discarded`](nowait_core::Stats::discarded) and reported in the
-//! output) instead of unwinding into the caller. One that logs from inside
-//! its own formatting gets a fresh buffer: no deadlock.
+//! output) instead of unwinding into the caller. In a span's field (at its
+//! creation or in `Span::record`) it is counted the same way, and the span
+//! keeps the fields encoded before it. One that logs from inside its own
+//! formatting gets a fresh buffer: no deadlock.
 //!
 //! # Oversized events
 //!
@@ -336,6 +338,9 @@ where
             buf.clear();
             let mut visitor = Visitor::new(buf);
             values.record(&mut visitor);
+            if visitor.failed {
+                self.logger.discarded();
+            }
             let mut ext = span.extensions_mut();
             // The span's own item, its fields extended; no chain (the
             // epoch moves on below, so it would be stale anyway).

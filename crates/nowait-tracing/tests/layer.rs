@@ -212,6 +212,30 @@ fn panicking_debug_discards_the_event_and_counts_it() {
     assert!(!text.contains("never written"));
 }
 
+/// A span field whose `Debug` panics, at creation or in `Span::record`,
+/// does not unwind into the caller, is counted like an event's, and the
+/// span stays usable.
+#[test]
+fn panicking_debug_in_span_fields_is_counted_and_contained() {
+    let out = Shared::default();
+    let (logger, _guard) = logger(&out, Text::new().ansi(false).with_time(false));
+    let layer = nowait_tracing::NowaitLayer::new(logger.clone());
+    tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
+        let span = tracing::info_span!("req", bad = ?PanicsInDebug, late = tracing::field::Empty);
+        span.record("late", tracing::field::debug(PanicsInDebug));
+        let _entered = span.enter();
+        info!("inside");
+    });
+    logger.flush().unwrap();
+    assert_eq!(logger.stats().discarded, 2);
+    let text = out.take();
+    assert!(
+        text.lines()
+            .any(|l| l.contains("req") && l.ends_with("layer: inside")),
+        "{text:?}"
+    );
+}
+
 const MARK: &str = "… [truncated]";
 
 /// A logger whose records may be at most 2040 bytes, with text (without
