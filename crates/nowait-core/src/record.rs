@@ -399,8 +399,23 @@ impl MakeFormat for Plain {
 /// nowait_core::escape_into("a\x1b[31mred\r\nC:\\dir\u{2028}".as_bytes(), &mut out);
 /// assert_eq!(out, br"a\x1b[31mred\r\nC:\dir\u{2028}");
 /// ```
+#[inline]
 pub fn escape_into(bytes: &[u8], out: &mut Vec<u8>) {
-    // Fast path: copy runs of plain ASCII in one go.
+    // Most values are plain ASCII throughout: one scan and one copy,
+    // inlined into the caller; the rest goes out of line.
+    let plain = plain_len(bytes, false);
+    if plain == bytes.len() {
+        append(bytes, out);
+    } else {
+        append(&bytes[..plain], out);
+        escape_rest(&bytes[plain..], out);
+    }
+}
+
+/// [`escape_into`] from the first byte that is not plain ASCII.
+#[inline(never)]
+fn escape_rest(bytes: &[u8], out: &mut Vec<u8>) {
+    // Runs of plain ASCII are copied in one go.
     let mut rest = bytes;
     while !rest.is_empty() {
         let plain = plain_len(rest, false);
