@@ -525,7 +525,8 @@ fn test_rng() -> impl FnMut(u64) -> u64 {
 }
 
 /// Tests only: a random event of one of two call sites (`sites`), with up
-/// to six items: a span (call site `span`, field `peer`), messages plain,
+/// to six items: a span (call site `span`, up to three fields: `peer` by
+/// index, an index past the call site's names, an inline name), messages plain,
 /// deferred and empty, typed fields by index and inline (one of them
 /// named `message`), a rendered value with a newline; one in ten ends in
 /// a byte that does not decode.
@@ -542,9 +543,21 @@ fn random_event(
     for _ in 0..next(7) {
         match next(12) {
             0 => {
+                // Zero to three fields: by index (one past the call site's
+                // names too) and inline.
                 buf.begin_span(span);
-                let peer = ["10.0.0.7", "10.0.0.8"][next(2) as usize];
-                buf.str(FieldName::Index(0), peer);
+                for _ in 0..next(4) {
+                    match next(4) {
+                        0 | 1 => {
+                            let peer = ["10.0.0.7", "10.0.0.8"][next(2) as usize];
+                            buf.str(FieldName::Index(0), peer);
+                        }
+                        2 => buf.u64(FieldName::Index(1), next(100)),
+                        _ => buf
+                            .rendered(FieldName::Inline("x\ny"), format_args!("GET\r"))
+                            .unwrap(),
+                    }
+                }
                 buf.end_span();
             }
             1 => buf.str(FieldName::Index(0), "plain message"),

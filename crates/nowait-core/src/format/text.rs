@@ -264,6 +264,8 @@ pub(crate) struct TextFormat {
     rest: Vec<u8>,
     /// Per call site, what the line shows of it, rendered once.
     known: KnownSites<SiteText>,
+    /// Per span call site, what the line shows of it, rendered once.
+    known_spans: KnownSites<SpanText>,
     /// Tests only: render the call site's part with each event, as the
     /// reference the cache is compared with.
     #[cfg(test)]
@@ -285,6 +287,19 @@ struct SiteText {
     /// The message format escaped, if it has no placeholders: what an
     /// event without arguments shows as its message.
     literal: Option<Piece>,
+}
+
+/// What a line shows of an enclosing span's call site, rendered once per
+/// call site instead of once per event.
+#[derive(Debug)]
+struct SpanText {
+    site: Arc<Callsite>,
+    /// The name, painted: a span without fields.
+    bare: Piece,
+    /// The name, then `{`, painted: what opens a span's fields.
+    open: Piece,
+    /// Each field's `name=`, as [`TextFormat::field_name`] writes it.
+    names: Vec<Piece>,
 }
 
 impl TextFormat {
@@ -469,8 +484,81 @@ impl TextFormat {
         Some(self.known.add(key, text))
     }
 
+    /// Renders what the lines show of the span call site `site`.
+    #[cold]
+    fn span_text(&self, site: Arc<Callsite>) -> SpanText {
+        let mut bare = Vec::new();
+        self.painted(b"1", site.name().as_bytes(), &mut bare);
+        let mut open = bare.clone();
+        self.painted_mark(b"1", b'{', &mut open);
+        let names = (0..)
+            .map_while(|i| site.field(i))
+            .map(|name| {
+                let mut text = Vec::new();
+                self.field_name(name, &mut text);
+                Piece::new(&text)
+            })
+            .collect();
+        SpanText {
+            site,
+            bare: Piece::new(&bare),
+            open: Piece::new(&open),
+            names,
+        }
+    }
+
+    /// The index in `known_spans.texts` of the span call site `key`,
+    /// rendering its text the first time; `None` if not registered.
+    fn known_span(&mut self, key: u64) -> Option<usize> {
+        #[cfg(test)]
+        if self.uncached {
+            return None;
+        }
+        if let Some(i) = self.known_spans.find(key) {
+            return Some(i);
+        }
+        let site = self.sites.get(key)?;
+        let text = self.span_text(site);
+        Some(self.known_spans.add(key, text))
+    }
+
     /// An enclosing span: its name and fields, painted.
     fn span(&mut self, site: SiteKey, fields: SpanFields<'_>, out: &mut Vec<u8>) {
+        let Some(i) = self.known_span(site.get()) else {
+            return self.span_uncached(site, fields, out);
+        };
+        let text = &self.known_spans.texts[i];
+        let mut first = true;
+        for f in fields.items() {
+            let Item::Field { name, value } = f else {
+                continue;
+            };
+            if first {
+                text.open.append_to(out);
+            } else {
+                out.push(b' ');
+            }
+            first = false;
+            match name {
+                FieldName::Index(j) if j < text.names.len() => text.names[j].append_to(out),
+                _ => {
+                    let name = crate::event::decode_field_name(name, Some(&text.site));
+                    self.field_name(name, out);
+                }
+            }
+            field_value(value, out);
+        }
+        if first {
+            text.bare.append_to(out);
+        } else {
+            self.painted_mark(b"1", b'}', out);
+        }
+        self.painted_mark(b"2", b':', out);
+    }
+
+    /// [`span`](TextFormat::span) for a call site not registered (and in
+    /// tests, the reference the cache is compared with).
+    fn span_uncached(&mut self, site: SiteKey, fields: SpanFields<'_>, out: &mut Vec<u8>) {
         let span_site = self.sites.get(site.get());
         let name = span_site.as_ref().map_or("?", |s| s.name());
         self.painted(b"1", name.as_bytes(), out);
@@ -770,7 +858,7 @@ mod tests {
         );
         register_callsite(
             SiteKey::of(&SPAN),
-            Callsite::new(Level::Info, "app", "conn").fields(vec!["peer"]),
+            Callsite::new(Level::Info, "app", "co\x1bnn").fields(vec!["peer"]),
         );
         let texts = [
             Text::new(),
