@@ -94,17 +94,6 @@ pub const DEFAULT_FLUSH_INTERVAL: Duration = Duration::from_millis(3);
 /// Default longest writer sleep while no records come.
 pub const DEFAULT_IDLE_INTERVAL: Duration = Duration::from_millis(50);
 
-/// A batch size between 1 byte and the ring's largest capacity (the
-/// writer's buffers start at the batch size).
-pub(crate) fn check_batch_size(bytes: usize) -> Result<(), BuildError> {
-    if bytes == 0 || bytes > MAX_CAPACITY {
-        return Err(BuildError::config(format!(
-            "batch_size must be between 1 byte and 1 GiB, got {bytes}"
-        )));
-    }
-    Ok(())
-}
-
 impl Builder {
     /// A builder with the defaults: 1 MiB ring, 64 KiB batches, a 3 ms
     /// writer interval (50 ms when idle), WARN protected above 80 %, 5 s
@@ -487,7 +476,7 @@ impl Builder {
                 self.capacity
             )));
         }
-        check_batch_size(self.batch_size)?;
+        crate::shared::check_batch_size(self.batch_size)?;
         if self.flush_interval.is_zero() || self.idle_interval.is_zero() {
             return Err(BuildError::config(
                 "flush_interval and idle_interval must not be zero",

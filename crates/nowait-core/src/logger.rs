@@ -309,7 +309,7 @@ impl Logger {
             return Err(BuildError::config("flush_interval must not be zero"));
         }
         if let Some(b) = batch_size {
-            crate::builder::check_batch_size(b)?;
+            crate::shared::check_batch_size(b)?;
         }
         let ctl = &self.shared.ctl;
         if let Some(i) = flush_interval {

@@ -294,6 +294,13 @@ fn invalid_config_is_a_clear_error() {
         .build()
         .unwrap_err();
     assert!(e.to_string().contains("buffer_size must be between"), "{e}");
+    let (logger, _guard) = builder()
+        .sink(Sink::writer(std::io::sink()))
+        .build()
+        .unwrap();
+    let e = logger.reconfigure(None, Some(1 << 40)).unwrap_err();
+    assert!(e.to_string().contains("batch_size must be between"), "{e}");
+    logger.reconfigure(None, Some(1 << 20)).unwrap();
     let e = builder()
         .sink(Sink::writer(std::io::sink()).buffer_size(10))
         .build()

@@ -16,6 +16,17 @@ use std::time::{Duration, Instant};
 use super::{consumer, state, Shared};
 use crate::error::FlushError;
 
+/// A batch size between 1 byte and the ring's largest capacity (the
+/// writer's buffers start at the batch size).
+pub(crate) fn check_batch_size(bytes: usize) -> Result<(), crate::BuildError> {
+    if bytes == 0 || bytes > crate::ring::MAX_CAPACITY {
+        return Err(crate::BuildError::config(format!(
+            "batch_size must be between 1 byte and 1 GiB, got {bytes}"
+        )));
+    }
+    Ok(())
+}
+
 /// Which sinks a flush waits for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum FlushScope {

@@ -24,7 +24,7 @@
 mod control;
 mod push;
 
-pub(crate) use control::FlushScope;
+pub(crate) use control::{check_batch_size, FlushScope};
 
 use std::io;
 use std::os::fd::{AsFd, OwnedFd};
