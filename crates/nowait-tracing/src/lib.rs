@@ -344,22 +344,17 @@ where
             let mut ext = span.extensions_mut();
             // The span's own item, its fields extended; no chain (the
             // epoch moves on below, so it would be stale anyway).
-            let mut own = SmallVec::<[u8; INLINE_FIELDS]>::new();
-            if let Some(fields) = ext.get_mut::<SpanFields>() {
-                own.extend_from_slice(fields.own());
-            }
+            let mut own = SmallVec::<[u8; INLINE_FIELDS]>::from_slice(
+                ext.get_mut::<SpanFields>().map_or(&[][..], |f| f.own()),
+            );
             own.extend_from_slice(buf.field_bytes());
             buf.clear();
             buf.span(site, &own);
-            let fields = SpanFields {
+            ext.replace(SpanFields {
                 bytes: SmallVec::from_slice(buf.field_bytes()),
                 own_at: buf.field_bytes().len() - own.len(),
                 chain_epoch: None,
-            };
-            match ext.get_mut::<SpanFields>() {
-                Some(kept) => *kept = fields,
-                None => ext.insert(fields),
-            }
+            });
         });
         // After the change: chains encoded before it are encoded again.
         scope::fields_changed();
