@@ -548,17 +548,13 @@ impl Builder {
                     )))
                 }
                 Target::Tcp(Ok(addr)) => (
-                    Ok(Opened::new(
-                        Output::Stream(Stream::connecting(Peer::Tcp(addr))),
-                        false,
-                    )),
+                    Stream::connecting(Peer::Tcp(addr))
+                        .map(|s| Opened::new(Output::Stream(s), false)),
                     Reopen::Stream(Peer::Tcp(addr)),
                 ),
                 Target::Unix(path) => (
-                    Ok(Opened::new(
-                        Output::Stream(Stream::connecting(Peer::Unix(path.clone()))),
-                        false,
-                    )),
+                    Stream::connecting(Peer::Unix(path.clone()))
+                        .map(|s| Opened::new(Output::Stream(s), false)),
                     Reopen::Stream(Peer::Unix(path)),
                 ),
                 Target::UnixDatagram(path) => (
@@ -585,8 +581,7 @@ impl Builder {
                 .store(!opened.output.may_block(), Ordering::Relaxed);
             if let Some(why) = &opened.fallback {
                 startup.push(format!(
-                    "sink {} is written with blocking calls, only when poll reports room, \
-                     4 KiB at a time: {why}",
+                    "sink {} is written by an I/O thread of its own, which alone waits for it: {why}",
                     spec.name
                 ));
             }
@@ -640,7 +635,7 @@ impl Builder {
                 .inspect_err(|_| shared.consumer.store(consumer::NONE, Ordering::SeqCst))
         });
         let shared = Shared::new(Ring::new(self.capacity), counters, config, start)
-            .map_err(|e| BuildError::io("cannot create the writer's wake-up eventfd", e))?;
+            .map_err(|e| BuildError::io("cannot create the writer's doorbell", e))?;
         shared.ctl.fsync.store(self.fsync, Ordering::Relaxed);
         let shared = Arc::new(shared);
         shared

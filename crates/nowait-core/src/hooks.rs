@@ -11,10 +11,11 @@
 //!   nor prints: the writer reports the panic in the output;
 //! * `process::exit` / return from `main`: a shutdown of each logger within
 //!   its [`Builder::shutdown_timeout`];
-//! * SIGTERM/SIGINT (opt-in): the same shutdown, then the signal's default
+//! * SIGTERM/SIGINT (opt-in; on Windows Ctrl-C, Ctrl-Break, console close,
+//!   logoff and shutdown): the same shutdown, then the signal's default
 //!   action; a second signal during the drain kills at once;
-//! * SIGHUP (opt-in): a reopen of the file sinks, waited for on the signal
-//!   thread (at most the flush timeout), never on a request thread.
+//! * SIGHUP (opt-in, Unix): a reopen of the file sinks, waited for on the
+//!   signal thread (at most the flush timeout), never on a request thread.
 //!
 //! [`Builder::panic_timeout`]: crate::Builder::panic_timeout
 //! [`Builder::shutdown_timeout`]: crate::Builder::shutdown_timeout
@@ -37,7 +38,7 @@ static SIGHUP: Once = Once::new();
 pub(crate) fn register(shared: &Arc<Shared>, options: Options) {
     registry::add(shared, options);
     FORK_HOOK.call_once(|| {
-        crate::ffi::at_fork(
+        crate::sys::at_fork(
             crate::fork::prepare,
             crate::fork::parent,
             crate::fork::child,
@@ -47,7 +48,7 @@ pub(crate) fn register(shared: &Arc<Shared>, options: Options) {
         PANIC_HOOK.call_once(install_panic_hook);
     }
     if options.flush_on_exit {
-        EXIT_HOOK.call_once(|| crate::ffi::at_exit(on_exit));
+        EXIT_HOOK.call_once(|| crate::sys::at_exit(on_exit));
     }
     #[cfg(feature = "signals")]
     if options.drain_on_signals {
@@ -118,61 +119,27 @@ fn on_exit() {
     }
 }
 
+/// SIGTERM/SIGINT (Windows: console control events): shut every logger
+/// down that asked for it, then the process dies as it would have.
 #[cfg(feature = "signals")]
 fn install_signal_thread() {
-    use std::sync::atomic::{AtomicBool, Ordering};
-
-    use signal_hook::consts::{SIGINT, SIGTERM};
-    use signal_hook::iterator::Signals;
-
-    // Set once the first signal arrives: a second one then takes its
-    // default action at once (a second Ctrl-C kills).
-    let draining = Arc::new(AtomicBool::new(false));
-    for sig in [SIGTERM, SIGINT] {
-        let _ = signal_hook::flag::register_conditional_default(sig, Arc::clone(&draining));
-    }
-    let Ok(mut signals) = Signals::new([SIGTERM, SIGINT]) else {
-        return;
-    };
-    let spawned = std::thread::Builder::new()
-        .name("nowait-signals".into())
-        .spawn(move || {
-            if let Some(signal) = signals.forever().next() {
-                draining.store(true, Ordering::SeqCst);
-                for shared in registry::live(|o| o.drain_on_signals) {
-                    shared.shutdown(shared.shutdown_timeout);
-                }
-                // Die of the signal as if nowait had not been there.
-                if signal_hook::low_level::emulate_default_handler(signal).is_err() {
-                    std::process::exit(128 + signal);
-                }
-            }
-        });
-    drop(spawned);
+    crate::sys::on_terminate(|| {
+        for shared in registry::live(|o| o.drain_on_signals) {
+            shared.shutdown(shared.shutdown_timeout);
+        }
+    });
 }
 
 /// SIGHUP: reopen the files of every logger that asked for it (after
-/// logrotate renamed them). The handler only wakes this thread (signal-hook's
-/// self-pipe); the thread asks each writer for a reopen and waits for it,
-/// at most each logger's flush timeout. Signals that arrive meanwhile are
-/// merged into one more reopen.
+/// logrotate renamed them). The handler only wakes a thread; the thread
+/// asks each writer for a reopen and waits for it, at most each logger's
+/// flush timeout. Windows has no SIGHUP: nothing is installed there.
 #[cfg(feature = "signals")]
 fn install_sighup_thread() {
-    use signal_hook::consts::SIGHUP;
-    use signal_hook::iterator::Signals;
-
-    let Ok(mut signals) = Signals::new([SIGHUP]) else {
-        return;
-    };
-    let spawned = std::thread::Builder::new()
-        .name("nowait-sighup".into())
-        .spawn(move || {
-            for _ in signals.forever() {
-                for shared in registry::live(|o| o.reopen_on_sighup) {
-                    // A failure is reported by the writer in-band.
-                    let _ = shared.reopen();
-                }
-            }
-        });
-    drop(spawned);
+    crate::sys::on_hangup(|| {
+        for shared in registry::live(|o| o.reopen_on_sighup) {
+            // A failure is reported by the writer in-band.
+            let _ = shared.reopen();
+        }
+    });
 }

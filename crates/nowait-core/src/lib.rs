@@ -183,8 +183,6 @@ mod clock;
 pub mod docs;
 mod error;
 pub mod event;
-#[allow(unsafe_code)]
-mod ffi;
 pub mod filter;
 mod floatfmt;
 mod fork;
@@ -201,6 +199,7 @@ mod output;
 mod policy;
 mod record;
 mod registry;
+mod relay;
 #[allow(unsafe_code)]
 mod ring;
 mod rolling;
@@ -208,6 +207,8 @@ mod shared;
 mod sink;
 mod stats;
 mod sync;
+#[allow(unsafe_code)]
+mod sys;
 mod timefmt;
 mod writer;
 

@@ -3,24 +3,24 @@
 //! Terminals, pipes, FIFOs and character devices are written without
 //! blocking (`O_NONBLOCK` on an open file description of the writer's own),
 //! so that a stalled reader never holds up the writer thread and so never
-//! the other sinks; sockets are written with `MSG_DONTWAIT`. Regular files
-//! and users' writers are written with blocking calls: the kernel never
-//! makes a regular file wait on a reader, and the writer thread marks those
-//! calls (see `consumer::IN_IO`) so that a shutdown can still end in time if
-//! one hangs (a dead NFS server).
+//! the other sinks; sockets are written with `MSG_DONTWAIT`. Where the
+//! system cannot give us such a descriptor (a pipe on macOS, the Windows
+//! console), the output gets an I/O thread of its own ([`Relay`]), which
+//! alone blocks. Regular files and users' writers are written with blocking
+//! calls: the kernel never makes a regular file wait on a reader, and the
+//! writer thread marks those calls (see `consumer::IN_IO`) so that a
+//! shutdown can still end in time if one hangs (a dead NFS server).
+//! What differs per system is in [`crate::sys`].
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, IsTerminal, Write};
-use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::fs::{self, File};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use rustix::fs::{FileType, Mode, OFlags};
-use rustix::net::SendFlags;
+use crate::relay::{Plain, Relay, Relayed, Waker};
+use crate::sys::{self, Descriptor, FileId, Open, Waitable};
 
-mod net;
-
-pub(crate) use net::{Datagram, Peer, Sent, Stream};
+pub(crate) use crate::sys::{Datagram, Peer, Sent, Stream};
 
 /// The outcome of one attempt to write.
 pub(crate) enum WriteOutcome {
@@ -43,13 +43,13 @@ pub(crate) enum Output {
     File {
         file: File,
         path: Option<PathBuf>,
-        identity: (u64, u64),
+        identity: FileId,
     },
     /// A terminal, pipe, FIFO or character device opened with `O_NONBLOCK`.
     /// `pipe`: a pipe or FIFO, whose free room can be asked for.
-    NonBlocking { fd: OwnedFd, pipe: bool },
+    NonBlocking { fd: Descriptor, pipe: bool },
     /// A socket, written with `MSG_DONTWAIT`.
-    Socket(OwnedFd),
+    Socket(Descriptor),
     /// A TCP or Unix stream connection made by nowait ([`Sink::tcp`],
     /// [`Sink::unix`]): connects without waiting, reconnects after a
     /// failure.
@@ -62,9 +62,9 @@ pub(crate) enum Output {
     ///
     /// [`Sink::unix_datagram`]: crate::Sink::unix_datagram
     Datagram(Datagram),
-    /// A terminal or pipe that could not be made non-blocking: written only
-    /// when `poll` reports room, at most [`POLLED_CHUNK`] bytes at a time.
-    Polled(File),
+    /// A terminal, pipe or console that cannot be written without blocking
+    /// here: written by an I/O thread of its own.
+    Relayed(Relay),
     /// A rolling file (blocking writes, rotated by the writer between
     /// records).
     Rolling(Box<crate::rolling::file::RollingFile>),
@@ -75,11 +75,6 @@ pub(crate) enum Output {
     Gone(String),
 }
 
-/// At most this much per write to a [`Output::Polled`] descriptor: a write
-/// of up to `PIPE_BUF` bytes to a pipe that `poll` reported writable never
-/// blocks.
-const POLLED_CHUNK: usize = 4096;
-
 impl std::fmt::Debug for Output {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
@@ -88,7 +83,7 @@ impl std::fmt::Debug for Output {
             Output::Socket(_) => "Socket",
             Output::Stream(_) => "Stream",
             Output::Datagram(_) => "Datagram",
-            Output::Polled(_) => "Polled",
+            Output::Relayed(_) => "Relayed",
             Output::Rolling(_) => "Rolling",
             Output::Writer(_) => "Writer",
             Output::Gone(_) => "Gone",
@@ -102,7 +97,7 @@ pub(crate) struct Opened {
     pub(crate) output: Output,
     /// A terminal (for ANSI colours).
     pub(crate) terminal: bool,
-    /// Why a terminal or pipe is written with blocking calls, if it is.
+    /// Why a terminal or pipe is written by an I/O thread, if it is.
     pub(crate) fallback: Option<String>,
 }
 
@@ -116,8 +111,35 @@ impl Opened {
     }
 }
 
-fn is_pipe(ft: FileType) -> bool {
-    ft == FileType::Fifo
+impl Opened {
+    /// An output as the system opened it; a blocking one gets its relay
+    /// thread, named after the sink.
+    fn from_sys(open: Open, path: Option<&Path>) -> io::Result<Opened> {
+        Ok(match open {
+            Open::File { file, id } => Opened::new(
+                Output::File {
+                    file,
+                    path: path.map(Path::to_owned),
+                    identity: id,
+                },
+                false,
+            ),
+            Open::NonBlocking { fd, pipe, terminal } => {
+                Opened::new(Output::NonBlocking { fd, pipe }, terminal)
+            }
+            Open::Socket { fd, terminal } => Opened::new(Output::Socket(fd), terminal),
+            Open::Blocking {
+                writer,
+                terminal,
+                why,
+            } => {
+                let relay = Relay::spawn("nowait-relay", Box::new(Plain(writer)))?;
+                let mut opened = Opened::new(Output::Relayed(relay), terminal);
+                opened.fallback = Some(why);
+                opened
+            }
+        })
+    }
 }
 
 /// Opens `path` for appending, creating it and its parent directories, and
@@ -126,55 +148,7 @@ pub(crate) fn open_path(path: &Path) -> io::Result<Opened> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         fs::create_dir_all(parent)?;
     }
-    // O_NONBLOCK from the start: opening a FIFO for writing would otherwise
-    // wait for a reader (with it, no reader is ENXIO).
-    let file = OpenOptions::new()
-        .create(true)
-        .append(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
-        .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            Some(libc::ENXIO) => io::Error::new(
-                e.kind(),
-                format!("{e}: a FIFO without a reader (open its read end first)"),
-            ),
-            _ => e,
-        })?;
-    let meta = file.metadata()?;
-    let ft = FileType::from_raw_mode(meta.mode());
-    match ft {
-        FileType::RegularFile => {
-            // Regular files ignore O_NONBLOCK; clear it for clarity.
-            let flags = rustix::fs::fcntl_getfl(&file)?;
-            rustix::fs::fcntl_setfl(&file, flags - OFlags::NONBLOCK)?;
-            Ok(Opened::new(
-                Output::File {
-                    file,
-                    path: Some(path.to_owned()),
-                    identity: (meta.dev(), meta.ino()),
-                },
-                false,
-            ))
-        }
-        FileType::Directory => Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "is a directory",
-        )),
-        FileType::Socket => Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "is a socket (not supported as a file sink)",
-        )),
-        _ => {
-            let terminal = file.is_terminal();
-            Ok(Opened::new(
-                Output::NonBlocking {
-                    fd: OwnedFd::from(file),
-                    pipe: is_pipe(ft),
-                },
-                terminal,
-            ))
-        }
-    }
+    Opened::from_sys(sys::open_path(path)?, Some(path))
 }
 
 /// Opens a rolling sink's current file (see [`crate::rolling`]).
@@ -184,68 +158,9 @@ pub(crate) fn open_rolling(rolling: &crate::rolling::Rolling) -> io::Result<Open
 }
 
 /// Opens standard output (1) or error (2) for writing without blocking
-/// where possible.
+/// where possible, through an I/O thread of its own where not.
 pub(crate) fn open_stdio(which: u8) -> io::Result<Opened> {
-    let (fd, terminal) = match which {
-        1 => (
-            io::stdout().as_fd().try_clone_to_owned()?,
-            io::stdout().is_terminal(),
-        ),
-        _ => (
-            io::stderr().as_fd().try_clone_to_owned()?,
-            io::stderr().is_terminal(),
-        ),
-    };
-    open_fd(fd.as_fd(), &format!("/proc/self/fd/{which}"), terminal)
-}
-
-/// Opens a descriptor the process already has. `reopen_path` names it in
-/// `/proc` so that it can be reopened with a private open file description.
-fn open_fd(fd: BorrowedFd<'_>, reopen_path: &str, terminal: bool) -> io::Result<Opened> {
-    let stat = rustix::fs::fstat(fd)?;
-    let ft = FileType::from_raw_mode(stat.st_mode);
-    match ft {
-        FileType::Socket => Ok(Opened::new(
-            Output::Socket(rustix::io::fcntl_dupfd_cloexec(fd, 0)?),
-            terminal,
-        )),
-        FileType::RegularFile => Ok(Opened::new(
-            Output::File {
-                file: File::from(rustix::io::fcntl_dupfd_cloexec(fd, 0)?),
-                path: None,
-                identity: (stat.st_dev, stat.st_ino),
-            },
-            false,
-        )),
-        _ => {
-            // A new open file description, so O_NONBLOCK does not leak into
-            // the process's own fd (and make `println!` fail with EAGAIN).
-            match rustix::fs::open(
-                reopen_path,
-                OFlags::WRONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY,
-                Mode::empty(),
-            ) {
-                Ok(own) => Ok(Opened::new(
-                    Output::NonBlocking {
-                        fd: own,
-                        pipe: is_pipe(ft),
-                    },
-                    terminal,
-                )),
-                Err(e) => {
-                    let mut opened = Opened::new(
-                        Output::Polled(File::from(rustix::io::fcntl_dupfd_cloexec(fd, 0)?)),
-                        terminal,
-                    );
-                    opened.fallback = Some(format!(
-                        "cannot reopen it without blocking ({reopen_path}: {})",
-                        io::Error::from(e)
-                    ));
-                    Ok(opened)
-                }
-            }
-        }
-    }
+    Opened::from_sys(sys::open_stdio(which)?, None)
 }
 
 /// Writes `buf` to a blocking writer, retrying `EINTR` and short writes.
@@ -281,11 +196,11 @@ fn write_all(w: &mut impl Write, buf: &[u8]) -> WriteOutcome {
     WriteOutcome::Wrote(done)
 }
 
-fn from_rustix(r: rustix::io::Result<usize>) -> WriteOutcome {
+fn from_io(r: io::Result<usize>) -> WriteOutcome {
     match r {
         Ok(n) => WriteOutcome::Wrote(n),
-        Err(rustix::io::Errno::AGAIN) => WriteOutcome::WouldBlock,
-        Err(e) => WriteOutcome::Failed(e.into()),
+        Err(e) if e.kind() == io::ErrorKind::WouldBlock => WriteOutcome::WouldBlock,
+        Err(e) => WriteOutcome::Failed(e),
     }
 }
 
@@ -304,20 +219,18 @@ fn panicked() -> io::Error {
 }
 
 impl Output {
-    /// Whether a write can block the writer thread (files, user writers,
-    /// and the poll-guarded fallback, whose reader could race the poll).
+    /// Whether a write can block the writer thread (files, user writers).
     pub(crate) fn may_block(&self) -> bool {
         matches!(
             self,
-            Output::File { .. } | Output::Rolling(_) | Output::Writer(_) | Output::Polled(_)
+            Output::File { .. } | Output::Rolling(_) | Output::Writer(_)
         )
     }
 
-    /// The descriptor to poll for `POLLOUT` while the sink is blocked.
-    pub(crate) fn poll_fd(&self) -> Option<BorrowedFd<'_>> {
+    /// What to poll for room while the sink is blocked.
+    pub(crate) fn poll_fd(&self) -> Option<Waitable<'_>> {
         match self {
-            Output::NonBlocking { fd, .. } | Output::Socket(fd) => Some(fd.as_fd()),
-            Output::Polled(f) => Some(f.as_fd()),
+            Output::NonBlocking { fd, .. } | Output::Socket(fd) => Some(fd.waitable()),
             Output::Stream(s) => s.poll_fd(),
             Output::Datagram(d) => d.poll_fd(),
             _ => None,
@@ -338,54 +251,36 @@ impl Output {
 
     /// Free room in bytes, where the kernel can tell (pipes and FIFOs).
     pub(crate) fn room(&self) -> Option<usize> {
-        let Output::NonBlocking { fd, pipe: true } = self else {
-            return None;
-        };
-        let size = rustix::pipe::fcntl_getpipe_size(fd).ok()?;
-        let queued = rustix::io::ioctl_fionread(fd).ok()? as usize;
-        Some(size.saturating_sub(queued))
+        self.pipe_room().map(|(_, room)| room)
+    }
+
+    /// A pipe's whole size and free room, where the kernel can tell.
+    pub(crate) fn pipe_room(&self) -> Option<(usize, usize)> {
+        match self {
+            Output::NonBlocking { fd, pipe: true } => fd.pipe_room(),
+            _ => None,
+        }
+    }
+
+    /// Gives an I/O thread a way to wake the writer when it finished.
+    pub(crate) fn set_waker(&self, waker: &Waker) {
+        if let Output::Relayed(relay) = self {
+            relay.set_waker(Arc::clone(waker));
+        }
     }
 
     /// One write attempt. Blocking outputs write everything or fail.
     pub(crate) fn write(&mut self, buf: &[u8]) -> WriteOutcome {
         match self {
-            Output::NonBlocking { fd, .. } => loop {
-                match rustix::io::write(&*fd, buf) {
-                    Err(rustix::io::Errno::INTR) => continue,
-                    r => return from_rustix(r),
-                }
-            },
-            Output::Socket(fd) => loop {
-                match rustix::net::send(&*fd, buf, SendFlags::DONTWAIT | SendFlags::NOSIGNAL) {
-                    Err(rustix::io::Errno::INTR) => continue,
-                    r => return from_rustix(r),
-                }
-            },
+            Output::NonBlocking { fd, .. } => from_io(fd.write(buf)),
+            Output::Socket(fd) => from_io(fd.send(buf)),
             Output::Stream(s) => from_sent(s.write(buf)),
             Output::Datagram(d) => from_sent(d.write(buf)),
-            Output::Polled(file) => {
-                let mut pfd = [rustix::event::PollFd::new(
-                    file,
-                    rustix::event::PollFlags::OUT,
-                )];
-                let zero = rustix::time::Timespec {
-                    tv_sec: 0,
-                    tv_nsec: 0,
-                };
-                match rustix::event::poll(&mut pfd, Some(&zero)) {
-                    Ok(0) => WriteOutcome::WouldBlock,
-                    Ok(_) => {
-                        let n = buf.len().min(POLLED_CHUNK);
-                        loop {
-                            match rustix::io::write(&*file, &buf[..n]) {
-                                Err(rustix::io::Errno::INTR) => continue,
-                                r => return from_rustix(r),
-                            }
-                        }
-                    }
-                    Err(e) => WriteOutcome::Failed(e.into()),
-                }
-            }
+            Output::Relayed(relay) => match relay.write(buf) {
+                Relayed::Wrote(n) => WriteOutcome::Wrote(n),
+                Relayed::Pending => WriteOutcome::WouldBlock,
+                Relayed::Failed(e) => WriteOutcome::Failed(e),
+            },
             Output::File { file, .. } => write_all(file, buf),
             Output::Rolling(r) => write_all(&mut **r, buf),
             Output::Writer(w) => {
@@ -433,8 +328,8 @@ impl Output {
         else {
             return Ok(false);
         };
-        let moved = match fs::metadata(&*path) {
-            Ok(meta) => (meta.dev(), meta.ino()) != *identity,
+        let moved = match sys::path_id(path) {
+            Ok(id) => id != *identity,
             Err(e) if e.kind() == io::ErrorKind::NotFound => true,
             Err(e) => return Err(e),
         };
@@ -461,31 +356,43 @@ impl Output {
     }
 }
 
-#[cfg(all(test, not(miri)))]
+// Unix only: pipes, FIFOs and /dev/null are Unix files; the relay that
+// Windows uses for the same outputs is tested in `relay`.
+#[cfg(all(test, unix, not(miri)))]
 mod tests {
     use super::*;
+    use std::fs::OpenOptions;
+    use std::os::fd::OwnedFd;
+    use std::os::unix::fs::OpenOptionsExt;
+
+    use rustix::fs::{FileType, Mode, OFlags};
 
     fn pipe() -> (OwnedFd, OwnedFd) {
         rustix::pipe::pipe().unwrap()
     }
 
     #[test]
-    fn polled_fallback_never_blocks_on_a_full_pipe() {
-        let (_read, write) = pipe();
-        let mut out = Output::Polled(File::from(write));
-        let chunk = vec![b'x'; 1000];
+    fn relayed_pipe_never_blocks_the_writer_on_a_full_pipe() {
+        let (read, write) = pipe();
+        let relay = Relay::spawn("t", Box::new(Plain(File::from(write)))).unwrap();
+        let mut out = Output::Relayed(relay);
+        let chunk = vec![b'x'; 1 << 20];
         let mut total = 0;
-        // A blocking pipe with nobody reading: without the poll guard the
-        // write that finds it full would block this test forever.
-        loop {
-            match out.write(&chunk) {
+        // A blocking pipe with nobody reading: the relay thread blocks in
+        // its write, this thread never does.
+        let start = std::time::Instant::now();
+        while start.elapsed() < std::time::Duration::from_millis(300) {
+            let t = std::time::Instant::now();
+            match out.write(&chunk[total..]) {
                 WriteOutcome::Wrote(n) => total += n,
-                WriteOutcome::WouldBlock => break,
+                WriteOutcome::WouldBlock => std::thread::sleep(std::time::Duration::from_millis(5)),
                 WriteOutcome::Failed(e) | WriteOutcome::Rejected(e) => panic!("{e}"),
             }
-            assert!(total < 16 << 20, "the pipe never filled");
+            assert!(t.elapsed() < std::time::Duration::from_millis(50), "a write waited");
         }
-        assert!(total >= 4096, "{total}");
+        // What the pipe took is reported, and no more than it took.
+        assert!(total >= 4096 && total < chunk.len(), "{total}");
+        drop(read);
     }
 
     #[test]
@@ -493,10 +400,14 @@ mod tests {
         let (_read, write) = pipe();
         rustix::fs::fcntl_setfl(&write, OFlags::NONBLOCK).unwrap();
         let mut out = Output::NonBlocking {
-            fd: write,
+            fd: Descriptor::from(write),
             pipe: true,
         };
-        let before = out.room().unwrap();
+        let Some(before) = out.room() else {
+            // The portable backend cannot tell a pipe's room.
+            assert!(cfg!(any(nowait_portable, not(target_os = "linux"))));
+            return;
+        };
         assert!(matches!(out.write(b"hello\n"), WriteOutcome::Wrote(6)));
         assert_eq!(out.room().unwrap(), before - 6);
     }

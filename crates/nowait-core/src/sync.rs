@@ -34,9 +34,10 @@ impl<T> UnsafeCell<T> {
 #[cfg(loom)]
 pub(crate) use loom::cell::UnsafeCell;
 
-/// A wait/notify point without a lock: a sequence number that notifiers
-/// bump and waiters sleep on with a futex, plus a count of waiters so that
-/// a notifier with nobody to wake makes no system call.
+/// A wait/notify point: a sequence number that notifiers bump and waiters
+/// sleep on ([`crate::sys::wait`]: a futex on Linux, the parking lot
+/// elsewhere), plus a count of waiters so that a notifier with nobody to
+/// wake makes no system call.
 ///
 /// The protocol (the classic "check, then sleep on the value you saw"):
 /// a waiter calls [`Event::prepare`] (registers and reads the sequence),
@@ -46,8 +47,8 @@ pub(crate) use loom::cell::UnsafeCell;
 /// `SeqCst`, so either the waiter's check sees the change or the notifier
 /// sees the waiter and bumps the sequence, which makes the futex wait
 /// return at once or wakes it. Spurious returns are allowed: waiters
-/// re-check. Nothing here is held across `fork()`, so a forked child can
-/// use it as it is.
+/// re-check. On Linux nothing here is held across `fork()`, so a forked
+/// child can use it as it is.
 #[derive(Debug, Default)]
 pub(crate) struct Event {
     seq: std::sync::atomic::AtomicU32,
@@ -70,27 +71,7 @@ impl Event {
     /// Sleeps until notified after `seen` was read, or `timeout` passes
     /// (or spuriously).
     pub(crate) fn wait(&self, seen: u32, timeout: std::time::Duration) {
-        #[cfg(not(miri))]
-        {
-            let ts = rustix::time::Timespec {
-                tv_sec: timeout.as_secs().min(i64::MAX as u64) as i64,
-                tv_nsec: i64::from(timeout.subsec_nanos()),
-            };
-            // EAGAIN (the sequence moved), ETIMEDOUT and EINTR all mean
-            // "go and look again".
-            let _ = rustix::thread::futex::wait(
-                &self.seq,
-                rustix::thread::futex::Flags::PRIVATE,
-                seen,
-                Some(&ts),
-            );
-        }
-        #[cfg(miri)]
-        {
-            if self.seq.load(Ordering::SeqCst) == seen {
-                std::thread::sleep(timeout.min(std::time::Duration::from_millis(1)));
-            }
-        }
+        crate::sys::wait(&self.seq, seen, timeout);
     }
 
     /// Wakes every waiter, if there is any. The caller changed the
@@ -101,11 +82,6 @@ impl Event {
             return;
         }
         self.seq.fetch_add(1, Ordering::SeqCst);
-        #[cfg(not(miri))]
-        let _ = rustix::thread::futex::wake(
-            &self.seq,
-            rustix::thread::futex::Flags::PRIVATE,
-            i32::MAX as u32,
-        );
+        crate::sys::wake_all(&self.seq);
     }
 }

@@ -216,10 +216,7 @@ impl Syslog {
     pub(crate) fn wrap(&self, inner: Box<dyn Format>, framing: Framing) -> Box<dyn Format> {
         let hostname = match &self.hostname {
             Some(h) => h.clone(),
-            None => rustix::system::uname()
-                .nodename()
-                .to_string_lossy()
-                .into_owned(),
+            None => crate::sys::hostname(),
         };
         let app = match &self.app_name {
             Some(a) => a.clone(),

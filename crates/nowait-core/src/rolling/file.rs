@@ -8,15 +8,15 @@
 //! worked: on failure the old file stays current, the error is counted and
 //! reported in-band, and the next try is a second later.
 
-use std::fs::{self, File, OpenOptions};
+use std::fs::{self, File};
 use std::io::{self, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::maintain::{Housekeeper, Job, Settings};
 use super::naming::{next_boundary, period, Key, Naming};
 use super::Rolling;
+use crate::sys::{file_id, path_id, FileId};
 
 /// After a failed rotation, the old file takes the records this long
 /// before the next try.
@@ -45,7 +45,7 @@ pub(crate) struct RollingFile {
     file: File,
     path: PathBuf,
     /// (device, inode) of `file`, to notice a rename or deletion.
-    identity: (u64, u64),
+    identity: FileId,
     /// Bytes in `file` (its length when opened plus what was written).
     size: u64,
     key: Key,
@@ -87,15 +87,7 @@ fn utc_offset(local: bool, secs: i64) -> i64 {
 }
 
 fn open_append(path: &Path, create_new: bool) -> io::Result<File> {
-    let mut o = OpenOptions::new();
-    o.append(true)
-        .custom_flags(libc::O_CLOEXEC | libc::O_NOCTTY);
-    if create_new {
-        o.create_new(true);
-    } else {
-        o.create(true);
-    }
-    let file = o.open(path)?;
+    let file = crate::sys::open_append(path, create_new)?;
     if !file.metadata()?.file_type().is_file() {
         return Err(io::Error::new(
             io::ErrorKind::InvalidInput,
@@ -140,6 +132,7 @@ impl RollingFile {
         let path = cfg.dir.join(naming.name(&key));
         let file = open_append(&path, false)?;
         let meta = file.metadata()?;
+        let identity = file_id(&file)?;
         let housekeeper = (cfg.compress || cfg.max_files.is_some()).then(|| {
             Housekeeper::start(Settings {
                 dir: cfg.dir.clone(),
@@ -154,7 +147,7 @@ impl RollingFile {
             local: cfg.local,
             file,
             path,
-            identity: (meta.dev(), meta.ino()),
+            identity,
             size: meta.len(),
             next_boundary: next_boundary(cfg.rotation, now + offset).map(|b| b - offset),
             key,
@@ -235,10 +228,7 @@ impl RollingFile {
         };
         match opened {
             Ok((file, path)) => {
-                let identity = file
-                    .metadata()
-                    .map(|m| (m.dev(), m.ino()))
-                    .unwrap_or_default();
+                let identity = file_id(&file).unwrap_or_default();
                 let old = std::mem::replace(&mut self.path, path);
                 self.file = file;
                 self.identity = identity;
@@ -299,16 +289,16 @@ impl RollingFile {
     /// name again. A failure keeps the old file, counts a rotation error
     /// and returns a notice.
     pub(crate) fn reopen_if_moved(&mut self, force: bool) -> Option<String> {
-        let moved = match fs::metadata(&self.path) {
-            Ok(meta) => (meta.dev(), meta.ino()) != self.identity,
+        let moved = match path_id(&self.path) {
+            Ok(id) => id != self.identity,
             Err(_) => true,
         };
         if !moved && !force {
             return None;
         }
-        match open_append(&self.path, false).and_then(|f| Ok((f.metadata()?, f))) {
-            Ok((meta, file)) => {
-                self.identity = (meta.dev(), meta.ino());
+        match open_append(&self.path, false).and_then(|f| Ok((f.metadata()?, file_id(&f)?, f))) {
+            Ok((meta, id, file)) => {
+                self.identity = id;
                 self.size = meta.len();
                 self.file = file;
                 None

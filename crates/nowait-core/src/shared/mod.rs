@@ -8,7 +8,7 @@
 //! answers by publishing how far it got, so a request that timed out leaves
 //! nothing behind, any number of callers can wait at once, and no call can
 //! block on a full channel. Waiting uses [`Event`](crate::sync::Event)
-//! (futex, no lock), so nothing here is held across `fork()`.
+//! (a futex on Linux, no lock, so nothing here is held across `fork()`).
 //!
 //! # States
 //!
@@ -27,7 +27,6 @@ mod push;
 pub(crate) use control::{check_batch_size, FlushScope};
 
 use std::io;
-use std::os::fd::{AsFd, OwnedFd};
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -36,6 +35,7 @@ use crate::policy::FullPolicy;
 use crate::ring::Ring;
 use crate::stats::{Counters, SinkCounters};
 use crate::sync::Event;
+use crate::sys::Doorbell;
 use crate::Level;
 
 /// Values of [`Shared::state`].
@@ -273,41 +273,5 @@ impl Shared {
             .try_with(|p| p.try_borrow_mut().ok().and_then(|mut p| p.take()))
             .ok()
             .flatten()
-    }
-}
-
-/// The writer's wake-up line: an eventfd it polls beside its sinks.
-///
-/// A forked child shares the kernel object with its parent; a wake-up one
-/// of them swallows costs the other at most one poll interval, because every
-/// request is state the writer re-reads on each round, not a message.
-#[derive(Debug)]
-pub(crate) struct Doorbell {
-    fd: OwnedFd,
-}
-
-impl Doorbell {
-    fn new() -> io::Result<Doorbell> {
-        let fd = rustix::event::eventfd(
-            0,
-            rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
-        )?;
-        Ok(Doorbell { fd })
-    }
-
-    /// Wakes the writer (one `write(2)`; never blocks).
-    pub(crate) fn ring(&self) {
-        let _ = rustix::io::write(&self.fd, &1u64.to_ne_bytes());
-    }
-
-    /// Clears pending rings (writer side).
-    pub(crate) fn clear(&self) {
-        let mut buf = [0u8; 8];
-        let _ = rustix::io::read(&self.fd, &mut buf);
-    }
-
-    /// The descriptor to poll.
-    pub(crate) fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
-        self.fd.as_fd()
     }
 }

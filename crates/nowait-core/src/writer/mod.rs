@@ -140,6 +140,18 @@ impl Writer {
         startup: Vec<String>,
     ) -> Self {
         let batch = shared.ctl.batch.load(Ordering::Relaxed);
+        // A sink with an I/O thread of its own rings the doorbell when it
+        // finished a batch, so the writer hands it the next one at once
+        // (a weak reference: the thread may outlive the logger).
+        let weak = Arc::downgrade(&shared);
+        let waker: crate::relay::Waker = Arc::new(move || {
+            if let Some(shared) = weak.upgrade() {
+                shared.doorbell.ring();
+            }
+        });
+        for sink in &sinks {
+            sink.output.set_waker(&waker);
+        }
         Writer {
             shared,
             sinks,
@@ -595,45 +607,17 @@ impl Writer {
         self.poll(timeout, true);
     }
 
-    /// `poll` on the doorbell (if `doorbell`) and the sinks waiting for
-    /// room, at most `timeout`.
+    /// Sleeps on the doorbell (if `doorbell`) and the sinks waiting for
+    /// room, at most `timeout` ([`crate::sys::sleep`]: `poll` on Unix).
     fn poll(&mut self, timeout: Duration, doorbell: bool) {
-        #[cfg(miri)]
-        {
-            let _ = doorbell;
-            std::thread::sleep(timeout.min(Duration::from_millis(1)));
-        }
-        #[cfg(not(miri))]
-        {
-            use rustix::event::{PollFd, PollFlags};
-            let shared = Arc::clone(&self.shared);
-            let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(self.sinks.len() + 1);
-            if doorbell {
-                fds.push(PollFd::from_borrowed_fd(
-                    shared.doorbell.fd(),
-                    PollFlags::IN,
-                ));
-            }
-            for sink in &self.sinks {
-                if sink.waiting_for_room() {
-                    if let Some(fd) = sink.output.poll_fd() {
-                        fds.push(PollFd::from_borrowed_fd(fd, PollFlags::OUT));
-                    }
-                }
-            }
-            let ts = rustix::time::Timespec {
-                tv_sec: i64::try_from(timeout.as_secs()).unwrap_or(i64::MAX),
-                tv_nsec: i64::from(timeout.subsec_nanos()),
-            };
-            if fds.is_empty() {
-                std::thread::sleep(timeout);
-                return;
-            }
-            let woke = matches!(rustix::event::poll(&mut fds, Some(&ts)), Ok(n) if n > 0);
-            if doorbell && woke && !fds[0].revents().is_empty() {
-                shared.doorbell.clear();
-            }
-        }
+        let shared = Arc::clone(&self.shared);
+        let waits: Vec<_> = self
+            .sinks
+            .iter()
+            .filter(|sink| sink.waiting_for_room())
+            .filter_map(|sink| sink.output.poll_fd())
+            .collect();
+        crate::sys::sleep(doorbell.then_some(&shared.doorbell), &waits, timeout);
     }
 }
 

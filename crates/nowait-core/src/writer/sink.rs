@@ -359,11 +359,9 @@ impl SinkState {
                 .ends
                 .front()
                 .map_or(0, |&e| ((e & !NOTICE_BIT) - base) as usize);
-            let whole_pipe = rustix::pipe::fcntl_getpipe_size(match &self.output {
-                Output::NonBlocking { fd, .. } => fd,
-                _ => return Some(unsent),
-            })
-            .unwrap_or(usize::MAX);
+            let Some((whole_pipe, _)) = self.output.pipe_room() else {
+                return Some(unsent);
+            };
             if first + PIPE_RESERVE > whole_pipe && room > 0 {
                 return Some(room.min(unsent));
             }
@@ -557,15 +555,7 @@ impl SinkState {
         let text = e.to_string();
         // Errors that no retry can fix: the reader is gone, the descriptor
         // is bad, or a user's writer panicked (reported as BrokenPipe).
-        let permanent = !self.output.reconnects()
-            && (e.kind() == io::ErrorKind::BrokenPipe
-                || matches!(
-                    e.raw_os_error(),
-                    Some(libc::EPIPE)
-                        | Some(libc::EBADF)
-                        | Some(libc::ECONNRESET)
-                        | Some(libc::ENOTCONN)
-                ));
+        let permanent = !self.output.reconnects() && crate::sys::is_permanent(&e);
         let first = self.error_streak == 0;
         self.error_streak = self.error_streak.saturating_add(1);
         self.last_error = Some(text.clone());

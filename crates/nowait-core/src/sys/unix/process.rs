@@ -1,8 +1,5 @@
-//! Registration with the C runtime: `atexit` and `pthread_atfork`. The one
-//! place besides the ring with `unsafe` (two FFI calls), kept apart so that
-//! each unsafe site is small and obvious. The callbacks are plain Rust
-//! functions stored in statics, so this module depends on nothing else in
-//! the crate.
+//! Registration with the C runtime on Unix: `atexit` and `pthread_atfork`.
+//! The callbacks are plain Rust functions stored in statics.
 
 use std::sync::OnceLock;
 
@@ -60,4 +57,12 @@ pub(crate) fn at_fork(prepare: fn(), parent: fn(), child: fn()) {
     // valid for the life of the process.
     let rc = unsafe { libc::pthread_atfork(Some(run_prepare), Some(run_parent), Some(run_child)) };
     debug_assert_eq!(rc, 0, "pthread_atfork registration failed");
+}
+
+/// The host's name (`uname`'s node name), for syslog.
+pub(crate) fn hostname() -> String {
+    rustix::system::uname()
+        .nodename()
+        .to_string_lossy()
+        .into_owned()
 }

@@ -4,7 +4,7 @@
 //! Nothing here ever waits:
 //!
 //! 1. A connection is made on the first write after the sink was built or
-//!    the last connection was lost: `socket(SOCK_NONBLOCK)` and `connect`,
+//!    the last connection was lost: a non-blocking `socket` and `connect`,
 //!    which for TCP usually answers `EINPROGRESS`. The write then reports
 //!    "would block", so the writer thread polls the socket for `POLLOUT`
 //!    (which is how the kernel reports a finished connect) along with its
@@ -16,7 +16,8 @@
 //!    means the receiver closed the connection (or died): the connection is
 //!    dropped and the write fails, before any record goes into a dead
 //!    socket.
-//! 3. Writes use `MSG_DONTWAIT | MSG_NOSIGNAL`: a full socket buffer is
+//! 3. Writes use `MSG_DONTWAIT` (and `MSG_NOSIGNAL` where it exists; on
+//!    macOS the socket is made with `SO_NOSIGPIPE` instead): a full socket buffer is
 //!    "would block", a broken connection (`EPIPE`, `ECONNRESET`) drops the
 //!    connection and fails the write. Every failure is recoverable: the
 //!    sink retries with back-off, and each retry starts with a new connect.
@@ -31,7 +32,43 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use rustix::io::Errno;
-use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketAddrUnix, SocketFlags, SocketType};
+use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
+use rustix::io::{fcntl_getfd, fcntl_setfd, FdFlags};
+use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketAddrUnix, SocketType};
+
+/// The flags of every send: never wait, and never raise SIGPIPE where the
+/// flag exists (Rust programs ignore SIGPIPE anyway unless they changed it;
+/// on Apple systems `SO_NOSIGPIPE` on the socket does the same).
+#[cfg(any(
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "dragonfly"
+))]
+pub(crate) const SEND: SendFlags = SendFlags::DONTWAIT.union(SendFlags::NOSIGNAL);
+#[cfg(not(any(
+    target_os = "linux",
+    target_os = "android",
+    target_os = "freebsd",
+    target_os = "netbsd",
+    target_os = "openbsd",
+    target_os = "dragonfly"
+)))]
+pub(crate) const SEND: SendFlags = SendFlags::DONTWAIT;
+
+/// A socket that never blocks, closed on exec. `socket` and then `fcntl`
+/// rather than `SOCK_NONBLOCK | SOCK_CLOEXEC`, which macOS lacks: one
+/// path for every Unix, so the one Linux runs is the one macOS runs.
+fn socket(family: AddressFamily, kind: SocketType) -> rustix::io::Result<OwnedFd> {
+    let fd = rustix::net::socket(family, kind, None)?;
+    fcntl_setfd(&fd, fcntl_getfd(&fd)? | FdFlags::CLOEXEC)?;
+    fcntl_setfl(&fd, fcntl_getfl(&fd)? | OFlags::NONBLOCK)?;
+    #[cfg(any(target_os = "macos", target_os = "ios"))]
+    rustix::net::sockopt::set_socket_nosigpipe(&fd, true)?;
+    Ok(fd)
+}
 
 /// A connect still in progress after this long is abandoned (a host that
 /// drops packets would otherwise hold it for the kernel's two minutes).
@@ -104,10 +141,14 @@ impl Stream {
     /// the receiver sees the connection before the first record. A connect
     /// that fails at once is tried again on the first write, which reports
     /// the failure.
-    pub(crate) fn connecting(peer: Peer) -> Stream {
+    ///
+    /// # Errors
+    ///
+    /// None on Unix (the signature is the one every system shares).
+    pub(crate) fn connecting(peer: Peer) -> io::Result<Stream> {
         let mut s = Stream::new(peer);
         let _ = s.start(Instant::now());
-        s
+        Ok(s)
     }
 
     /// Whether a connection is up (for tests and stats).
@@ -127,7 +168,6 @@ impl Stream {
 
     /// Starts a connect; never waits.
     fn start(&mut self, now: Instant) -> Result<(), io::Error> {
-        let flags = SocketFlags::NONBLOCK | SocketFlags::CLOEXEC;
         let (fd, result) = match &self.peer {
             Peer::Tcp(addr) => {
                 let family = if addr.is_ipv4() {
@@ -135,14 +175,13 @@ impl Stream {
                 } else {
                     AddressFamily::INET6
                 };
-                let fd = rustix::net::socket_with(family, SocketType::STREAM, flags, None)?;
+                let fd = socket(family, SocketType::STREAM)?;
                 let r = rustix::net::connect(&fd, addr);
                 (fd, r)
             }
             Peer::Unix(path) => {
                 let addr = unix_addr(path)?;
-                let fd =
-                    rustix::net::socket_with(AddressFamily::UNIX, SocketType::STREAM, flags, None)?;
+                let fd = socket(AddressFamily::UNIX, SocketType::STREAM)?;
                 let r = rustix::net::connect(&fd, &addr);
                 (fd, r)
             }
@@ -204,11 +243,7 @@ impl Stream {
                     if let Err(e) = drain_incoming(fd.as_fd()) {
                         return self.fail(e);
                     }
-                    return match rustix::net::send(
-                        fd,
-                        buf,
-                        SendFlags::DONTWAIT | SendFlags::NOSIGNAL,
-                    ) {
+                    return match rustix::net::send(fd, buf, SEND) {
                         Ok(n) => Sent::Wrote(n),
                         Err(Errno::AGAIN) => Sent::WouldBlock,
                         Err(Errno::INTR) => continue,
@@ -285,12 +320,7 @@ impl Datagram {
 
     fn connect(&mut self) -> io::Result<()> {
         let addr = unix_addr(&self.path)?;
-        let fd = rustix::net::socket_with(
-            AddressFamily::UNIX,
-            SocketType::DGRAM,
-            SocketFlags::NONBLOCK | SocketFlags::CLOEXEC,
-            None,
-        )?;
+        let fd = socket(AddressFamily::UNIX, SocketType::DGRAM)?;
         rustix::net::connect(&fd, &addr)?;
         self.fd = Some(fd);
         Ok(())
@@ -312,7 +342,7 @@ impl Datagram {
             return Sent::Failed(io::Error::other("nowait bug: datagram socket missing"));
         };
         loop {
-            return match rustix::net::send(fd, buf, SendFlags::DONTWAIT | SendFlags::NOSIGNAL) {
+            return match rustix::net::send(fd, buf, SEND) {
                 Ok(n) => Sent::Wrote(n),
                 Err(Errno::AGAIN) => Sent::WouldBlock,
                 Err(Errno::INTR) => continue,

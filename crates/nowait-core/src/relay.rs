@@ -1,0 +1,365 @@
+//! A sink's own I/O thread, for outputs that cannot be written without
+//! blocking: a pipe where the system cannot give us a private non-blocking
+//! descriptor (macOS, the BSDs), the Windows console and pipes, TCP on
+//! Windows. The writer thread hands bytes over and never waits; only this
+//! thread blocks, so a stalled reader stalls this one sink, which then
+//! sheds records as a full pipe would.
+//!
+//! # Protocol
+//!
+//! The writer calls [`Relay::write`] with the sink's unsent bytes, always
+//! starting at the first byte not yet reported written. The relay:
+//!
+//! 1. reports (as `Wrote(n)`) the bytes its thread finished writing since
+//!    the last call, which are the first `n` bytes of the slice, so the
+//!    sink counts a record written only once it really was (flush,
+//!    shutdown and stall detection work as for a descriptor);
+//! 2. copies the part of the slice it has not taken yet into its queue,
+//!    at most [`QUEUE`] bytes outstanding, and wakes its thread;
+//! 3. reports a failed write (`Failed`) after the bytes written before it:
+//!    the bytes not written stay the sink's, which retries or counts them.
+//!
+//! The thread takes the whole queue, writes it with blocking calls, and
+//! publishes its progress after each call. The lock is held for a copy or a
+//! swap, never during a write, so the writer thread never waits on the sink.
+//! Dropping the relay drops what was queued and not started; the thread
+//! ends after the write in progress (if the reader never comes back, it
+//! stays blocked in that write until the process exits).
+
+use std::io::{self, Write};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard};
+use std::time::Duration;
+
+/// Bytes handed over and not yet written, at most.
+pub(crate) const QUEUE: usize = 256 << 10;
+
+/// What a relay thread writes to.
+pub(crate) trait Blocking: Send + 'static {
+    /// Writes some of `buf`, blocking as long as it takes.
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize>;
+    /// Called when the queue ran empty (a user-space buffer to push out).
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A `Write` as a relay target (a pipe, the console).
+pub(crate) struct Plain<W>(pub(crate) W);
+
+impl<W: Write + Send + 'static> Blocking for Plain<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
+
+/// The outcome of one [`Relay::write`].
+#[derive(Debug)]
+pub(crate) enum Relayed {
+    /// The first `n` bytes of the slice are written.
+    Wrote(usize),
+    /// Nothing finished since the last call.
+    Pending,
+    /// A write failed; nothing after the bytes reported before was written.
+    Failed(io::Error),
+}
+
+#[derive(Default)]
+struct State {
+    /// Bytes handed over, not yet taken by the thread.
+    queue: Vec<u8>,
+    /// Bytes the thread took and has not finished.
+    taken: usize,
+    /// Bytes finished and not yet reported.
+    done: usize,
+    /// A failed write, to report after `done`.
+    error: Option<io::Error>,
+    /// The relay was dropped.
+    closed: bool,
+}
+
+struct Inner {
+    state: Mutex<State>,
+    work: Condvar,
+    /// Called after each batch, so the writer hands more over at once.
+    waker: std::sync::OnceLock<Waker>,
+}
+
+impl Inner {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        // Nothing panics while holding the lock; recover anyway.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+}
+
+/// The writer's end of a sink's I/O thread.
+pub(crate) struct Relay {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Relay {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Relay")
+    }
+}
+
+/// Called by the relay thread when it finished a batch (to ring the
+/// writer's doorbell).
+pub(crate) type Waker = Arc<dyn Fn() + Send + Sync>;
+
+impl Relay {
+    /// Starts a thread named `name` that writes to `target`.
+    ///
+    /// # Errors
+    ///
+    /// The thread cannot be spawned.
+    pub(crate) fn spawn(name: &str, mut target: Box<dyn Blocking>) -> io::Result<Relay> {
+        let inner = Arc::new(Inner {
+            state: Mutex::new(State::default()),
+            work: Condvar::new(),
+            waker: std::sync::OnceLock::new(),
+        });
+        let theirs = Arc::clone(&inner);
+        std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || run(&theirs, &mut *target))?;
+        Ok(Relay { inner })
+    }
+
+    /// Sets what the thread calls after each batch it wrote (the writer's
+    /// doorbell). Only the first call counts.
+    pub(crate) fn set_waker(&self, waker: Waker) {
+        let _ = self.inner.waker.set(waker);
+    }
+
+    /// One write attempt (see the module docs): never blocks.
+    pub(crate) fn write(&self, buf: &[u8]) -> Relayed {
+        let mut s = self.inner.lock();
+        let report = std::mem::take(&mut s.done);
+        if s.error.is_some() && report == 0 {
+            let e = s.error.take().unwrap_or_else(|| io::Error::other("relay"));
+            return Relayed::Failed(e);
+        }
+        if s.error.is_none() {
+            // `buf[report..]` starts with the outstanding bytes; hand over
+            // what follows them, up to the queue's bound.
+            let outstanding = s.taken + s.queue.len();
+            let from = report + outstanding;
+            if from < buf.len() && outstanding < QUEUE {
+                let to = buf.len().min(from + (QUEUE - outstanding));
+                s.queue.extend_from_slice(&buf[from..to]);
+                self.inner.work.notify_one();
+            }
+        }
+        if report > 0 {
+            Relayed::Wrote(report)
+        } else {
+            Relayed::Pending
+        }
+    }
+
+    /// Bytes handed over and not yet reported written.
+    #[cfg(test)]
+    pub(crate) fn outstanding(&self) -> usize {
+        let s = self.inner.lock();
+        s.taken + s.queue.len() + s.done
+    }
+}
+
+impl Drop for Relay {
+    fn drop(&mut self) {
+        let mut s = self.inner.lock();
+        s.closed = true;
+        s.queue = Vec::new();
+        self.inner.work.notify_one();
+    }
+}
+
+fn run(inner: &Inner, target: &mut dyn Blocking) {
+    let mut batch = Vec::new();
+    loop {
+        {
+            let mut s = inner.lock();
+            while s.queue.is_empty() && !s.closed {
+                s = inner
+                    .work
+                    .wait_timeout(s, Duration::from_secs(1))
+                    .map(|(s, _)| s)
+                    .unwrap_or_else(|p| p.into_inner().0);
+            }
+            if s.closed {
+                return;
+            }
+            std::mem::swap(&mut s.queue, &mut batch);
+            s.taken = batch.len();
+        }
+        let mut at = 0;
+        let mut failure = None;
+        while at < batch.len() {
+            // A panicking writer (a user's) fails the sink, not the thread.
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                target.write(&batch[at..])
+            }))
+            .unwrap_or_else(|_| Err(io::Error::new(io::ErrorKind::BrokenPipe, "the sink's writer panicked")));
+            match r {
+                Ok(0) => {
+                    failure = Some(io::Error::from(io::ErrorKind::WriteZero));
+                    break;
+                }
+                Ok(n) => {
+                    at += n;
+                    let mut s = inner.lock();
+                    s.taken -= n;
+                    s.done += n;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
+                    // A descriptor someone else made non-blocking: wait a
+                    // little rather than spin.
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
+            }
+        }
+        if failure.is_none() {
+            let idle = inner.lock().queue.is_empty();
+            if idle {
+                if let Err(e) = target.flush() {
+                    failure = Some(e);
+                }
+            }
+        }
+        batch.clear();
+        {
+            let mut s = inner.lock();
+            if let Some(e) = failure {
+                s.taken = 0;
+                s.queue.clear();
+                s.error = Some(e);
+            }
+        }
+        if let Some(wake) = inner.waker.get() {
+            wake();
+        }
+    }
+}
+
+#[cfg(all(test, not(miri)))]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Instant;
+
+    /// Shares what was written; blocks while `gate` is 0; fails after
+    /// `fail_after` bytes.
+    #[derive(Clone, Default)]
+    struct Probe {
+        out: Arc<Mutex<Vec<u8>>>,
+        gate: Arc<AtomicUsize>,
+        fail_after: Option<usize>,
+    }
+
+    impl Blocking for Probe {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            while self.gate.load(Ordering::SeqCst) == 0 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let mut out = self.out.lock().unwrap();
+            if let Some(limit) = self.fail_after {
+                if out.len() >= limit {
+                    return Err(io::Error::new(io::ErrorKind::Other, "disk full"));
+                }
+            }
+            let n = buf.len().min(7);
+            out.extend_from_slice(&buf[..n]);
+            Ok(n)
+        }
+    }
+
+    /// Drives the relay as the writer does: `pending` is the sink's
+    /// unsent bytes, trimmed by what is reported written.
+    fn drive(relay: &Relay, pending: &mut Vec<u8>, deadline: Duration) -> Option<io::Error> {
+        let end = Instant::now() + deadline;
+        while !pending.is_empty() && Instant::now() < end {
+            match relay.write(pending) {
+                Relayed::Wrote(n) => {
+                    pending.drain(..n);
+                }
+                Relayed::Pending => std::thread::sleep(Duration::from_millis(1)),
+                Relayed::Failed(e) => return Some(e),
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn bytes_are_reported_written_only_once_written_in_order() {
+        let probe = Probe {
+            gate: Arc::new(AtomicUsize::new(1)),
+            ..Probe::default()
+        };
+        let relay = Relay::spawn("t", Box::new(probe.clone())).unwrap();
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        let mut pending = data.clone();
+        assert!(drive(&relay, &mut pending, Duration::from_secs(10)).is_none());
+        assert!(pending.is_empty());
+        assert_eq!(*probe.out.lock().unwrap(), data);
+        assert_eq!(relay.outstanding(), 0);
+    }
+
+    #[test]
+    fn a_stalled_target_never_blocks_the_caller_and_bounds_the_queue() {
+        let probe = Probe::default(); // gate closed: every write blocks
+        let relay = Relay::spawn("t", Box::new(probe.clone())).unwrap();
+        let data = vec![b'x'; QUEUE * 3];
+        for _ in 0..100 {
+            let t = Instant::now();
+            assert!(matches!(relay.write(&data), Relayed::Pending));
+            assert!(t.elapsed() < Duration::from_millis(100));
+        }
+        assert_eq!(relay.outstanding(), QUEUE);
+        // The reader comes back: everything is written.
+        probe.gate.store(1, Ordering::SeqCst);
+        let mut pending = data.clone();
+        assert!(drive(&relay, &mut pending, Duration::from_secs(10)).is_none());
+        assert_eq!(probe.out.lock().unwrap().len(), data.len());
+    }
+
+    #[test]
+    fn a_failure_reports_what_was_written_first_and_keeps_the_rest() {
+        let probe = Probe {
+            gate: Arc::new(AtomicUsize::new(1)),
+            fail_after: Some(20),
+            ..Probe::default()
+        };
+        let relay = Relay::spawn("t", Box::new(probe.clone())).unwrap();
+        let mut pending = vec![b'y'; 100];
+        let e = drive(&relay, &mut pending, Duration::from_secs(10)).expect("a failure");
+        assert_eq!(e.to_string(), "disk full");
+        let written = probe.out.lock().unwrap().len();
+        // Every byte is either reported written or still the caller's.
+        assert_eq!(written + pending.len(), 100);
+        assert_eq!(relay.outstanding(), 0);
+    }
+
+    #[test]
+    fn a_panicking_target_is_a_failure() {
+        struct Boom;
+        impl Blocking for Boom {
+            fn write(&mut self, _: &[u8]) -> io::Result<usize> {
+                panic!("boom")
+            }
+        }
+        let relay = Relay::spawn("t", Box::new(Boom)).unwrap();
+        let mut pending = b"abc\n".to_vec();
+        let e = drive(&relay, &mut pending, Duration::from_secs(10)).expect("a failure");
+        assert_eq!(e.kind(), io::ErrorKind::BrokenPipe);
+        assert_eq!(pending, b"abc\n");
+    }
+}

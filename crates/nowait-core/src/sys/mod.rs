@@ -1,0 +1,75 @@
+//! Everything that differs between operating systems, one small portable
+//! interface per facility, as std's `sys` and mio's keep theirs. The rest of
+//! the crate (writer, formats, ring, front ends) has no `cfg(target_os)`.
+//!
+//! | facility | Linux | Unix, portable | Windows |
+//! |---|---|---|---|
+//! | full-ring and flush wait ([`wait`], [`wake_all`]) | futex (`wait_futex.rs`) | parking lot (`wait_park.rs`) | parking lot |
+//! | writer's doorbell and sleep ([`Doorbell`], [`sleep`]) | eventfd + `poll` | self-pipe + `poll` | flag + parking lot; nothing to poll |
+//! | stdout/stderr without blocking ([`stdio`]) | reopen `/proc/self/fd/N` | reopen the terminal by name; a pipe goes to a relay thread | console and pipes go to a relay thread |
+//! | pipe room ([`Descriptor::pipe_room`]) | `F_GETPIPE_SZ`, `FIONREAD` | unknown | (no descriptors) |
+//! | file identity ([`FileId`]) | device, inode | device, inode | volume serial, file index |
+//! | sockets (`net`) | non-blocking, `MSG_NOSIGNAL` | same; `SO_NOSIGPIPE` on macOS | TCP on a relay thread; no Unix sockets |
+//! | signals (`signals`) | SIGTERM/SIGINT drain, SIGHUP reopen | same | Ctrl-C, close, logoff and shutdown events drain |
+//! | `atexit`, `fork` (`process`) | `atexit`, `pthread_atfork` | same | `atexit`; no fork |
+//!
+//! "Unix, portable" is what macOS and the BSDs compile; Linux compiles it
+//! too with `RUSTFLAGS="--cfg nowait_portable"`, so that its code runs in
+//! the test suite here. What no Linux build runs is listed in
+//! `docs::design` ("Platforms").
+
+#[cfg(all(target_os = "linux", not(nowait_portable), not(miri)))]
+#[path = "wait_futex.rs"]
+mod wait;
+#[cfg(not(all(target_os = "linux", not(nowait_portable), not(miri))))]
+#[path = "wait_park.rs"]
+mod wait;
+
+pub(crate) use wait::{wait, wake_all};
+
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+use unix as imp;
+
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+use windows as imp;
+
+pub(crate) use imp::file::{file_id, open_append, open_path, path_id, FileId};
+pub(crate) use imp::net::{Datagram, Peer, Sent, Stream};
+pub(crate) use imp::process::{at_exit, at_fork, hostname};
+#[cfg(feature = "signals")]
+pub(crate) use imp::signals::{on_hangup, on_terminate};
+pub(crate) use imp::stdio::open as open_stdio;
+pub(crate) use imp::{is_permanent, sleep, Descriptor, Doorbell, Waitable};
+
+use std::fs::File;
+use std::io::Write;
+
+/// An output as the system opened it; `output` decides how to write it.
+pub(crate) enum Open {
+    /// A regular file: blocking writes.
+    File { file: File, id: FileId },
+    /// A terminal, pipe, FIFO or device on a descriptor of our own that
+    /// never blocks. `pipe`: its room can be asked for.
+    #[cfg_attr(windows, allow(dead_code))]
+    NonBlocking {
+        fd: Descriptor,
+        pipe: bool,
+        terminal: bool,
+    },
+    /// A socket (stdout handed over by a supervisor), sent to without
+    /// waiting.
+    #[cfg_attr(windows, allow(dead_code))]
+    Socket { fd: Descriptor, terminal: bool },
+    /// Something that can only be written with blocking calls (a pipe
+    /// where the system cannot reopen it, the Windows console): `why`, for
+    /// the notice; the caller gives it an I/O thread of its own.
+    Blocking {
+        writer: Box<dyn Write + Send>,
+        terminal: bool,
+        why: String,
+    },
+}

@@ -1,0 +1,146 @@
+//! Sockets as sinks on Windows. TCP connects and writes with blocking calls
+//! on a relay thread of its own ([`crate::relay`]), so a receiver that is
+//! slow, down or unreachable holds that thread only: the writer thread
+//! hands bytes over and never waits. A failure drops the connection; the
+//! sink's retry reconnects. Unix sockets (`Sink::unix`, syslog's
+//! `/dev/log`) are not supported on Windows: building such a sink fails
+//! with a clear error.
+
+use std::io::{self, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::relay::{Blocking, Relay, Relayed};
+use crate::sys::Waitable;
+
+/// A connect that takes longer than this fails.
+pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The result of one write attempt on a socket.
+#[derive(Debug)]
+pub(crate) enum Sent {
+    /// This many bytes went into the socket.
+    Wrote(usize),
+    /// Not now.
+    WouldBlock,
+    /// The write or the connect failed; the next write tries a new one.
+    Failed(io::Error),
+    /// The receiver refuses this record for good.
+    #[allow(dead_code)]
+    Rejected(io::Error),
+}
+
+/// Where a stream sink connects.
+#[derive(Debug, Clone)]
+pub(crate) enum Peer {
+    Tcp(SocketAddr),
+    Unix(PathBuf),
+}
+
+fn unsupported() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::Unsupported,
+        "Unix sockets are not supported on Windows",
+    )
+}
+
+/// The relay thread's end: a connection made on the first write after a
+/// failure.
+struct Tcp {
+    addr: SocketAddr,
+    conn: Option<TcpStream>,
+}
+
+impl Blocking for Tcp {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.conn.is_none() {
+            let conn = TcpStream::connect_timeout(&self.addr, CONNECT_TIMEOUT)?;
+            let _ = conn.set_nodelay(true);
+            self.conn = Some(conn);
+        }
+        let Some(conn) = self.conn.as_mut() else {
+            return Err(io::Error::other("nowait bug: connection missing"));
+        };
+        conn.write(buf).inspect_err(|_| self.conn = None)
+    }
+}
+
+/// A stream connection that reconnects.
+#[derive(Debug)]
+pub(crate) struct Stream {
+    relay: Result<Relay, String>,
+}
+
+impl Stream {
+    /// A stream sink; its relay thread connects on the first write.
+    /// Its writes fail if the sink cannot exist here (see
+    /// [`Stream::connecting`]).
+    pub(crate) fn new(peer: Peer) -> Stream {
+        let relay = match peer {
+            Peer::Tcp(addr) => Relay::spawn("nowait-tcp", Box::new(Tcp { addr, conn: None }))
+            .map_err(|e| format!("cannot spawn the sink's thread: {e}")),
+            Peer::Unix(path) => Err(format!("{} ({})", unsupported(), path.display())),
+        };
+        Stream { relay }
+    }
+
+    /// A stream sink whose relay thread connects when the first bytes
+    /// come.
+    ///
+    /// # Errors
+    ///
+    /// A Unix socket (not supported here), or no thread can be spawned.
+    pub(crate) fn connecting(peer: Peer) -> io::Result<Stream> {
+        let s = Stream::new(peer);
+        match &s.relay {
+            Ok(_) => Ok(s),
+            Err(why) => Err(io::Error::new(io::ErrorKind::Unsupported, why.clone())),
+        }
+    }
+
+    /// Nothing to poll on Windows.
+    pub(crate) fn poll_fd(&self) -> Option<Waitable<'_>> {
+        None
+    }
+
+    /// One write attempt; never waits.
+    pub(crate) fn write(&mut self, buf: &[u8]) -> Sent {
+        match &self.relay {
+            Ok(relay) => match relay.write(buf) {
+                Relayed::Wrote(n) => Sent::Wrote(n),
+                Relayed::Pending => Sent::WouldBlock,
+                Relayed::Failed(e) => Sent::Failed(e),
+            },
+            Err(why) => Sent::Failed(io::Error::other(why.clone())),
+        }
+    }
+}
+
+/// A Unix datagram socket: not on Windows.
+#[derive(Debug)]
+pub(crate) struct Datagram {
+    _path: PathBuf,
+}
+
+impl Datagram {
+    /// Always fails on Windows.
+    pub(crate) fn open(_path: &Path) -> io::Result<Datagram> {
+        Err(unsupported())
+    }
+
+    /// A sink whose every write fails (a forked child; never on Windows).
+    pub(crate) fn unconnected(path: &Path) -> Datagram {
+        Datagram {
+            _path: path.to_owned(),
+        }
+    }
+
+    pub(crate) fn poll_fd(&self) -> Option<Waitable<'_>> {
+        None
+    }
+
+    pub(crate) fn write(&mut self, _buf: &[u8]) -> Sent {
+        Sent::Failed(unsupported())
+    }
+}
