@@ -33,6 +33,11 @@ use std::time::Duration;
 /// Bytes handed over and not yet written, at most.
 pub(crate) const QUEUE: usize = 256 << 10;
 
+/// At most this much per write: a blocking pipe write returns only once
+/// all of it is in, so progress is published (and records counted
+/// written) a chunk at a time.
+const CHUNK: usize = 64 << 10;
+
 /// What a relay thread writes to.
 pub(crate) trait Blocking: Send + 'static {
     /// Writes some of `buf`, blocking as long as it takes.
@@ -201,7 +206,7 @@ fn run(inner: &Inner, target: &mut dyn Blocking) {
         while at < batch.len() {
             // A panicking writer (a user's) fails the sink, not the thread.
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                target.write(&batch[at..])
+                target.write(&batch[at..batch.len().min(at + CHUNK)])
             }))
             .unwrap_or_else(|_| Err(io::Error::new(io::ErrorKind::BrokenPipe, "the sink's writer panicked")));
             match r {
