@@ -262,10 +262,22 @@ impl Output {
         }
     }
 
+    /// For an output with an I/O thread: if it still holds bytes, how long
+    /// since it last made progress (`None`: everything handed over is out).
+    pub(crate) fn in_flight(&self) -> Option<std::time::Duration> {
+        match self {
+            Output::Relayed(relay) => relay.in_flight(),
+            Output::Stream(s) => s.in_flight(),
+            _ => None,
+        }
+    }
+
     /// Gives an I/O thread a way to wake the writer when it finished.
     pub(crate) fn set_waker(&self, waker: &Waker) {
-        if let Output::Relayed(relay) = self {
-            relay.set_waker(Arc::clone(waker));
+        match self {
+            Output::Relayed(relay) => relay.set_waker(Arc::clone(waker)),
+            Output::Stream(s) => s.set_waker(waker),
+            _ => {}
         }
     }
 

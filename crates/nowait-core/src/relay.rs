@@ -7,36 +7,37 @@
 //!
 //! # Protocol
 //!
-//! The writer calls [`Relay::write`] with the sink's unsent bytes, always
-//! starting at the first byte not yet reported written. The relay:
+//! The relay behaves like a pipe's kernel buffer of [`QUEUE`] bytes:
 //!
-//! 1. reports (as `Wrote(n)`) the bytes its thread finished writing since
-//!    the last call, which are the first `n` bytes of the slice, so the
-//!    sink counts a record written only once it really was (flush,
-//!    shutdown and stall detection work as for a descriptor);
-//! 2. copies the part of the slice it has not taken yet into its queue,
-//!    at most [`QUEUE`] bytes outstanding, and wakes its thread;
-//! 3. reports a failed write (`Failed`) after the bytes written before it:
-//!    the bytes not written stay the sink's, which retries or counts them.
+//! 1. [`Relay::write`] copies as much of the slice as there is room for
+//!    and reports it written at once (as a write into a pipe does); with no
+//!    room it reports "would block", so the sink keeps its bytes and sheds
+//!    records when its own buffer fills, as it does for a full pipe.
+//! 2. The thread takes everything queued and writes it with blocking
+//!    calls, at most [`CHUNK`] bytes a call, publishing its progress (the
+//!    room it frees, and when) after each call.
+//! 3. A failed write discards what the thread held (as a pipe's buffer is
+//!    lost when its reader goes) and is reported by the next
+//!    [`Relay::write`]; a broken pipe then fails the sink for good.
 //!
-//! The thread takes the whole queue, writes it with blocking calls, and
-//! publishes its progress after each call. The lock is held for a copy or a
-//! swap, never during a write, so the writer thread never waits on the sink.
-//! Dropping the relay drops what was queued and not started; the thread
-//! ends after the write in progress (if the reader never comes back, it
-//! stays blocked in that write until the process exits).
+//! Unlike a kernel buffer, the queue dies with the process, so a flush and
+//! a shutdown also wait (within their bounds) for [`Relay::in_flight`] to
+//! reach zero, unless the thread has made no progress for the stall time.
+//! The lock is held for a copy or a swap, never during a write, so the
+//! writer thread never waits on the sink. Dropping the relay ends the
+//! thread after the write in progress.
 
 use std::io::{self, Write};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-/// Bytes handed over and not yet written, at most.
-pub(crate) const QUEUE: usize = 256 << 10;
+/// Bytes handed over and not yet written, at most (a pipe's default size
+/// on Linux).
+pub(crate) const QUEUE: usize = 64 << 10;
 
 /// At most this much per write: a blocking pipe write returns only once
-/// all of it is in, so progress is published (and records counted
-/// written) a chunk at a time.
-const CHUNK: usize = 64 << 10;
+/// all of it is in, so progress (and room) is published a chunk at a time.
+const CHUNK: usize = 16 << 10;
 
 /// What a relay thread writes to.
 pub(crate) trait Blocking: Send + 'static {
@@ -64,23 +65,22 @@ impl<W: Write + Send + 'static> Blocking for Plain<W> {
 /// The outcome of one [`Relay::write`].
 #[derive(Debug)]
 pub(crate) enum Relayed {
-    /// The first `n` bytes of the slice are written.
+    /// The first `n` bytes of the slice are queued.
     Wrote(usize),
-    /// Nothing finished since the last call.
+    /// No room now.
     Pending,
-    /// A write failed; nothing after the bytes reported before was written.
+    /// A write failed (what the thread held is lost).
     Failed(io::Error),
 }
 
-#[derive(Default)]
 struct State {
     /// Bytes handed over, not yet taken by the thread.
     queue: Vec<u8>,
     /// Bytes the thread took and has not finished.
     taken: usize,
-    /// Bytes finished and not yet reported.
-    done: usize,
-    /// A failed write, to report after `done`.
+    /// When the thread last finished a write (or took bytes while idle).
+    progress: Instant,
+    /// A failed write, to report on the next `write`.
     error: Option<io::Error>,
     /// The relay was dropped.
     closed: bool,
@@ -123,7 +123,13 @@ impl Relay {
     /// The thread cannot be spawned.
     pub(crate) fn spawn(name: &str, mut target: Box<dyn Blocking>) -> io::Result<Relay> {
         let inner = Arc::new(Inner {
-            state: Mutex::new(State::default()),
+            state: Mutex::new(State {
+                queue: Vec::new(),
+                taken: 0,
+                progress: Instant::now(),
+                error: None,
+                closed: false,
+            }),
             work: Condvar::new(),
             waker: std::sync::OnceLock::new(),
         });
@@ -143,34 +149,28 @@ impl Relay {
     /// One write attempt (see the module docs): never blocks.
     pub(crate) fn write(&self, buf: &[u8]) -> Relayed {
         let mut s = self.inner.lock();
-        let report = std::mem::take(&mut s.done);
-        if s.error.is_some() && report == 0 {
-            let e = s.error.take().unwrap_or_else(|| io::Error::other("relay"));
+        if let Some(e) = s.error.take() {
             return Relayed::Failed(e);
         }
-        if s.error.is_none() {
-            // `buf[report..]` starts with the outstanding bytes; hand over
-            // what follows them, up to the queue's bound.
-            let outstanding = s.taken + s.queue.len();
-            let from = report + outstanding;
-            if from < buf.len() && outstanding < QUEUE {
-                let to = buf.len().min(from + (QUEUE - outstanding));
-                s.queue.extend_from_slice(&buf[from..to]);
-                self.inner.work.notify_one();
-            }
+        let held = s.taken + s.queue.len();
+        let n = buf.len().min(QUEUE.saturating_sub(held));
+        if n == 0 {
+            return Relayed::Pending;
         }
-        if report > 0 {
-            Relayed::Wrote(report)
-        } else {
-            Relayed::Pending
+        if held == 0 {
+            // Idle until now: the stall clock starts with this hand-over.
+            s.progress = Instant::now();
         }
+        s.queue.extend_from_slice(&buf[..n]);
+        self.inner.work.notify_one();
+        Relayed::Wrote(n)
     }
 
-    /// Bytes handed over and not yet reported written.
-    #[cfg(test)]
-    pub(crate) fn outstanding(&self) -> usize {
+    /// If bytes are still held (handed over, not yet written): how long
+    /// since the thread last made progress. `None` when all is written.
+    pub(crate) fn in_flight(&self) -> Option<Duration> {
         let s = self.inner.lock();
-        s.taken + s.queue.len() + s.done
+        (s.taken + s.queue.len() > 0).then(|| s.progress.elapsed())
     }
 }
 
@@ -218,7 +218,7 @@ fn run(inner: &Inner, target: &mut dyn Blocking) {
                     at += n;
                     let mut s = inner.lock();
                     s.taken -= n;
-                    s.done += n;
+                    s.progress = Instant::now();
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -288,11 +288,14 @@ mod tests {
     }
 
     /// Drives the relay as the writer does: `pending` is the sink's
-    /// unsent bytes, trimmed by what is reported written.
+    /// unsent bytes, trimmed by what is reported written; then waits for
+    /// the relay to write everything out.
     fn drive(relay: &Relay, pending: &mut Vec<u8>, deadline: Duration) -> Option<io::Error> {
         let end = Instant::now() + deadline;
-        while !pending.is_empty() && Instant::now() < end {
+        while Instant::now() < end {
+            let idle = pending.is_empty() && relay.in_flight().is_none();
             match relay.write(pending) {
+                Relayed::Pending if idle => break,
                 Relayed::Wrote(n) => {
                     pending.drain(..n);
                 }
@@ -304,40 +307,48 @@ mod tests {
     }
 
     #[test]
-    fn bytes_are_reported_written_only_once_written_in_order() {
+    fn everything_handed_over_is_written_in_order() {
         let probe = Probe {
             gate: Arc::new(AtomicUsize::new(1)),
             ..Probe::default()
         };
         let relay = Relay::spawn("t", Box::new(probe.clone())).unwrap();
-        let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
         let mut pending = data.clone();
         assert!(drive(&relay, &mut pending, Duration::from_secs(10)).is_none());
         assert!(pending.is_empty());
         assert_eq!(*probe.out.lock().unwrap(), data);
-        assert_eq!(relay.outstanding(), 0);
+        assert!(relay.in_flight().is_none());
     }
 
     #[test]
-    fn a_stalled_target_never_blocks_the_caller_and_bounds_the_queue() {
+    fn a_stalled_target_never_blocks_the_caller_and_bounds_what_it_holds() {
         let probe = Probe::default(); // gate closed: every write blocks
         let relay = Relay::spawn("t", Box::new(probe.clone())).unwrap();
         let data = vec![b'x'; QUEUE * 3];
+        let mut taken = 0;
         for _ in 0..100 {
             let t = Instant::now();
-            assert!(matches!(relay.write(&data), Relayed::Pending));
+            match relay.write(&data[taken..]) {
+                Relayed::Wrote(n) => taken += n,
+                Relayed::Pending => {}
+                Relayed::Failed(e) => panic!("{e}"),
+            }
             assert!(t.elapsed() < Duration::from_millis(100));
         }
-        assert_eq!(relay.outstanding(), QUEUE);
+        // Like a full pipe: exactly its size taken, then "would block".
+        assert_eq!(taken, QUEUE);
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(relay.in_flight().is_some_and(|d| d >= Duration::from_millis(30)));
         // The reader comes back: everything is written.
         probe.gate.store(1, Ordering::SeqCst);
-        let mut pending = data.clone();
+        let mut pending = data[taken..].to_vec();
         assert!(drive(&relay, &mut pending, Duration::from_secs(10)).is_none());
         assert_eq!(probe.out.lock().unwrap().len(), data.len());
     }
 
     #[test]
-    fn a_failure_reports_what_was_written_first_and_keeps_the_rest() {
+    fn a_failure_is_reported_by_the_next_write() {
         let probe = Probe {
             gate: Arc::new(AtomicUsize::new(1)),
             fail_after: Some(20),
@@ -347,10 +358,8 @@ mod tests {
         let mut pending = vec![b'y'; 100];
         let e = drive(&relay, &mut pending, Duration::from_secs(10)).expect("a failure");
         assert_eq!(e.to_string(), "disk full");
-        let written = probe.out.lock().unwrap().len();
-        // Every byte is either reported written or still the caller's.
-        assert_eq!(written + pending.len(), 100);
-        assert_eq!(relay.outstanding(), 0);
+        assert!(relay.in_flight().is_none());
+        assert_eq!(probe.out.lock().unwrap().len(), 21);
     }
 
     #[test]
@@ -365,6 +374,5 @@ mod tests {
         let mut pending = b"abc\n".to_vec();
         let e = drive(&relay, &mut pending, Duration::from_secs(10)).expect("a failure");
         assert_eq!(e.kind(), io::ErrorKind::BrokenPipe);
-        assert_eq!(pending, b"abc\n");
     }
 }

@@ -135,7 +135,7 @@ impl Writer {
             && self
                 .sinks
                 .iter()
-                .any(|s| !s.dead && !s.failing() && s.unsent() > 0)
+                .any(|s| !s.dead && !s.failing() && (s.unsent() > 0 || s.relaying()))
         {
             self.poll((deadline - now).min(Duration::from_millis(5)), false);
             now = Instant::now();

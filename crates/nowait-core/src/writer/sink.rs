@@ -182,9 +182,18 @@ impl SinkState {
         self.failing() || self.blocked_since.is_some()
     }
 
+    /// Its reader takes nothing: bytes pending and none taken for
+    /// [`STALL_AFTER`], or an I/O thread of its own stuck that long.
     pub(super) fn stalled(&self, now: Instant) -> bool {
         self.blocked_since
             .is_some_and(|t| now.saturating_duration_since(t) >= STALL_AFTER)
+            || self.output.in_flight().is_some_and(|d| d >= STALL_AFTER)
+    }
+
+    /// Its I/O thread still writes what it was handed (and moves): a flush
+    /// or shutdown waits for it, since those bytes die with the process.
+    pub(super) fn relaying(&self) -> bool {
+        self.output.in_flight().is_some_and(|d| d < STALL_AFTER)
     }
 
     /// Whether a flush need not wait for this sink: it failed, is failing,
@@ -198,7 +207,10 @@ impl SinkState {
     /// pending, failed, stalled, or failing once the retries at shutdown
     /// (`retrying`) are over.
     pub(super) fn done_for_shutdown(&self, now: Instant, retrying: bool) -> bool {
-        self.unsent() == 0 || self.dead || self.stalled(now) || (self.failing() && !retrying)
+        (self.unsent() == 0 && !self.relaying())
+            || self.dead
+            || self.stalled(now)
+            || (self.failing() && !retrying)
     }
 
     /// Whether it has bytes to write but no descriptor to poll for room

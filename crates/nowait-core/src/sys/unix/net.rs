@@ -166,6 +166,14 @@ impl Stream {
         }
     }
 
+    /// Bytes held beyond the kernel's buffer: none on Unix.
+    pub(crate) fn in_flight(&self) -> Option<Duration> {
+        None
+    }
+
+    /// Nothing to wake on Unix: the writer polls the socket.
+    pub(crate) fn set_waker(&self, _waker: &crate::relay::Waker) {}
+
     /// Starts a connect; never waits.
     fn start(&mut self, now: Instant) -> Result<(), io::Error> {
         let (fd, result) = match &self.peer {

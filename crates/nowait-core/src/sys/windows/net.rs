@@ -99,6 +99,18 @@ impl Stream {
         }
     }
 
+    /// Bytes the relay thread still holds, and since when it is stuck.
+    pub(crate) fn in_flight(&self) -> Option<Duration> {
+        self.relay.as_ref().ok().and_then(Relay::in_flight)
+    }
+
+    /// Rings the writer's doorbell after each batch.
+    pub(crate) fn set_waker(&self, waker: &crate::relay::Waker) {
+        if let Ok(relay) = &self.relay {
+            relay.set_waker(std::sync::Arc::clone(waker));
+        }
+    }
+
     /// Nothing to poll on Windows.
     pub(crate) fn poll_fd(&self) -> Option<Waitable<'_>> {
         None

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Every platform compiles: clippy (no linker needed) on the library crates
+# for each target nowait supports, with default and with all features, and
+# a check of the demo, benches and examples for macOS. One target dir for
+# all of them, so the host's build scripts and proc macros are built once.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
+
+targets=(
+  x86_64-unknown-linux-gnu aarch64-unknown-linux-gnu
+  x86_64-unknown-linux-musl aarch64-unknown-linux-musl
+  x86_64-apple-darwin aarch64-apple-darwin
+  x86_64-pc-windows-msvc x86_64-pc-windows-gnu
+  x86_64-unknown-freebsd
+)
+crates=(-p nowait -p nowait-core -p nowait-tracing -p nowait-log)
+
+installed=$(rustup target list --installed)
+missing=()
+for t in "${targets[@]}"; do
+  grep -qx "$t" <<<"$installed" || missing+=("$t")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "rustup target add ${missing[*]}"
+  rustup target add "${missing[@]}"
+fi
+
+failed=()
+for t in "${targets[@]}"; do
+  for features in "" "--all-features"; do
+    printf '%-28s %-16s ' "$t" "${features:-default features}"
+    if out=$(cargo clippy "${crates[@]}" --target "$t" $features --quiet -- -D warnings 2>&1); then
+      echo ok
+    else
+      echo FAILED; echo "$out" | tail -40; failed+=("$t $features")
+    fi
+  done
+done
+
+# The demo, the benches and the examples build on a Mac (run.sh says what
+# it needs there).
+printf '%-28s %-16s ' aarch64-apple-darwin "demo+benches"
+if out=$(cargo check -p nowait-loadtest -p nowait-benches -p nowait-examples --all-targets \
+    --target aarch64-apple-darwin --quiet 2>&1); then
+  echo ok
+else
+  echo FAILED; echo "$out" | tail -40; failed+=("aarch64-apple-darwin demo+benches")
+fi
+
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "targets failed: ${failed[*]}"; exit 1
+fi
+echo "all targets compile"
