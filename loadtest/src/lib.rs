@@ -430,3 +430,28 @@ mod tests {
         }
     }
 }
+
+/// Pins the calling thread to `cpu` (`--cpu N`): the load test pins the
+/// request thread so that runs compare. Linux only (`sched_setaffinity`);
+/// macOS has no CPU pinning, so there the flag is an error that says so.
+///
+/// # Errors
+///
+/// The CPU does not exist, or the system cannot pin threads.
+pub fn pin_to_cpu(cpu: &str) -> io::Result<()> {
+    let cpu: usize = cpu.parse().map_err(io::Error::other)?;
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    {
+        let mut set = rustix::thread::CpuSet::new();
+        set.set(cpu);
+        rustix::thread::sched_setaffinity(None, &set)?;
+        Ok(())
+    }
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            format!("--cpu {cpu}: this system cannot pin a thread to a CPU (Linux only); run without --cpu"),
+        ))
+    }
+}

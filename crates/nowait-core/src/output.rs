@@ -262,13 +262,15 @@ impl Output {
         }
     }
 
-    /// For an output with an I/O thread: if it still holds bytes, how long
-    /// since it last made progress (`None`: everything handed over is out).
-    pub(crate) fn in_flight(&self) -> Option<std::time::Duration> {
+    /// A shutdown gives up on the bytes pending: an I/O thread drops what
+    /// it queued; returns the bytes it still holds (being written, or
+    /// written and not yet reported), the first bytes pending, which may
+    /// still be reported written. Zero for every other output.
+    pub(crate) fn abandon_held(&self) -> usize {
         match self {
-            Output::Relayed(relay) => relay.in_flight(),
-            Output::Stream(s) => s.in_flight(),
-            _ => None,
+            Output::Relayed(relay) => relay.abandon(),
+            Output::Stream(s) => s.abandon_held(),
+            _ => 0,
         }
     }
 

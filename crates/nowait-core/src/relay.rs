@@ -3,41 +3,43 @@
 //! descriptor (macOS, the BSDs), the Windows console and pipes, TCP on
 //! Windows. The writer thread hands bytes over and never waits; only this
 //! thread blocks, so a stalled reader stalls this one sink, which then
-//! sheds records as a full pipe would.
+//! sheds records as it would behind a full pipe.
 //!
 //! # Protocol
 //!
-//! The relay behaves like a pipe's kernel buffer of [`QUEUE`] bytes:
+//! The writer calls [`Relay::write`] with the sink's unsent bytes, always
+//! starting at the first byte not yet reported written. The relay:
 //!
-//! 1. [`Relay::write`] copies as much of the slice as there is room for
-//!    and reports it written at once (as a write into a pipe does); with no
-//!    room it reports "would block", so the sink keeps its bytes and sheds
-//!    records when its own buffer fills, as it does for a full pipe.
-//! 2. The thread takes everything queued and writes it with blocking
-//!    calls, at most [`CHUNK`] bytes a call, publishing its progress (the
-//!    room it frees, and when) after each call.
-//! 3. A failed write discards what the thread held (as a pipe's buffer is
-//!    lost when its reader goes) and is reported by the next
-//!    [`Relay::write`]; a broken pipe then fails the sink for good.
+//! 1. reports (as `Wrote(n)`) the bytes its thread finished writing since
+//!    the last call, which are the first `n` bytes of the slice: a record
+//!    is counted written only once it really was, so flushes, shutdowns
+//!    and stall detection ("nothing taken for 100 ms") work as for a
+//!    descriptor, and bytes still in the relay when the process ends are
+//!    never counted as written;
+//! 2. copies the part of the slice it does not hold yet into its queue,
+//!    at most [`QUEUE`] bytes held in all, and wakes its thread;
+//! 3. reports a failed write (`Failed`) after the bytes finished before
+//!    it; it then holds nothing, and the bytes not written are the sink's
+//!    again (to retry, or to count).
 //!
-//! Unlike a kernel buffer, the queue dies with the process, so a flush and
-//! a shutdown also wait (within their bounds) for [`Relay::in_flight`] to
-//! reach zero, unless the thread has made no progress for the stall time.
-//! The lock is held for a copy or a swap, never during a write, so the
-//! writer thread never waits on the sink. Dropping the relay ends the
-//! thread after the write in progress.
+//! The thread takes at most [`CHUNK`] bytes at a time and writes them with
+//! blocking calls, publishing its progress after each call. The lock is
+//! held for a copy, never during a write, so the writer thread never waits
+//! on the sink. [`Relay::abandon`] (a shutdown giving up) drops the queue;
+//! only the chunk being written may still finish. Dropping the relay ends
+//! the thread after the write in progress.
 
 use std::io::{self, Write};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard};
-use std::time::{Duration, Instant};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
+use std::time::Duration;
 
-/// Bytes handed over and not yet written, at most (a pipe's default size
-/// on Linux).
+/// Bytes held (queued or being written) at most.
 pub(crate) const QUEUE: usize = 64 << 10;
 
-/// At most this much per write: a blocking pipe write returns only once
-/// all of it is in, so progress (and room) is published a chunk at a time.
-const CHUNK: usize = 16 << 10;
+/// At most this much per write call: a blocking pipe write returns only
+/// once all of it is in, so this bounds both how long progress goes
+/// unreported and what a shutdown that gives up can leave mid-write.
+pub(crate) const CHUNK: usize = 8 << 10;
 
 /// What a relay thread writes to.
 pub(crate) trait Blocking: Send + 'static {
@@ -65,32 +67,35 @@ impl<W: Write + Send + 'static> Blocking for Plain<W> {
 /// The outcome of one [`Relay::write`].
 #[derive(Debug)]
 pub(crate) enum Relayed {
-    /// The first `n` bytes of the slice are queued.
+    /// The first `n` bytes of the slice are written.
     Wrote(usize),
-    /// No room now.
+    /// Nothing finished since the last call.
     Pending,
-    /// A write failed (what the thread held is lost).
+    /// A write failed; nothing after the bytes reported before was written.
     Failed(io::Error),
 }
 
+#[derive(Default)]
 struct State {
     /// Bytes handed over, not yet taken by the thread.
     queue: Vec<u8>,
-    /// Bytes the thread took and has not finished.
+    /// Bytes the thread took and has not finished (at most [`CHUNK`]).
     taken: usize,
-    /// When the thread last finished a write (or took bytes while idle).
-    progress: Instant,
-    /// A failed write, to report on the next `write`.
+    /// Bytes finished and not yet reported.
+    done: usize,
+    /// A failed write, to report after `done`.
     error: Option<io::Error>,
     /// The relay was dropped.
     closed: bool,
 }
 
+/// Called by the relay thread after each chunk (the writer's doorbell).
+pub(crate) type Waker = Arc<dyn Fn() + Send + Sync>;
+
 struct Inner {
     state: Mutex<State>,
     work: Condvar,
-    /// Called after each batch, so the writer hands more over at once.
-    waker: std::sync::OnceLock<Waker>,
+    waker: OnceLock<Waker>,
 }
 
 impl Inner {
@@ -111,10 +116,6 @@ impl std::fmt::Debug for Relay {
     }
 }
 
-/// Called by the relay thread when it finished a batch (to ring the
-/// writer's doorbell).
-pub(crate) type Waker = Arc<dyn Fn() + Send + Sync>;
-
 impl Relay {
     /// Starts a thread named `name` that writes to `target`.
     ///
@@ -123,15 +124,9 @@ impl Relay {
     /// The thread cannot be spawned.
     pub(crate) fn spawn(name: &str, mut target: Box<dyn Blocking>) -> io::Result<Relay> {
         let inner = Arc::new(Inner {
-            state: Mutex::new(State {
-                queue: Vec::new(),
-                taken: 0,
-                progress: Instant::now(),
-                error: None,
-                closed: false,
-            }),
+            state: Mutex::new(State::default()),
             work: Condvar::new(),
-            waker: std::sync::OnceLock::new(),
+            waker: OnceLock::new(),
         });
         let theirs = Arc::clone(&inner);
         std::thread::Builder::new()
@@ -140,7 +135,7 @@ impl Relay {
         Ok(Relay { inner })
     }
 
-    /// Sets what the thread calls after each batch it wrote (the writer's
+    /// Sets what the thread calls after each chunk it wrote (the writer's
     /// doorbell). Only the first call counts.
     pub(crate) fn set_waker(&self, waker: Waker) {
         let _ = self.inner.waker.set(waker);
@@ -149,28 +144,37 @@ impl Relay {
     /// One write attempt (see the module docs): never blocks.
     pub(crate) fn write(&self, buf: &[u8]) -> Relayed {
         let mut s = self.inner.lock();
-        if let Some(e) = s.error.take() {
-            return Relayed::Failed(e);
+        let report = std::mem::take(&mut s.done);
+        if report == 0 {
+            if let Some(e) = s.error.take() {
+                return Relayed::Failed(e);
+            }
         }
-        let held = s.taken + s.queue.len();
-        let n = buf.len().min(QUEUE.saturating_sub(held));
-        if n == 0 {
-            return Relayed::Pending;
+        if s.error.is_none() {
+            // `buf[report..]` starts with the bytes held; hand over what
+            // follows them, up to the bound.
+            let held = s.taken + s.queue.len();
+            let from = report + held;
+            if from < buf.len() && held < QUEUE {
+                let to = buf.len().min(from + (QUEUE - held));
+                s.queue.extend_from_slice(&buf[from..to]);
+                self.inner.work.notify_one();
+            }
         }
-        if held == 0 {
-            // Idle until now: the stall clock starts with this hand-over.
-            s.progress = Instant::now();
+        if report > 0 {
+            Relayed::Wrote(report)
+        } else {
+            Relayed::Pending
         }
-        s.queue.extend_from_slice(&buf[..n]);
-        self.inner.work.notify_one();
-        Relayed::Wrote(n)
     }
 
-    /// If bytes are still held (handed over, not yet written): how long
-    /// since the thread last made progress. `None` when all is written.
-    pub(crate) fn in_flight(&self) -> Option<Duration> {
-        let s = self.inner.lock();
-        (s.taken + s.queue.len() > 0).then(|| s.progress.elapsed())
+    /// Drops what is queued and not yet being written; returns the bytes
+    /// still held (finished but unreported, or being written), which are
+    /// the first bytes of the next slice and may still be reported.
+    pub(crate) fn abandon(&self) -> usize {
+        let mut s = self.inner.lock();
+        s.queue.clear();
+        s.taken + s.done
     }
 }
 
@@ -184,7 +188,7 @@ impl Drop for Relay {
 }
 
 fn run(inner: &Inner, target: &mut dyn Blocking) {
-    let mut batch = Vec::new();
+    let mut chunk = Vec::with_capacity(CHUNK);
     loop {
         {
             let mut s = inner.lock();
@@ -198,17 +202,25 @@ fn run(inner: &Inner, target: &mut dyn Blocking) {
             if s.closed {
                 return;
             }
-            std::mem::swap(&mut s.queue, &mut batch);
-            s.taken = batch.len();
+            let k = s.queue.len().min(CHUNK);
+            chunk.clear();
+            chunk.extend_from_slice(&s.queue[..k]);
+            s.queue.drain(..k);
+            s.taken = k;
         }
         let mut at = 0;
         let mut failure = None;
-        while at < batch.len() {
-            // A panicking writer (a user's) fails the sink, not the thread.
+        while at < chunk.len() {
+            // A panicking writer fails the sink, not the thread.
             let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                target.write(&batch[at..batch.len().min(at + CHUNK)])
+                target.write(&chunk[at..])
             }))
-            .unwrap_or_else(|_| Err(io::Error::new(io::ErrorKind::BrokenPipe, "the sink's writer panicked")));
+            .unwrap_or_else(|_| {
+                Err(io::Error::new(
+                    io::ErrorKind::BrokenPipe,
+                    "the sink's writer panicked",
+                ))
+            });
             match r {
                 Ok(0) => {
                     failure = Some(io::Error::from(io::ErrorKind::WriteZero));
@@ -218,7 +230,7 @@ fn run(inner: &Inner, target: &mut dyn Blocking) {
                     at += n;
                     let mut s = inner.lock();
                     s.taken -= n;
-                    s.progress = Instant::now();
+                    s.done += n;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {
@@ -232,22 +244,20 @@ fn run(inner: &Inner, target: &mut dyn Blocking) {
                 }
             }
         }
-        if failure.is_none() {
-            let idle = inner.lock().queue.is_empty();
-            if idle {
-                if let Err(e) = target.flush() {
-                    failure = Some(e);
-                }
+        if failure.is_none() && inner.lock().queue.is_empty() {
+            if let Err(e) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                target.flush()
+            }))
+            .unwrap_or_else(|_| Err(io::Error::from(io::ErrorKind::BrokenPipe)))
+            {
+                failure = Some(e);
             }
         }
-        batch.clear();
-        {
+        if let Some(e) = failure {
             let mut s = inner.lock();
-            if let Some(e) = failure {
-                s.taken = 0;
-                s.queue.clear();
-                s.error = Some(e);
-            }
+            s.taken = 0;
+            s.queue.clear();
+            s.error = Some(e);
         }
         if let Some(wake) = inner.waker.get() {
             wake();
@@ -261,8 +271,8 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Instant;
 
-    /// Shares what was written; blocks while `gate` is 0; fails after
-    /// `fail_after` bytes.
+    /// Shares what was written; blocks while `gate` is 0; fails once
+    /// `fail_after` bytes are out. Writes 7 bytes a call.
     #[derive(Clone, Default)]
     struct Probe {
         out: Arc<Mutex<Vec<u8>>>,
@@ -276,10 +286,8 @@ mod tests {
                 std::thread::sleep(Duration::from_millis(1));
             }
             let mut out = self.out.lock().unwrap();
-            if let Some(limit) = self.fail_after {
-                if out.len() >= limit {
-                    return Err(io::Error::new(io::ErrorKind::Other, "disk full"));
-                }
+            if self.fail_after.is_some_and(|limit| out.len() >= limit) {
+                return Err(io::Error::other("disk full"));
             }
             let n = buf.len().min(7);
             out.extend_from_slice(&buf[..n]);
@@ -288,14 +296,11 @@ mod tests {
     }
 
     /// Drives the relay as the writer does: `pending` is the sink's
-    /// unsent bytes, trimmed by what is reported written; then waits for
-    /// the relay to write everything out.
+    /// unsent bytes, trimmed by what is reported written.
     fn drive(relay: &Relay, pending: &mut Vec<u8>, deadline: Duration) -> Option<io::Error> {
         let end = Instant::now() + deadline;
-        while Instant::now() < end {
-            let idle = pending.is_empty() && relay.in_flight().is_none();
+        while !pending.is_empty() && Instant::now() < end {
             match relay.write(pending) {
-                Relayed::Pending if idle => break,
                 Relayed::Wrote(n) => {
                     pending.drain(..n);
                 }
@@ -307,18 +312,18 @@ mod tests {
     }
 
     #[test]
-    fn everything_handed_over_is_written_in_order() {
+    fn bytes_are_reported_written_only_once_written_in_order() {
         let probe = Probe {
             gate: Arc::new(AtomicUsize::new(1)),
             ..Probe::default()
         };
         let relay = Relay::spawn("t", Box::new(probe.clone())).unwrap();
-        let data: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+        let data: Vec<u8> = (0..100_000u32).map(|i| (i % 251) as u8).collect();
         let mut pending = data.clone();
         assert!(drive(&relay, &mut pending, Duration::from_secs(10)).is_none());
         assert!(pending.is_empty());
         assert_eq!(*probe.out.lock().unwrap(), data);
-        assert!(relay.in_flight().is_none());
+        assert_eq!(relay.abandon(), 0);
     }
 
     #[test]
@@ -326,29 +331,53 @@ mod tests {
         let probe = Probe::default(); // gate closed: every write blocks
         let relay = Relay::spawn("t", Box::new(probe.clone())).unwrap();
         let data = vec![b'x'; QUEUE * 3];
-        let mut taken = 0;
         for _ in 0..100 {
             let t = Instant::now();
-            match relay.write(&data[taken..]) {
-                Relayed::Wrote(n) => taken += n,
-                Relayed::Pending => {}
-                Relayed::Failed(e) => panic!("{e}"),
-            }
+            assert!(matches!(relay.write(&data), Relayed::Pending));
             assert!(t.elapsed() < Duration::from_millis(100));
         }
-        // Like a full pipe: exactly its size taken, then "would block".
-        assert_eq!(taken, QUEUE);
-        std::thread::sleep(Duration::from_millis(30));
-        assert!(relay.in_flight().is_some_and(|d| d >= Duration::from_millis(30)));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while relay.inner.lock().taken == 0 {
+            assert!(Instant::now() < deadline, "the thread never took a chunk");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        {
+            let s = relay.inner.lock();
+            assert_eq!(s.taken + s.queue.len(), QUEUE);
+            assert_eq!(s.taken, CHUNK);
+        }
         // The reader comes back: everything is written.
         probe.gate.store(1, Ordering::SeqCst);
-        let mut pending = data[taken..].to_vec();
+        let mut pending = data.clone();
         assert!(drive(&relay, &mut pending, Duration::from_secs(10)).is_none());
         assert_eq!(probe.out.lock().unwrap().len(), data.len());
     }
 
     #[test]
-    fn a_failure_is_reported_by_the_next_write() {
+    fn abandon_keeps_only_the_chunk_being_written() {
+        let probe = Probe::default();
+        let relay = Relay::spawn("t", Box::new(probe.clone())).unwrap();
+        let data = vec![b'z'; QUEUE];
+        assert!(matches!(relay.write(&data), Relayed::Pending));
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while relay.inner.lock().taken == 0 {
+            assert!(Instant::now() < deadline);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_eq!(relay.abandon(), CHUNK);
+        probe.gate.store(1, Ordering::SeqCst);
+        // What follows the held chunk is offered again (the sink's buffer
+        // after an abandon: the chunk, then a notice).
+        let mut pending = data[..CHUNK].to_vec();
+        pending.extend_from_slice(b"notice\n");
+        assert!(drive(&relay, &mut pending, Duration::from_secs(10)).is_none());
+        let out = probe.out.lock().unwrap();
+        assert_eq!(out.len(), CHUNK + 7);
+        assert!(out.ends_with(b"notice\n"));
+    }
+
+    #[test]
+    fn a_failure_reports_what_was_written_first_and_keeps_the_rest() {
         let probe = Probe {
             gate: Arc::new(AtomicUsize::new(1)),
             fail_after: Some(20),
@@ -358,8 +387,10 @@ mod tests {
         let mut pending = vec![b'y'; 100];
         let e = drive(&relay, &mut pending, Duration::from_secs(10)).expect("a failure");
         assert_eq!(e.to_string(), "disk full");
-        assert!(relay.in_flight().is_none());
-        assert_eq!(probe.out.lock().unwrap().len(), 21);
+        let written = probe.out.lock().unwrap().len();
+        // Every byte is either reported written or still the caller's.
+        assert_eq!(written + pending.len(), 100);
+        assert_eq!(relay.abandon(), 0);
     }
 
     #[test]
@@ -374,5 +405,6 @@ mod tests {
         let mut pending = b"abc\n".to_vec();
         let e = drive(&relay, &mut pending, Duration::from_secs(10)).expect("a failure");
         assert_eq!(e.kind(), io::ErrorKind::BrokenPipe);
+        assert_eq!(pending, b"abc\n");
     }
 }

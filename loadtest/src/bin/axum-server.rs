@@ -59,9 +59,7 @@ fn main() -> std::io::Result<()> {
     // those threads stay free to run on another CPU.
     let logging = Logging::new(mode, &sink)?;
     if let Some(cpu) = arg(&args, "--cpu") {
-        let mut set = rustix::thread::CpuSet::new();
-        set.set(cpu.parse().map_err(std::io::Error::other)?);
-        rustix::thread::sched_setaffinity(None, &set)?;
+        nowait_loadtest::pin_to_cpu(&cpu)?;
     }
     let requests = Arc::new(AtomicU64::new(0));
     let counter = Arc::clone(&requests);

@@ -97,15 +97,20 @@ impl Writer {
             } else {
                 Some("too slow for the shutdown timeout")
             };
-            let (n, shed) = sink.abandon_pending();
+            let (n, held, shed) = sink.abandon_pending();
             if let Some(msg) = shed {
                 shed_notices.push((i, msg));
             }
             if n > 0 {
                 detail.push(format!(
-                    "{n} pending for sink {} ({})",
+                    "{n} pending for sink {} ({}){}",
                     sink.name,
-                    why.unwrap_or("failed")
+                    why.unwrap_or("failed"),
+                    if held > 0 {
+                        format!(", {held} more being written")
+                    } else {
+                        String::new()
+                    }
                 ));
             }
         }
@@ -135,11 +140,15 @@ impl Writer {
             && self
                 .sinks
                 .iter()
-                .any(|s| !s.dead && !s.failing() && (s.unsent() > 0 || s.relaying()))
+                .any(|s| !s.dead && !s.failing() && s.unsent() > 0)
         {
             self.poll((deadline - now).min(Duration::from_millis(5)), false);
             now = Instant::now();
             self.write_all(now, true);
+        }
+        // What a sink's I/O thread did not finish in time is abandoned.
+        for sink in &mut self.sinks {
+            sink.abandon_rest();
         }
         for i in 0..self.sinks.len() {
             if self.taken {

@@ -474,7 +474,7 @@ impl Writer {
         let Some(mark) = &self.marks[s] else { return };
         let complete = (0..self.sinks.len()).all(|i| {
             !self.in_scope(scope, i)
-                || (self.sinks[i].written >= mark.offsets[i] && !self.sinks[i].relaying())
+                || self.sinks[i].written >= mark.offsets[i]
                 || self.sinks[i].settled(now, scope == FlushScope::Durable)
         });
         if !complete {

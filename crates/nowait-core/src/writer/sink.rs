@@ -182,18 +182,9 @@ impl SinkState {
         self.failing() || self.blocked_since.is_some()
     }
 
-    /// Its reader takes nothing: bytes pending and none taken for
-    /// [`STALL_AFTER`], or an I/O thread of its own stuck that long.
     pub(super) fn stalled(&self, now: Instant) -> bool {
         self.blocked_since
             .is_some_and(|t| now.saturating_duration_since(t) >= STALL_AFTER)
-            || self.output.in_flight().is_some_and(|d| d >= STALL_AFTER)
-    }
-
-    /// Its I/O thread still writes what it was handed (and moves): a flush
-    /// or shutdown waits for it, since those bytes die with the process.
-    pub(super) fn relaying(&self) -> bool {
-        self.output.in_flight().is_some_and(|d| d < STALL_AFTER)
     }
 
     /// Whether a flush need not wait for this sink: it failed, is failing,
@@ -207,10 +198,7 @@ impl SinkState {
     /// pending, failed, stalled, or failing once the retries at shutdown
     /// (`retrying`) are over.
     pub(super) fn done_for_shutdown(&self, now: Instant, retrying: bool) -> bool {
-        (self.unsent() == 0 && !self.relaying())
-            || self.dead
-            || self.stalled(now)
-            || (self.failing() && !retrying)
+        self.unsent() == 0 || self.dead || self.stalled(now) || (self.failing() && !retrying)
     }
 
     /// Whether it has bytes to write but no descriptor to poll for room
@@ -630,12 +618,16 @@ impl SinkState {
 
     /// At shutdown: the records still pending (not written, not yet
     /// counted) become abandoned for this sink (dropped for failure if it is
-    /// failing), and a shedding episode
-    /// still open gets its notice. Keeps the rest of a record that was cut
-    /// by a short write (it may still complete) but counts that record too,
-    /// and keeps the notices still queued among the abandoned records.
-    /// Returns how many records were abandoned and the shedding notice.
-    pub(super) fn abandon_pending(&mut self) -> (u64, Option<String>) {
+    /// failing), and a shedding episode still open gets its notice. Keeps
+    /// the rest of a record that was cut by a short write (it may still
+    /// complete) but counts that record too, and keeps the notices still
+    /// queued among the abandoned records. The records an I/O thread of
+    /// the sink is writing right now (at most a chunk) stay pending: they
+    /// are counted written if it finishes them, abandoned by
+    /// [`SinkState::abandon_rest`] if not.
+    /// Returns how many records were abandoned, how many stay pending, and
+    /// the shedding notice.
+    pub(super) fn abandon_pending(&mut self) -> (u64, u64, Option<String>) {
         let shed = self.shedding.take().and_then(|s| {
             (s.dropped > 0).then(|| {
                 loss_message(
@@ -645,27 +637,43 @@ impl SinkState {
                 )
             })
         });
-        let n = self.pending;
+        // The records the sink's I/O thread holds (and the whole of the
+        // last one it holds a part of) are kept as they are.
+        let hold_to = self.written + self.output.abandon_held() as u64;
+        let mut start = self.written;
+        let mut entries = self.ends.iter().copied().peekable();
+        let mut held = 0u64;
+        let mut held_entries = Vec::new();
+        while let Some(&entry) = entries.peek() {
+            if start >= hold_to {
+                break;
+            }
+            entries.next();
+            held_entries.push(entry);
+            if entry & NOTICE_BIT == 0 {
+                held += 1;
+            }
+            start = entry & !NOTICE_BIT;
+        }
+        let n = self.pending - held;
         if self.failing() {
             self.dropped_failed += n;
         } else {
             self.abandoned += n;
         }
-        self.pending = 0;
+        self.pending = held;
         // Keep a torn line's tail, so that what follows starts a line, and
         // the notices still queued (a shedding episode's gap notice, a
         // failure's): the records around them are abandoned, but what they
         // say about earlier losses must still reach the output.
-        let mut start = self.written;
-        let mut entries = self.ends.iter().copied().peekable();
-        let keep = match entries.peek() {
-            Some(&end) if self.mid_line => {
-                entries.next();
+        let mut torn = false;
+        if held_entries.is_empty() && self.mid_line {
+            if let Some(end) = entries.next() {
                 start = end & !NOTICE_BIT;
-                (start - self.written) as usize
+                torn = true;
             }
-            _ => 0,
-        };
+        }
+        let keep = (start - self.written) as usize;
         let mut notices = Vec::new();
         let mut notice_lens = Vec::new();
         for entry in entries {
@@ -681,7 +689,8 @@ impl SinkState {
         self.buf.truncate(self.sent + keep);
         self.appended = self.written + keep as u64;
         self.ends.clear();
-        if keep > 0 {
+        self.ends.extend(held_entries);
+        if torn {
             self.ends.push_back(self.appended | NOTICE_BIT);
         }
         self.buf.extend_from_slice(&notices);
@@ -689,7 +698,20 @@ impl SinkState {
             self.appended += len as u64;
             self.ends.push_back(self.appended | NOTICE_BIT);
         }
-        (n, shed)
+        (n, held, shed)
+    }
+
+    /// At the very end of a shutdown: records still pending (an I/O
+    /// thread did not finish them in time) are abandoned. Returns how many.
+    pub(super) fn abandon_rest(&mut self) -> u64 {
+        let n = self.pending;
+        if self.failing() {
+            self.dropped_failed += n;
+        } else {
+            self.abandoned += n;
+        }
+        self.pending = 0;
+        n
     }
 
     /// Flushes a user's writer; records an error for the next flush.
@@ -773,8 +795,8 @@ mod tests {
         s.add_record(&Record::new(Level::Info, 0, b"r2"));
         s.add_notice(Level::Warn, "7 records dropped");
         s.add_record(&Record::new(Level::Info, 0, b"r3"));
-        let (n, shed) = s.abandon_pending();
-        assert_eq!((n, shed, s.pending, s.abandoned), (3, None, 0, 3));
+        let (n, held, shed) = s.abandon_pending();
+        assert_eq!((n, held, shed, s.pending, s.abandoned), (3, 0, None, 0, 3));
         let want = [notice("5 records dropped"), notice("7 records dropped")].concat();
         assert_eq!(&s.buf[s.sent..], &want[..]);
         assert_eq!(s.ends.len(), 2);
@@ -795,7 +817,7 @@ mod tests {
         s.sent = 3;
         s.written = 3;
         s.mid_line = true;
-        let (n, _) = s.abandon_pending();
+        let (n, _, _) = s.abandon_pending();
         assert_eq!(n, 2, "the torn record is counted too");
         let want = [b"st\n".to_vec(), notice("3 records dropped")].concat();
         assert_eq!(&s.buf[s.sent..], &want[..]);

@@ -66,11 +66,6 @@ impl Descriptor {
         pipe_room(self.0.as_fd())
     }
 
-    /// For tests: the descriptor.
-    #[cfg(test)]
-    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
-        self.0.as_fd()
-    }
 }
 
 #[cfg(all(target_os = "linux", not(nowait_portable)))]

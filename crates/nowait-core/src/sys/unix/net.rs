@@ -167,8 +167,8 @@ impl Stream {
     }
 
     /// Bytes held beyond the kernel's buffer: none on Unix.
-    pub(crate) fn in_flight(&self) -> Option<Duration> {
-        None
+    pub(crate) fn abandon_held(&self) -> usize {
+        0
     }
 
     /// Nothing to wake on Unix: the writer polls the socket.

@@ -99,9 +99,9 @@ impl Stream {
         }
     }
 
-    /// Bytes the relay thread still holds, and since when it is stuck.
-    pub(crate) fn in_flight(&self) -> Option<Duration> {
-        self.relay.as_ref().ok().and_then(Relay::in_flight)
+    /// A shutdown gives up: see `Relay::abandon`.
+    pub(crate) fn abandon_held(&self) -> usize {
+        self.relay.as_ref().map_or(0, Relay::abandon)
     }
 
     /// Rings the writer's doorbell after each batch.
