@@ -240,3 +240,29 @@ pub fn debian_tool(program: &str, package: &str) -> Option<std::path::PathBuf> {
     }
     found
 }
+
+/// A writer that takes every byte but sleeps 1 ms per call: a sink slow
+/// enough that a small ring behind it fills, so a producer under the
+/// blocking policy has to wait for room.
+///
+/// # Examples
+///
+/// ```
+/// use std::io::Write;
+///
+/// let mut w = nowait_testkit::Sluggish;
+/// assert_eq!(w.write(b"abc").unwrap(), 3);
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Sluggish;
+
+impl Write for Sluggish {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
