@@ -317,7 +317,10 @@ impl Builder {
     /// with SIGTERM, and without it (or a handler of the program's own that
     /// drops the guard) the records still in the ring die with the process,
     /// uncounted. Leave it off if the program handles these signals itself.
-    /// Needs the `signals` feature (on by default).
+    /// On Windows the same drain runs on Ctrl-C, Ctrl-Break, closing the
+    /// console, logoff and shutdown (`SetConsoleCtrlHandler`), then the
+    /// default handling ends the process. Needs the `signals` feature (on
+    /// by default).
     ///
     /// # Examples
     ///
@@ -357,7 +360,9 @@ impl Builder {
     /// (`nowait-sighup`, through `signal-hook`), which waits for the reopen
     /// at most the flush timeout. Leave it off if the program handles
     /// SIGHUP itself (call [`Logger::reopen`](crate::Logger::reopen)
-    /// there). Needs the `signals` feature (on by default).
+    /// there). Needs the `signals` feature (on by default). Windows has no
+    /// SIGHUP: there the option does nothing (files are renamed and deleted
+    /// while open there, and the writer notices within a second).
     ///
     /// # Examples
     ///

@@ -47,7 +47,10 @@
 //!   [`Builder::batch_size`] (64 KiB) is pending or at the end of a round.
 //! * **Isolation.** stdout and stderr are reopened with `O_NONBLOCK` on a
 //!   private open file description when they are terminals or pipes (sockets
-//!   use `MSG_DONTWAIT`), so a stalled reader cannot block the writer thread.
+//!   use `MSG_DONTWAIT`), so a stalled reader cannot block the writer thread;
+//!   where the system cannot give such a description (a pipe on macOS, the
+//!   Windows console), the sink gets an I/O thread of its own, which alone
+//!   waits.
 //!   Each sink's pending bytes are bounded ([`Sink::buffer_size`], 1 MiB);
 //!   past that, that sink alone drops and counts records. Network sinks
 //!   ([`Sink::tcp`], [`Sink::unix`], syslog with [`Sink::syslog`]) connect
@@ -165,10 +168,24 @@
 //! * `local-time`: `Timer::Local` and [`Rolling::local_time`], through
 //!   `chrono`.
 //!
-//! # Platform and MSRV
+//! # Platforms and MSRV
 //!
-//! Linux (and other Unix systems with `/proc/self/fd`; elsewhere stdout falls
-//! back to blocking writes). Rust 1.81 or later.
+//! Linux, macOS, the BSDs and Windows, with the same guarantees: the
+//! request thread never waits on a sink, a stalled terminal or pipe never
+//! delays another sink, every loss is counted and reported. What differs:
+//!
+//! | | Linux | macOS, BSDs | Windows |
+//! |---|---|---|---|
+//! | stdout/stderr terminal | own non-blocking description | own non-blocking description (reopened by name) | I/O thread (console) |
+//! | stdout/stderr pipe | own non-blocking description | I/O thread | I/O thread |
+//! | final notices into a full pipe | a reserve kept in the pipe | no reserve (room unknown) | no reserve |
+//! | [`Builder::drain_on_signals`] | SIGTERM, SIGINT | SIGTERM, SIGINT | Ctrl-C, Ctrl-Break, console close, logoff, shutdown |
+//! | [`Builder::reopen_on_sighup`] | SIGHUP | SIGHUP | no SIGHUP: does nothing; call [`Logger::reopen`] |
+//! | [`Sink::unix`], [`Sink::unix_datagram`], `/dev/log` | yes | yes | build error |
+//! | `fork()` | handled | handled | no fork |
+//!
+//! See [`docs::design`] ("Platforms") for how, and for what CI runs on
+//! which system. Rust 1.81 or later.
 #![deny(unsafe_code)]
 #![warn(
     missing_docs,

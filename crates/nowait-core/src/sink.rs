@@ -79,16 +79,17 @@ impl Sink {
     /// The process's standard output, written without blocking when it is a
     /// terminal, a pipe or a socket.
     ///
-    /// stdout is reopened through `/proc/self/fd/1` with `O_NONBLOCK`, which
-    /// gives the writer its own open file description and leaves the
-    /// process's fd 1 (and `println!`) blocking as before; sockets are
-    /// written with `MSG_DONTWAIT`; a regular file with plain writes. Where
-    /// the reopen fails (no `/proc`, `EACCES` after a privilege drop, `ENXIO`
-    /// on a FIFO without a reader) the writer keeps a blocking copy of the
-    /// descriptor and writes to it only when `poll` reports room, at most
-    /// `PIPE_BUF` (4 KiB) at a time, so a stalled reader still cannot block
-    /// it; the fallback is reported once in the output and in
-    /// [`SinkStats::non_blocking`](crate::SinkStats::non_blocking).
+    /// On Linux stdout is reopened through `/proc/self/fd/1` with
+    /// `O_NONBLOCK`, which gives the writer its own open file description
+    /// and leaves the process's fd 1 (and `println!`) blocking as before; on
+    /// macOS and the BSDs a terminal is reopened the same way by its name.
+    /// Sockets are written with `MSG_DONTWAIT`; a regular file with plain
+    /// writes. Where no private non-blocking description can be had (a pipe
+    /// on macOS or the BSDs, the Windows console or a Windows pipe, a failed
+    /// reopen: `EACCES` after a privilege drop), the sink gets an I/O thread
+    /// of its own that does the blocking writes, fed without waiting, so a
+    /// stalled reader still cannot block the writer or the other sinks; the
+    /// fallback is said once in the output.
     ///
     /// # Examples
     ///

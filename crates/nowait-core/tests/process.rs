@@ -202,6 +202,21 @@ fn stalled_pipe_never_delays_the_file() {
     );
     // The shutdown timeout is 500 ms; a stalled pipe is not waited for.
     assert!(millis < 400, "shutdown took {millis} ms");
+    let lines = assert_all_lines(&file, n);
+    assert!(
+        lines.iter().any(|l| l.contains("pending for sink stdout")),
+        "the shutdown notice names the stalled sink"
+    );
+    assert!(lines
+        .iter()
+        .any(|l| l.contains("dropped (sink stdout too slow")));
+    if cfg!(any(nowait_portable, not(target_os = "linux"))) {
+        // Without /proc the pipe is written by a relay thread, and where a
+        // pipe's room is unknown no reserve is kept in it: the notice goes
+        // to the file only, and the relay's last write may be cut when the
+        // process exits (documented in `docs::design`, "Platforms").
+        return;
+    }
     let piped = String::from_utf8_lossy(&piped);
     assert!(
         piped.ends_with('\n'),
@@ -213,14 +228,6 @@ fn stalled_pipe_never_delays_the_file() {
         last.contains("shutdown timed out") || last.contains("dropped (sink stdout too slow"),
         "the pipe ends with the notice of its loss: {last} {s:?} {err}"
     );
-    let lines = assert_all_lines(&file, n);
-    assert!(
-        lines.iter().any(|l| l.contains("pending for sink stdout")),
-        "the shutdown notice names the stalled sink"
-    );
-    assert!(lines
-        .iter()
-        .any(|l| l.contains("dropped (sink stdout too slow")));
 }
 
 /// A pipe whose reader is gone (EPIPE): counted, reported, the file intact.

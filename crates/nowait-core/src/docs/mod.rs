@@ -200,9 +200,67 @@ pub mod design {
     //! child are dropped, counters start at zero, and a `FORKED` bit in
     //! `head` makes the child's first push fail its claim and start a new
     //! writer thread (stdout, stderr and files reopened; a custom writer
-    //! cannot cross a fork and counts its records as failed). Waiting uses
-    //! futexes and no lock is held across the fork, so nothing in the child
-    //! can wait for a thread that is gone.
+    //! cannot cross a fork and counts its records as failed). On Linux
+    //! waiting uses futexes and no lock is held across the fork, so nothing
+    //! in the child can wait for a thread that is gone. Elsewhere the
+    //! full-ring wait uses `parking_lot_core`, whose bucket locks are held
+    //! for a few instructions: a `fork()` that lands inside one leaves that
+    //! bucket locked in the child, so a child's producer waiting for room
+    //! could hang there (a window of nanoseconds, only under `Block`).
+    //!
+    //! ## Platforms
+    //!
+    //! Everything that differs between systems lives in `src/sys/`, one
+    //! small interface per facility; the writer, formats, ring and front
+    //! ends have no `cfg(target_os)`. Linux, "portable Unix" (macOS, the
+    //! BSDs) and Windows each implement:
+    //!
+    //! | facility | Linux | portable Unix | Windows |
+    //! |---|---|---|---|
+    //! | full-ring and flush wait | futex | `parking_lot_core` | `parking_lot_core` |
+    //! | writer's doorbell and sleep | eventfd + `poll` | self-pipe + `poll` | flag + parking lot |
+    //! | stdout/stderr | reopen `/proc/self/fd/N` with `O_NONBLOCK` | reopen the terminal by name (`ttyname`) with `O_NONBLOCK`; a pipe goes to a relay thread | console and pipes go to a relay thread |
+    //! | pipe room (the reserve for final notices) | `F_GETPIPE_SZ` + `FIONREAD` | unknown: no reserve | none |
+    //! | file identity (rotation, reopen) | device, inode | device, inode | volume serial, file index |
+    //! | files | `O_APPEND` | `O_APPEND` | append, shared for read, write and delete (rename and delete work while open) |
+    //! | sockets | non-blocking, `MSG_NOSIGNAL` | same; `SO_NOSIGPIPE` on macOS | TCP on a relay thread; no Unix sockets (a clear build error) |
+    //! | signals | SIGTERM/SIGINT drain, SIGHUP reopen | same | Ctrl-C, Ctrl-Break, close, logoff, shutdown drain; no SIGHUP |
+    //! | `atexit`, `fork` | `atexit`, `pthread_atfork` | same | `atexit`; no fork |
+    //!
+    //! **Never changing the user's terminal.** `O_NONBLOCK` belongs to an
+    //! open file description, which `dup` and macOS's `/dev/fd/N` share with
+    //! the process's own descriptor: setting it there would make
+    //! `println!`, and after the program exits the shell, fail with
+    //! `EAGAIN`. So nowait only sets it on a description of its own: a
+    //! reopen through `/proc` (Linux) or of the terminal device by its name
+    //! (everywhere); a pipe on macOS or the BSDs cannot be reopened, and
+    //! neither can the Windows console or a Windows pipe be written without
+    //! blocking.
+    //!
+    //! **The relay.** Those outputs get an I/O thread of their own
+    //! (`relay.rs`): the writer hands bytes over without waiting (at most
+    //! 64 KiB held), the thread writes them with blocking calls, 8 KiB at a
+    //! time, and records count as written once the thread wrote them. A
+    //! stalled reader blocks that thread only; the sink then takes nothing
+    //! for 100 ms, is "stalled" like a full non-blocking pipe, and sheds its
+    //! own records, counted and reported. A shutdown that gives up on it
+    //! drops what the thread queued and keeps the chunk being written
+    //! pending: counted written if it finishes within the deadline,
+    //! abandoned if not. The one difference from a kernel pipe buffer: what
+    //! the thread holds dies with the process, which is why it counts as
+    //! unwritten until written.
+    //!
+    //! **What runs here.** CI runs the whole suite on Linux twice, with the
+    //! Linux backend and with `RUSTFLAGS="--cfg nowait_portable"`, which
+    //! compiles the portable Unix backend (self-pipe, parking lot, `ttyname`
+    //! reopen, relay threads for pipes, unknown pipe room) on Linux; and it
+    //! runs the suite for `x86_64-pc-windows-gnu` under Wine. Code that is
+    //! compiled for its system only and never run here: `SO_NOSIGPIPE` on
+    //! sockets (macOS), `MSG_NOSIGNAL`'s absence in the send flags (macOS),
+    //! and the Windows console's virtual terminal mode
+    //! (`GetConsoleMode`/`SetConsoleMode`: Wine's console is not a real
+    //! one); every target is checked with `cargo clippy -D warnings`
+    //! (`ci/targets.sh`).
     //!
     //! ## Checked by
     //!

@@ -140,7 +140,7 @@ impl Writer {
             && self
                 .sinks
                 .iter()
-                .any(|s| !s.dead && !s.failing() && s.unsent() > 0)
+                .any(|s| !s.dead && !s.failing() && !s.stalled(now) && s.unsent() > 0)
         {
             self.poll((deadline - now).min(Duration::from_millis(5)), false);
             now = Instant::now();
