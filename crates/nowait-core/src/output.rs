@@ -135,7 +135,7 @@ impl Opened {
             } => {
                 let relay = Relay::spawn("nowait-relay", Box::new(Plain(writer)))?;
                 let mut opened = Opened::new(Output::Relayed(relay), terminal);
-                opened.fallback = Some(why);
+                opened.fallback = why;
                 opened
             }
         })

@@ -65,11 +65,13 @@ pub(crate) enum Open {
     #[cfg_attr(windows, allow(dead_code))]
     Socket { fd: Descriptor, terminal: bool },
     /// Something that can only be written with blocking calls (a pipe
-    /// where the system cannot reopen it, the Windows console): `why`, for
-    /// the notice; the caller gives it an I/O thread of its own.
+    /// where the system cannot reopen it, the Windows console); the caller
+    /// gives it an I/O thread of its own. `why`: set when that is a
+    /// fallback worth a notice (a reopen that failed), not the system's
+    /// normal way.
     Blocking {
         writer: Box<dyn Write + Send>,
         terminal: bool,
-        why: String,
+        why: Option<String>,
     },
 }

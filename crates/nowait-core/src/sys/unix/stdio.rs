@@ -66,27 +66,33 @@ pub(crate) fn open(which: u8) -> io::Result<Open> {
 }
 
 /// A new open file description for the same pipe or device, non-blocking.
+/// The error says why not (a fallback worth a notice).
 #[cfg(all(target_os = "linux", not(nowait_portable)))]
-fn reopen(which: u8, _fd: &OwnedFd, _terminal: bool) -> Result<OwnedFd, String> {
+fn reopen(which: u8, _fd: &OwnedFd, _terminal: bool) -> Result<OwnedFd, Option<String>> {
     let path = format!("/proc/self/fd/{which}");
-    rustix::fs::open(path.as_str(), FLAGS, Mode::empty())
-        .map_err(|e| format!("cannot reopen it without blocking ({path}: {})", io::Error::from(e)))
+    rustix::fs::open(path.as_str(), FLAGS, Mode::empty()).map_err(|e| {
+        Some(format!(
+            "cannot reopen it without blocking ({path}: {})",
+            io::Error::from(e)
+        ))
+    })
 }
 
 /// A new open file description for the same terminal, non-blocking. A pipe
-/// has no name to open again here.
+/// has no name to open again here: the relay is the normal way for it (no
+/// notice); a terminal that cannot be reopened is a fallback worth one.
 #[cfg(not(all(target_os = "linux", not(nowait_portable))))]
-fn reopen(_which: u8, fd: &OwnedFd, terminal: bool) -> Result<OwnedFd, String> {
+fn reopen(_which: u8, fd: &OwnedFd, terminal: bool) -> Result<OwnedFd, Option<String>> {
     if !terminal {
-        return Err("this system cannot open a pipe or device anew (no /proc/self/fd)".into());
+        return Err(None);
     }
     let name = rustix::termios::ttyname(fd, Vec::new())
-        .map_err(|e| format!("cannot name the terminal ({})", io::Error::from(e)))?;
+        .map_err(|e| Some(format!("cannot name the terminal ({})", io::Error::from(e))))?;
     rustix::fs::open(name.as_c_str(), FLAGS, Mode::empty()).map_err(|e| {
-        format!(
+        Some(format!(
             "cannot reopen the terminal without blocking ({}: {})",
             name.to_string_lossy(),
             io::Error::from(e)
-        )
+        ))
     })
 }

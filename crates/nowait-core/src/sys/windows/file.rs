@@ -98,6 +98,6 @@ pub(crate) fn open_path(path: &Path) -> io::Result<Open> {
     Ok(Open::Blocking {
         writer: Box::new(file),
         terminal: false,
-        why: "not a regular file (Windows has no non-blocking writes to it)".into(),
+        why: None,
     })
 }
