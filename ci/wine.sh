@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Runs `cargo test --target x86_64-pc-windows-gnu "$@"` under Wine, from the
+# repository root. Installs what it needs (Debian's wine64 and mingw-w64,
+# the Rust target), keeps a Wine prefix under target/wine-prefix, and
+# puts a small bcryptprimitives.dll into it (ci/wine/: Wine 8.0 lacks the
+# DLL whose ProcessPrng Rust's std calls at start-up since 1.78).
+# Fails, never skips, when Wine cannot be had.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+log="$root/target/wine-setup.log"
+mkdir -p "$root/target"
+: >"$log"
+
+say() { printf 'wine.sh: %s\n' "$*"; }
+
+if [ ! -x /usr/lib/wine/wine64 ] || ! command -v x86_64-w64-mingw32-gcc >/dev/null; then
+  say "apt-get install wine64 gcc-mingw-w64-x86-64"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get install -y -q --no-install-recommends wine64 gcc-mingw-w64-x86-64 >>"$log" 2>&1 \
+    || { apt-get update -q >>"$log" 2>&1 \
+         && apt-get install -y -q --no-install-recommends wine64 gcc-mingw-w64-x86-64 >>"$log" 2>&1; } \
+    || { say "cannot install wine64 and gcc-mingw-w64-x86-64 (see $log)"; exit 1; }
+fi
+WINE=/usr/lib/wine/wine64
+[ -x "$WINE" ] || { say "no Wine loader at $WINE"; exit 1; }
+
+rustup target list --installed | grep -qx x86_64-pc-windows-gnu \
+  || { say "rustup target add x86_64-pc-windows-gnu"; rustup target add x86_64-pc-windows-gnu >>"$log" 2>&1; }
+
+# One prefix per Wine version, reused between runs (wineboot takes a while).
+version=$("$WINE" --version 2>/dev/null | tr -c 'A-Za-z0-9.\n-' _)
+export WINEPREFIX="$root/target/wine-prefix/$version"
+export WINEDEBUG=-all
+export WINEDLLOVERRIDES="mscoree,mshtml="
+unset DISPLAY
+if [ ! -f "$WINEPREFIX/system.reg" ]; then
+  say "creating the Wine prefix ($version)"
+  mkdir -p "$WINEPREFIX"
+  timeout 300 "$WINE" wineboot -i >>"$log" 2>&1 || { say "wineboot failed (see $log)"; exit 1; }
+fi
+# Stop the wine server however this script ends, so that it holds nothing open.
+trap 'WINEPREFIX="$WINEPREFIX" timeout 20 /usr/lib/wine/wineserver -k >/dev/null 2>&1 || true' EXIT
+
+dll="$WINEPREFIX/drive_c/windows/system32/bcryptprimitives.dll"
+src="$root/ci/wine/bcryptprimitives.c"
+if [ ! -f "$dll" ] || [ "$src" -nt "$dll" ]; then
+  say "building bcryptprimitives.dll (ProcessPrng over BCryptGenRandom)"
+  x86_64-w64-mingw32-gcc -O2 -shared -o "$dll" "$src" "$root/ci/wine/bcryptprimitives.def" -lbcrypt
+fi
+
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$WINE"
+export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc
+say "cargo test --target x86_64-pc-windows-gnu $*"
+cargo test --target x86_64-pc-windows-gnu "$@"
