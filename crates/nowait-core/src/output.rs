@@ -342,31 +342,32 @@ impl Output {
         else {
             return Ok(false);
         };
-        let moved = match sys::path_id(path) {
-            Ok(id) => id != *identity,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => true,
-            Err(e) => return Err(e),
-        };
+        // Windows keeps a deleted file's name until its last handle is
+        // closed ("delete pending"): the name may still open (Wine) or not
+        // (Windows), and ours must be closed before it can be created
+        // again. Asking our own handle covers both.
+        let deleted = sys::is_deleted(file);
+        let moved = deleted
+            || match sys::path_id(path) {
+                Ok(id) => id != *identity,
+                Err(e) if e.kind() == io::ErrorKind::NotFound => true,
+                Err(e) => return Err(e),
+            };
         if !moved && !force {
             return Ok(false);
         }
-        let opened = open_path(path)?;
-        match opened.output {
-            Output::File {
-                file: new_file,
-                identity: new_identity,
-                ..
-            } => {
-                *file = new_file;
-                *identity = new_identity;
-                Ok(true)
-            }
-            other => {
-                // The path now names a FIFO or terminal: write it as such.
-                *self = other;
-                Ok(true)
-            }
+        let path = path.clone();
+        if deleted {
+            // Closing the deleted file frees its name. If the path cannot
+            // be opened after that, the sink fails for good: its file is
+            // gone either way.
+            *self = Output::Gone(format!(
+                "{} was deleted and cannot be created again",
+                path.display()
+            ));
         }
+        *self = open_path(&path)?.output;
+        Ok(true)
     }
 }
 
@@ -402,7 +403,10 @@ mod tests {
                 WriteOutcome::WouldBlock => std::thread::sleep(std::time::Duration::from_millis(5)),
                 WriteOutcome::Failed(e) | WriteOutcome::Rejected(e) => panic!("{e}"),
             }
-            assert!(t.elapsed() < std::time::Duration::from_millis(50), "a write waited");
+            assert!(
+                t.elapsed() < std::time::Duration::from_millis(50),
+                "a write waited"
+            );
         }
         // What the pipe took is reported, and no more than it took.
         assert!(total >= 4096 && total < chunk.len(), "{total}");

@@ -43,6 +43,9 @@ pub(crate) const CHUNK: usize = 8 << 10;
 
 /// What a relay thread writes to.
 pub(crate) trait Blocking: Send + 'static {
+    /// Called once when the thread starts (a connection made ahead of the
+    /// first record).
+    fn start(&mut self) {}
     /// Writes some of `buf`, blocking as long as it takes.
     fn write(&mut self, buf: &[u8]) -> io::Result<usize>;
     /// Called when the queue ran empty (a user-space buffer to push out).
@@ -188,6 +191,7 @@ impl Drop for Relay {
 }
 
 fn run(inner: &Inner, target: &mut dyn Blocking) {
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| target.start()));
     let mut chunk = Vec::with_capacity(CHUNK);
     loop {
         {
@@ -245,10 +249,9 @@ fn run(inner: &Inner, target: &mut dyn Blocking) {
             }
         }
         if failure.is_none() && inner.lock().queue.is_empty() {
-            if let Err(e) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                target.flush()
-            }))
-            .unwrap_or_else(|_| Err(io::Error::from(io::ErrorKind::BrokenPipe)))
+            if let Err(e) =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| target.flush()))
+                    .unwrap_or_else(|_| Err(io::Error::from(io::ErrorKind::BrokenPipe)))
             {
                 failure = Some(e);
             }

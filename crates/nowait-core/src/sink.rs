@@ -162,7 +162,7 @@ impl Sink {
     ///     .unwrap();
     /// assert_eq!(
     ///     logger.stats().sinks[0].name,
-    ///     format!("rolling:{}/app.log.YYYY-MM-DD", dir.path().display())
+    ///     format!("rolling:{}", dir.path().join("app.log.YYYY-MM-DD").display())
     /// );
     /// # drop(guard);
     /// ```
@@ -249,11 +249,14 @@ impl Sink {
 
     /// A Unix stream socket at `path`, written like [`Sink::tcp`]: no
     /// blocking, reconnects with back-off, losses counted and reported. A
-    /// path where nobody listens yet is retried, not an error.
+    /// path where nobody listens yet is retried, not an error. Unix only:
+    /// on Windows [`Builder::build`](crate::Builder::build) fails with a
+    /// clear error.
     ///
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(unix)] {
     /// let dir = tempfile::tempdir().unwrap();
     /// let _listener = std::os::unix::net::UnixListener::bind(dir.path().join("vector.sock")).unwrap();
     /// let (logger, guard) = nowait_core::Builder::new()
@@ -261,6 +264,7 @@ impl Sink {
     ///     .build()
     ///     .unwrap();
     /// # drop((logger, guard));
+    /// # }
     /// ```
     pub fn unix(path: impl Into<PathBuf>) -> Sink {
         Sink::new(Target::Unix(path.into()))
@@ -272,11 +276,13 @@ impl Sink {
     /// record larger than a datagram can be is dropped, counted and
     /// reported. A receiver that goes away is reconnected with back-off;
     /// a path that does not exist, or is not a datagram socket, when the
-    /// logger is built is a [`BuildError`](crate::BuildError).
+    /// logger is built is a [`BuildError`](crate::BuildError). Unix only:
+    /// on Windows building such a sink fails with a clear error.
     ///
     /// # Examples
     ///
     /// ```
+    /// # #[cfg(unix)] {
     /// let dir = tempfile::tempdir().unwrap();
     /// let path = dir.path().join("log.sock");
     /// let _rx = std::os::unix::net::UnixDatagram::bind(&path).unwrap();
@@ -285,6 +291,7 @@ impl Sink {
     ///     .build()
     ///     .unwrap();
     /// # drop((logger, guard));
+    /// # }
     /// ```
     pub fn unix_datagram(path: impl Into<PathBuf>) -> Sink {
         Sink::new(Target::UnixDatagram(path.into()))

@@ -36,15 +36,15 @@ struct Faulty {
 impl Write for Faulty {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if self.dead {
-            return Err(io::Error::from_raw_os_error(libc::EPIPE));
+            return Err(common::broken_pipe());
         }
         match self.rng.below(100) {
             0..=9 => Err(io::ErrorKind::WouldBlock.into()),
             10..=14 => Err(io::ErrorKind::Interrupted.into()),
-            15..=19 => Err(io::Error::from_raw_os_error(libc::ENOSPC)),
+            15..=19 => Err(common::disk_full()),
             20 if self.rng.below(20) == 0 => {
                 self.dead = true;
-                Err(io::Error::from_raw_os_error(libc::EPIPE))
+                Err(common::broken_pipe())
             }
             21..=24 => {
                 std::thread::sleep(Duration::from_micros(self.rng.below(2000)));

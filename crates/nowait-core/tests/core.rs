@@ -243,6 +243,9 @@ fn failing_sink_recovers_and_reports() {
 
 /// /dev/full: every write fails with ENOSPC; flush says so, nothing panics,
 /// and the other sink still gets every record plus the error notice.
+/// Windows has no /dev/full: its counterpart is the injected full disk of
+/// `failing_sink_recovers_and_reports`.
+#[cfg(unix)]
 #[test]
 fn dev_full_is_reported_and_does_not_hurt_other_sinks() {
     let out = Shared::default();
@@ -324,6 +327,22 @@ fn rotated_and_deleted_files_are_reopened() {
     logger.reopen().unwrap();
     logger.log(Level::Info, "second").unwrap();
     logger.flush().unwrap();
+    if cfg!(windows) {
+        // Renamed while open (the file is shared for delete): the records
+        // after the reopen are in the new file. The deletion below is not
+        // checked on Windows: Wine keeps an open file's name after a
+        // delete and reports no "delete pending", so nothing can notice it
+        // here; Windows 10 removes the name at once (POSIX semantics) or
+        // reports it pending, which `reopen_if_moved` handles (compiled,
+        // not run here).
+        drop(guard);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("app.log.1")).unwrap(),
+            "first\n"
+        );
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "second\n");
+        return;
+    }
     std::fs::remove_file(&path).unwrap();
     // Noticed by the writer's own check, within about a second.
     std::thread::sleep(Duration::from_millis(1300));

@@ -8,6 +8,25 @@ use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use metrics_util::MetricKind;
 use nowait_core::{Builder, FullPolicy, Level, Sink, METRIC_NAMES};
 
+/// A sink whose every write fails with a full disk (a writer, so that the
+/// test runs where there is no `/dev/full`).
+struct Full;
+
+impl std::io::Write for Full {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        Err(std::io::Error::new(
+            std::io::ErrorKind::StorageFull,
+            "No space left on device (injected)",
+        ))
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The failing sink's label.
+const FULL: &str = "writer";
+
 type Series = Vec<(
     metrics_util::CompositeKey,
     Option<metrics::Unit>,
@@ -56,7 +75,7 @@ fn stats_reach_the_recorder_while_running_and_at_the_end() {
         .capacity(4096)
         .full_policy(FullPolicy::Drop)
         .sink(Sink::file(&path))
-        .sink(Sink::file("/dev/full"))
+        .sink(Sink::writer(Full))
         .build()
         .unwrap();
     for i in 0..200 {
@@ -101,26 +120,22 @@ fn stats_reach_the_recorder_while_running_and_at_the_end() {
         value(&all, "nowait_sink_bytes_written_total", &[("sink", &file)]),
         Some(stats.sinks[0].bytes_written as f64)
     );
-    assert!(stats.sinks[1].write_errors > 0, "/dev/full must fail");
+    assert!(stats.sinks[1].write_errors > 0, "the full sink must fail");
     assert_eq!(
-        value(
-            &all,
-            "nowait_sink_write_errors_total",
-            &[("sink", "file:/dev/full")]
-        ),
+        value(&all, "nowait_sink_write_errors_total", &[("sink", FULL)]),
         Some(stats.sinks[1].write_errors as f64)
     );
     let failed = stats.sinks[1].dropped_failed + stats.sinks[1].abandoned;
     let published = value(
         &all,
         "nowait_sink_records_dropped_total",
-        &[("sink", "file:/dev/full"), ("reason", "failed")],
+        &[("sink", FULL), ("reason", "failed")],
     )
     .unwrap()
         + value(
             &all,
             "nowait_sink_records_dropped_total",
-            &[("sink", "file:/dev/full"), ("reason", "abandoned")],
+            &[("sink", FULL), ("reason", "abandoned")],
         )
         .unwrap();
     assert_eq!(published, failed as f64);

@@ -7,6 +7,7 @@ mod common;
 
 use std::io::Read;
 use std::net::TcpListener;
+#[cfg(unix)]
 use std::os::unix::net::{UnixDatagram, UnixListener};
 use std::time::{Duration, Instant};
 
@@ -157,6 +158,7 @@ fn tcp_receiver_down_at_build_is_retried_and_reported() {
     assert_eq!(stats.sinks[0].dropped(), 0);
 }
 
+#[cfg(unix)] // Unix sockets; Windows refuses them at build (`unix_sockets_are_a_build_error_on_windows`)
 #[test]
 fn unix_connection_lost_mid_record_sends_the_record_again_whole() {
     let dir = tempfile::tempdir().unwrap();
@@ -214,6 +216,7 @@ fn unix_connection_lost_mid_record_sends_the_record_again_whole() {
     assert_eq!((s.records_written, s.dropped()), (3, 0));
 }
 
+#[cfg(unix)] // Unix sockets
 #[test]
 fn unix_datagram_syslog_one_message_per_record() {
     let dir = tempfile::tempdir().unwrap();
@@ -263,4 +266,22 @@ fn tcp_address_that_does_not_resolve_is_a_build_error() {
         .build()
         .unwrap_err();
     assert!(err.to_string().contains("cannot resolve"), "{err}");
+}
+
+/// Windows has no Unix sockets here: asking for one is a clear error when
+/// the logger is built, not a sink that fails on every write.
+#[cfg(windows)]
+#[test]
+fn unix_sockets_are_a_build_error_on_windows() {
+    let dir = tempfile::tempdir().unwrap();
+    for sink in [
+        Sink::unix(dir.path().join("s")),
+        Sink::unix_datagram(dir.path().join("d")),
+    ] {
+        let err = Builder::new().sink(sink).build().unwrap_err().to_string();
+        assert!(
+            err.contains("Unix sockets are not supported on Windows"),
+            "{err}"
+        );
+    }
 }

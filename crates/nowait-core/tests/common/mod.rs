@@ -57,7 +57,7 @@ impl Write for Flaky {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if self.fail_calls > 0 {
             self.fail_calls -= 1;
-            return Err(io::Error::from_raw_os_error(libc_enospc()));
+            return Err(disk_full());
         }
         self.inner.write(buf)
     }
@@ -66,8 +66,19 @@ impl Write for Flaky {
     }
 }
 
-fn libc_enospc() -> i32 {
-    28
+/// A full disk, as every platform spells it (the raw codes differ:
+/// `ENOSPC` is 28 on Unix, where Windows' 28 is "the printer is out of
+/// paper").
+pub fn disk_full() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::StorageFull,
+        "No space left on device (injected)",
+    )
+}
+
+/// A reader that went away, as every platform spells it.
+pub fn broken_pipe() -> io::Error {
+    io::Error::new(io::ErrorKind::BrokenPipe, "Broken pipe (injected)")
 }
 
 /// Waits for `child` at most `limit`; past it kills it (and the process

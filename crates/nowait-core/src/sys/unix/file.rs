@@ -26,6 +26,11 @@ pub(crate) fn path_id(path: &Path) -> io::Result<FileId> {
     Ok((m.dev(), m.ino()))
 }
 
+/// Whether an open file has no name left (deleted while open).
+pub(crate) fn is_deleted(file: &File) -> bool {
+    file.metadata().is_ok_and(|m| m.nlink() == 0)
+}
+
 /// Opens a regular file for appending (a rolling sink's files), never as
 /// the controlling terminal, closed on exec.
 pub(crate) fn open_append(path: &Path, create_new: bool) -> io::Result<File> {

@@ -65,7 +65,6 @@ impl Descriptor {
     pub(crate) fn pipe_room(&self) -> Option<(usize, usize)> {
         pipe_room(self.0.as_fd())
     }
-
 }
 
 #[cfg(all(target_os = "linux", not(nowait_portable)))]

@@ -9,8 +9,9 @@ use std::os::windows::io::AsRawHandle;
 use std::path::Path;
 
 use windows_sys::Win32::Storage::FileSystem::{
-    GetFileInformationByHandle, BY_HANDLE_FILE_INFORMATION, FILE_FLAG_BACKUP_SEMANTICS,
-    FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE,
+    FileStandardInfo, GetFileInformationByHandle, GetFileInformationByHandleEx,
+    BY_HANDLE_FILE_INFORMATION, FILE_FLAG_BACKUP_SEMANTICS, FILE_SHARE_DELETE, FILE_SHARE_READ,
+    FILE_SHARE_WRITE, FILE_STANDARD_INFO,
 };
 
 use crate::sys::Open;
@@ -45,6 +46,29 @@ pub(crate) fn file_id(file: &File) -> io::Result<FileId> {
         u64::from(info.dwVolumeSerialNumber),
         (u64::from(info.nFileIndexHigh) << 32) | u64::from(info.nFileIndexLow),
     ))
+}
+
+/// Whether an open file was deleted ("delete pending": its name stays
+/// until the last handle is closed).
+pub(crate) fn is_deleted(file: &File) -> bool {
+    let mut info = FILE_STANDARD_INFO {
+        AllocationSize: 0,
+        EndOfFile: 0,
+        NumberOfLinks: 0,
+        DeletePending: false,
+        Directory: false,
+    };
+    // SAFETY: the handle is open for the call (borrowed from `file`);
+    // `info` is a writable `FILE_STANDARD_INFO`, whose size is passed.
+    let ok = unsafe {
+        GetFileInformationByHandleEx(
+            file.as_raw_handle(),
+            FileStandardInfo,
+            (&mut info as *mut FILE_STANDARD_INFO).cast(),
+            std::mem::size_of::<FILE_STANDARD_INFO>() as u32,
+        )
+    };
+    ok != 0 && info.DeletePending
 }
 
 /// The identity of the file a path names now (opened without access

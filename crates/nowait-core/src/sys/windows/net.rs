@@ -52,12 +52,26 @@ struct Tcp {
     conn: Option<TcpStream>,
 }
 
+impl Tcp {
+    fn connect(&mut self) -> io::Result<()> {
+        let conn = TcpStream::connect_timeout(&self.addr, CONNECT_TIMEOUT)?;
+        let _ = conn.set_nodelay(true);
+        self.conn = Some(conn);
+        Ok(())
+    }
+}
+
 impl Blocking for Tcp {
+    /// Connects at once, so that the receiver sees the connection before
+    /// the first record (as on Unix); a failure is retried by the first
+    /// write, which reports it.
+    fn start(&mut self) {
+        let _ = self.connect();
+    }
+
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if self.conn.is_none() {
-            let conn = TcpStream::connect_timeout(&self.addr, CONNECT_TIMEOUT)?;
-            let _ = conn.set_nodelay(true);
-            self.conn = Some(conn);
+            self.connect()?;
         }
         let Some(conn) = self.conn.as_mut() else {
             return Err(io::Error::other("nowait bug: connection missing"));
@@ -79,7 +93,7 @@ impl Stream {
     pub(crate) fn new(peer: Peer) -> Stream {
         let relay = match peer {
             Peer::Tcp(addr) => Relay::spawn("nowait-tcp", Box::new(Tcp { addr, conn: None }))
-            .map_err(|e| format!("cannot spawn the sink's thread: {e}")),
+                .map_err(|e| format!("cannot spawn the sink's thread: {e}")),
             Peer::Unix(path) => Err(format!("{} ({})", unsupported(), path.display())),
         };
         Stream { relay }

@@ -41,8 +41,14 @@ impl Write for Std {
 /// Opens standard output (1) or error (2).
 pub(crate) fn open(which: u8) -> io::Result<Open> {
     let (handle, terminal) = match which {
-        1 => (io::stdout().as_handle().try_clone_to_owned(), io::stdout().is_terminal()),
-        _ => (io::stderr().as_handle().try_clone_to_owned(), io::stderr().is_terminal()),
+        1 => (
+            io::stdout().as_handle().try_clone_to_owned(),
+            io::stdout().is_terminal(),
+        ),
+        _ => (
+            io::stderr().as_handle().try_clone_to_owned(),
+            io::stderr().is_terminal(),
+        ),
     };
     if let Ok(handle) = handle {
         // SAFETY: the handle is open (we own a duplicate) for the call.
