@@ -8,6 +8,16 @@
 #   bash loadtest/run.sh --help     # all options
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "$(uname -s)" != Linux ]; then
+  # The servers, the slow pty and the benches build on macOS and the BSDs
+  # (CI checks it); the runner itself is Linux-only.
+  echo "loadtest/run.sh runs on Linux only: it pins wrk and the server to CPUs with" >&2
+  echo "taskset (util-linux), which $(uname -s) has no equivalent of, and installs wrk" >&2
+  echo "with apt-get. On a Mac: 'brew install wrk', then run the servers by hand" >&2
+  echo "(loadtest/README.md lists their flags) without --cpu," >&2
+  echo "or run this script in a Linux VM or container." >&2
+  exit 1
+fi
 if ! command -v wrk >/dev/null 2>&1; then
   echo "installing wrk (Debian package)..." >&2
   if [ "$(id -u)" = 0 ]; then SUDO=""; else SUDO="sudo"; fi

@@ -409,28 +409,6 @@ pub fn arg(args: &[String], name: &str) -> Option<String> {
         .and_then(|i| args.get(i + 1).cloned())
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn parses_sinks_and_paths() {
-        assert_eq!(
-            SinkSpec::parse("stdout+file:/tmp/x"),
-            Some(SinkSpec {
-                stdout: true,
-                file: Some("/tmp/x".into())
-            })
-        );
-        assert_eq!(SinkSpec::parse("bogus"), None);
-        assert_eq!(path_of(b"GET /a/b HTTP/1.1\r\nHost: x\r\n\r\n"), "/a/b");
-        assert_eq!(path_of(b""), "/");
-        for m in Mode::ALL {
-            assert_eq!(Mode::parse(m.name()), Some(m));
-        }
-    }
-}
-
 /// Pins the calling thread to `cpu` (`--cpu N`): the load test pins the
 /// request thread so that runs compare. Linux only (`sched_setaffinity`);
 /// macOS has no CPU pinning, so there the flag is an error that says so.
@@ -453,5 +431,27 @@ pub fn pin_to_cpu(cpu: &str) -> io::Result<()> {
             io::ErrorKind::Unsupported,
             format!("--cpu {cpu}: this system cannot pin a thread to a CPU (Linux only); run without --cpu"),
         ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_sinks_and_paths() {
+        assert_eq!(
+            SinkSpec::parse("stdout+file:/tmp/x"),
+            Some(SinkSpec {
+                stdout: true,
+                file: Some("/tmp/x".into())
+            })
+        );
+        assert_eq!(SinkSpec::parse("bogus"), None);
+        assert_eq!(path_of(b"GET /a/b HTTP/1.1\r\nHost: x\r\n\r\n"), "/a/b");
+        assert_eq!(path_of(b""), "/");
+        for m in Mode::ALL {
+            assert_eq!(Mode::parse(m.name()), Some(m));
+        }
     }
 }

@@ -14,10 +14,7 @@ struct Full;
 
 impl std::io::Write for Full {
     fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
-        Err(std::io::Error::new(
-            std::io::ErrorKind::StorageFull,
-            "No space left on device (injected)",
-        ))
+        Err(std::io::Error::other("No space left on device (injected)"))
     }
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())

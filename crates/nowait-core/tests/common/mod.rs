@@ -70,10 +70,7 @@ impl Write for Flaky {
 /// `ENOSPC` is 28 on Unix, where Windows' 28 is "the printer is out of
 /// paper").
 pub fn disk_full() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::StorageFull,
-        "No space left on device (injected)",
-    )
+    io::Error::other("No space left on device (injected)")
 }
 
 /// A reader that went away, as every platform spells it.

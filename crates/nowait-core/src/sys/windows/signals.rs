@@ -48,3 +48,35 @@ pub(crate) fn on_terminate(drain: fn()) {
 
 /// Windows has no SIGHUP: nothing to install.
 pub(crate) fn on_hangup(_reopen: fn()) {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    static DRAINS: AtomicUsize = AtomicUsize::new(0);
+
+    fn count_drain() {
+        DRAINS.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The handler's logic (the delivery of console events is Windows'
+    /// own, and Wine's test runs have no console to send them from): the
+    /// first event that ends the process drains, later ones do not, and
+    /// every one is passed on to the default handling.
+    #[test]
+    fn the_first_closing_event_drains_and_every_event_is_passed_on() {
+        on_terminate(count_drain);
+        for (event, drains) in [
+            (CTRL_C_EVENT, 1),
+            (CTRL_CLOSE_EVENT, 1),
+            (CTRL_SHUTDOWN_EVENT, 1),
+        ] {
+            // SAFETY: the handler takes any event code and touches only
+            // statics; calling it directly is what Windows does.
+            let passed_on = unsafe { handler(event) } == 0;
+            assert!(passed_on);
+            assert_eq!(DRAINS.load(Ordering::SeqCst), drains);
+        }
+    }
+}
