@@ -539,14 +539,8 @@ impl Builder {
                         .map_err(|e| BuildError::config(format!("sink {name}: {e}")))?;
                     (output::open_rolling(&rolling), Reopen::Rolling(rolling))
                 }
-                Target::Writer(w) => (
-                    Ok(Opened {
-                        output: Output::Writer(w),
-                        terminal: false,
-                        fallback: None,
-                    }),
-                    Reopen::None,
-                ),
+                Target::Writer(w) if sink.own_thread => (Opened::own_thread(w), Reopen::None),
+                Target::Writer(w) => (Ok(Opened::new(Output::Writer(w), false)), Reopen::None),
                 Target::Tcp(Err(why)) => {
                     return Err(BuildError::config(format!(
                         "sink tcp: cannot resolve its address: {why}"
@@ -577,11 +571,7 @@ impl Builder {
                 level: sink.level,
                 syslog: sink.syslog,
             };
-            let durable = matches!(
-                opened.output,
-                Output::File { .. } | Output::Rolling(_) | Output::Writer(_)
-            );
-            let c = SinkCounters::new(spec.name.clone(), durable);
+            let c = SinkCounters::new(spec.name.clone(), opened.durable);
             c.non_blocking
                 .store(!opened.output.may_block(), Ordering::Relaxed);
             if let Some(why) = &opened.fallback {
@@ -697,10 +687,7 @@ struct Spec {
 impl Spec {
     fn state(&self, opened: Opened, batch: usize) -> SinkState {
         let info = SinkInfo::new(self.name.clone(), opened.terminal);
-        let durable = matches!(
-            opened.output,
-            Output::File { .. } | Output::Rolling(_) | Output::Writer(_)
-        );
+        let durable = opened.durable;
         let mut format = self.format.make_format(&info);
         if let Some(syslog) = &self.syslog {
             let framing = match opened.output {
@@ -739,10 +726,8 @@ impl Spec {
                 false,
             )),
         };
-        let opened = opened.unwrap_or_else(|e| Opened {
-            output: Output::Gone(format!("cannot reopen after fork: {e}")),
-            terminal: false,
-            fallback: None,
+        let opened = opened.unwrap_or_else(|e| {
+            Opened::new(Output::Gone(format!("cannot reopen after fork: {e}")), false)
         });
         let mut state = self.state(opened, batch);
         // Its records in the child: written, or counted as failed.

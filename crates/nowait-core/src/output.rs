@@ -99,15 +99,41 @@ pub(crate) struct Opened {
     pub(crate) terminal: bool,
     /// Why a terminal or pipe is written by an I/O thread, if it is.
     pub(crate) fallback: Option<String>,
+    /// Completeness is wanted (files, custom writers).
+    pub(crate) durable: bool,
 }
 
 impl Opened {
     pub(crate) fn new(output: Output, terminal: bool) -> Opened {
+        let durable = matches!(
+            output,
+            Output::File { .. } | Output::Rolling(_) | Output::Writer(_)
+        );
         Opened {
             output,
             terminal,
             fallback: None,
+            durable,
         }
+    }
+
+    /// A user's writer on an I/O thread of its own ([`Sink::own_thread`]):
+    /// durable like any custom writer, and never able to block the writer
+    /// thread.
+    ///
+    /// [`Sink::own_thread`]: crate::Sink::own_thread
+    pub(crate) fn own_thread(writer: Box<dyn Write + Send>) -> io::Result<Opened> {
+        // Marked as a writer thread: a panic in the user's writer is the
+        // sink's failure, reported by the writer, not a panic for the hook
+        // to log and wait on.
+        let relay = Relay::spawn_with(
+            "nowait-sink",
+            Box::new(Plain(writer)),
+            crate::shared::Shared::mark_writer_thread,
+        )?;
+        let mut opened = Opened::new(Output::Relayed(relay), false);
+        opened.durable = true;
+        Ok(opened)
     }
 }
 

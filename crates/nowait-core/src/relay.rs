@@ -125,7 +125,21 @@ impl Relay {
     /// # Errors
     ///
     /// The thread cannot be spawned.
-    pub(crate) fn spawn(name: &str, mut target: Box<dyn Blocking>) -> io::Result<Relay> {
+    pub(crate) fn spawn(name: &str, target: Box<dyn Blocking>) -> io::Result<Relay> {
+        Relay::spawn_with(name, target, || {})
+    }
+
+    /// [`Relay::spawn`], running `on_start` first on the new thread (to
+    /// mark it as one of nowait's own for the panic hook).
+    ///
+    /// # Errors
+    ///
+    /// The thread cannot be spawned.
+    pub(crate) fn spawn_with(
+        name: &str,
+        mut target: Box<dyn Blocking>,
+        on_start: fn(),
+    ) -> io::Result<Relay> {
         let inner = Arc::new(Inner {
             state: Mutex::new(State::default()),
             work: Condvar::new(),
@@ -134,7 +148,10 @@ impl Relay {
         let theirs = Arc::clone(&inner);
         std::thread::Builder::new()
             .name(name.into())
-            .spawn(move || run(&theirs, &mut *target))?;
+            .spawn(move || {
+                on_start();
+                run(&theirs, &mut *target);
+            })?;
         Ok(Relay { inner })
     }
 

@@ -35,6 +35,7 @@ pub struct Sink {
     pub(crate) format: Option<Arc<dyn MakeFormat>>,
     pub(crate) level: Level,
     pub(crate) syslog: Option<Syslog>,
+    pub(crate) own_thread: bool,
 }
 
 pub(crate) enum Target {
@@ -73,6 +74,7 @@ impl Sink {
             format: None,
             level: Level::Trace,
             syslog: None,
+            own_thread: false,
         }
     }
 
@@ -171,8 +173,10 @@ impl Sink {
     }
 
     /// Any writer. It is called from the writer thread only, with one
-    /// `write_all` per batch; a writer that blocks delays the sinks after it,
-    /// so prefer [`Sink::file`] and [`Sink::stdout`] where they fit.
+    /// `write_all` per batch; a writer that blocks delays the sinks after it
+    /// (a shutdown still ends in time), unless it gets a thread of its own
+    /// ([`Sink::own_thread`]). Prefer [`Sink::file`] and [`Sink::stdout`]
+    /// where they fit.
     ///
     /// # Examples
     ///
@@ -401,6 +405,38 @@ impl Sink {
         self.level = level;
         self
     }
+
+    /// Gives a custom writer ([`Sink::writer`]) an I/O thread of its own:
+    /// the writer thread hands it the formatted bytes (at most 64 KiB
+    /// held) without waiting, so a writer that blocks (a network client, a
+    /// hung disk) stalls this sink alone, which then sheds its own records,
+    /// counted and reported, while the other sinks go on. Records count as
+    /// written once the thread wrote them; flush and shutdown wait for it
+    /// within their bounds, unless it took nothing for 100 ms. A writer
+    /// that panics fails the sink for good, as on the writer thread. The
+    /// other sinks never block the writer thread already (terminals, pipes
+    /// and sockets are non-blocking or have such a thread; files are
+    /// written with plain writes), so for them this changes nothing. Costs
+    /// a thread and a copy of each batch.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # let path = dir.path().join("app.log");
+    /// // A writer that may block for seconds never delays the file.
+    /// let (logger, guard) = nowait_core::Builder::new()
+    ///     .sink(nowait_core::Sink::file(&path))
+    ///     .sink(nowait_core::Sink::writer(std::io::sink()).own_thread())
+    ///     .build()
+    ///     .unwrap();
+    /// # drop((logger, guard));
+    /// ```
+    pub fn own_thread(mut self) -> Sink {
+        self.own_thread = true;
+        self
+    }
+
 }
 
 impl Target {

@@ -548,3 +548,71 @@ fn a_sink_keeping_up_is_never_shed_whatever_its_records_expand_to() {
         assert_eq!(text.lines().count(), n, "batch {batch}, buffer {buffer}");
     }
 }
+
+/// A writer that blocks until its gate opens, then keeps what it gets.
+struct Gated {
+    open: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    out: Shared,
+}
+
+impl std::io::Write for Gated {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        while !self.open.load(std::sync::atomic::Ordering::SeqCst) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        self.out.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// `Sink::own_thread`: a custom writer that blocks (here: until the test
+/// opens its gate) never delays the file, never blocks a flush past the
+/// stall time, and every one of its records is written or counted.
+#[test]
+#[cfg_attr(miri, ignore)] // timing: waits for the stall detection
+fn writer_on_its_own_thread_never_delays_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("app.log");
+    let open = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let out = Shared::default();
+    let (logger, guard) = builder()
+        .full_policy(FullPolicy::Drop)
+        .sink(Sink::file(&path))
+        .sink(
+            Sink::writer(Gated {
+                open: open.clone(),
+                out: out.clone(),
+            })
+            .own_thread()
+            .buffer_size(64 << 10),
+        )
+        .build()
+        .unwrap();
+    let n = 20_000;
+    for i in 0..n {
+        logger.log(Level::Info, &format!("line {i}")).unwrap();
+    }
+    // The flush is not held by the blocked writer (stalled after 100 ms).
+    let start = std::time::Instant::now();
+    let _ = logger.flush();
+    assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+    // The file has every record while the writer is still blocked.
+    let text = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(text.lines().filter(|l| l.starts_with("line ")).count(), n);
+    assert!(out.text().is_empty());
+    let stalled = logger.stats().sinks[1].clone();
+    assert!(stalled.stalled, "{stalled:?}");
+    assert!(stalled.dropped_overflow > 0, "{stalled:?}");
+    // The writer comes back: what it held and what was kept is written,
+    // the rest was counted, and the notice says so in its own output.
+    open.store(true, std::sync::atomic::Ordering::SeqCst);
+    drop(guard);
+    let s = logger.stats().sinks[1].clone();
+    let got = out.text();
+    let written = got.lines().filter(|l| l.starts_with("line ")).count() as u64;
+    assert_eq!(written, s.records_written, "{s:?}");
+    assert_eq!(s.records_written + s.dropped(), n as u64, "{s:?}");
+    assert!(got.contains("too slow, its buffer was full"), "{got}");
+}
