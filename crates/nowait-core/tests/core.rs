@@ -608,6 +608,17 @@ fn writer_on_its_own_thread_never_delays_the_file() {
     // The writer comes back: what it held and what was kept is written,
     // the rest was counted, and the notice says so in its own output.
     open.store(true, std::sync::atomic::Ordering::SeqCst);
+    // A shutdown does not wait for a stalled sink: let it catch up first.
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let k = logger.stats().sinks[1].clone();
+        if !k.stalled && k.pending_bytes == 0 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "never drained: {k:?}");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    logger.flush().unwrap();
     drop(guard);
     let s = logger.stats().sinks[1].clone();
     let got = out.text();
