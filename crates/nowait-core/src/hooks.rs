@@ -30,6 +30,7 @@ use crate::{kind, Level};
 static PANIC_HOOK: Once = Once::new();
 static EXIT_HOOK: Once = Once::new();
 static FORK_HOOK: Once = Once::new();
+static CRASH_HOOK: Once = Once::new();
 #[cfg(feature = "signals")]
 static SIGNALS: Once = Once::new();
 #[cfg(feature = "signals")]
@@ -46,6 +47,9 @@ pub(crate) fn register(shared: &Arc<Shared>, options: Options) {
     });
     if options.catch_panics {
         PANIC_HOOK.call_once(install_panic_hook);
+    }
+    if options.drain_on_crash {
+        CRASH_HOOK.call_once(|| crate::sys::on_fatal_signals(crate::crash::drain));
     }
     if options.flush_on_exit {
         EXIT_HOOK.call_once(|| crate::sys::at_exit(on_exit));

@@ -197,6 +197,7 @@
 
 mod builder;
 mod clock;
+mod crash;
 pub mod docs;
 mod error;
 pub mod event;

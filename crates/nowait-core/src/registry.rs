@@ -14,6 +14,7 @@ pub(crate) struct Options {
     pub(crate) drain_on_signals: bool,
     #[cfg_attr(not(feature = "signals"), allow(dead_code))]
     pub(crate) reopen_on_sighup: bool,
+    pub(crate) drain_on_crash: bool,
 }
 
 pub(crate) struct Entry {
@@ -36,6 +37,24 @@ pub(crate) fn add(shared: &Arc<Shared>, options: Options) {
         shared: Arc::downgrade(shared),
         options,
     });
+}
+
+/// Calls `f` on each live logger whose options pass `wanted`, without
+/// allocating or blocking (a fatal signal's handler): if the registry is
+/// locked (the crash came inside `add`), does nothing and returns false.
+pub(crate) fn try_for_each(
+    wanted: impl Fn(&Options) -> bool,
+    mut f: impl FnMut(&Arc<Shared>),
+) -> bool {
+    let Ok(registry) = REGISTRY.try_lock() else {
+        return false;
+    };
+    for e in registry.iter().filter(|e| wanted(&e.options)) {
+        if let Some(shared) = e.shared.upgrade() {
+            f(&shared);
+        }
+    }
+    true
 }
 
 /// Live loggers whose options pass `wanted`. Never blocks: a hook that runs

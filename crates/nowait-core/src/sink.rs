@@ -436,7 +436,6 @@ impl Sink {
         self.own_thread = true;
         self
     }
-
 }
 
 impl Target {

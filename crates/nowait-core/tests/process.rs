@@ -24,7 +24,11 @@ fn child_entry() {
     };
     let path = PathBuf::from(std::env::var("NOWAIT_FILE").unwrap());
     let n: usize = std::env::var("NOWAIT_N").unwrap().parse().unwrap();
-    let mut builder = Builder::new().sink(Sink::file(&path));
+    // The panic case tests the panic hook alone: the fatal-signal drain
+    // of its `abort()` is `tests/crash.rs`'s.
+    let mut builder = Builder::new()
+        .sink(Sink::file(&path))
+        .drain_on_crash(case != "panic");
     if case.starts_with("pipe") {
         builder = builder
             .sink(Sink::stdout().buffer_size(64 << 10))

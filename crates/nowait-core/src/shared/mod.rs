@@ -109,6 +109,8 @@ pub(crate) struct Shared {
     pub(crate) shutdown_timeout: Duration,
     /// Bound on the panic hook's wait for the durable sinks.
     pub(crate) panic_timeout: Duration,
+    /// Bound on a fatal signal's drain (`crash`).
+    pub(crate) crash_timeout: Duration,
     start: Start,
 }
 
@@ -133,6 +135,7 @@ pub(crate) struct Config {
     pub(crate) flush_timeout: Duration,
     pub(crate) shutdown_timeout: Duration,
     pub(crate) panic_timeout: Duration,
+    pub(crate) crash_timeout: Duration,
     pub(crate) flush_interval: Duration,
     pub(crate) batch_size: usize,
 }
@@ -168,6 +171,7 @@ impl Shared {
             flush_timeout: config.flush_timeout,
             shutdown_timeout: config.shutdown_timeout,
             panic_timeout: config.panic_timeout,
+            crash_timeout: config.crash_timeout,
             start,
         })
     }

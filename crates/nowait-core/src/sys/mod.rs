@@ -37,6 +37,7 @@ mod windows;
 #[cfg(windows)]
 use windows as imp;
 
+pub(crate) use imp::crash::{on_fatal_signals, signal_name, thread_name};
 pub(crate) use imp::file::{file_id, is_deleted, open_append, open_path, path_id, FileId};
 pub(crate) use imp::net::{Datagram, Peer, Sent, Stream};
 pub(crate) use imp::process::{at_exit, at_fork, hostname};

@@ -1,0 +1,287 @@
+//! Crashes (issue 19): a child process logs records with unique numbers,
+//! pinned to one CPU so that the writer thread has had no chance to write
+//! them, then dies of a fatal signal. The parent checks that it died of
+//! that signal (nowait hands it on), that every record is in the file, and
+//! that the last line says what happened, within the drain's bound.
+//!
+//! The child is this test binary re-run with `NOWAIT_CRASH` set.
+#![cfg(all(unix, not(miri)))] // fatal signals are Unix's; Miri cannot spawn processes.
+
+mod common;
+
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::wait_bounded;
+use nowait_core::{Builder, Format, FullPolicy, Level, Plain, Record, Sink, SinkInfo};
+
+const N: usize = 10_000;
+
+/// A format that crashes the writer thread on the record `crash`.
+#[derive(Debug)]
+struct CrashingFormat;
+
+impl Format for CrashingFormat {
+    fn format(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
+        if record.payload() == b"crash" {
+            segfault();
+        }
+        Plain.format(record, out);
+    }
+
+    fn notice(&mut self, notice: &nowait_core::Notice<'_>, out: &mut Vec<u8>) {
+        Plain.notice(notice, out);
+    }
+}
+
+#[derive(Debug)]
+struct MakeCrashing;
+
+impl nowait_core::MakeFormat for MakeCrashing {
+    fn make_format(&self, _: &SinkInfo) -> Box<dyn Format> {
+        Box::new(CrashingFormat)
+    }
+}
+
+/// A writer that never returns: the drain can only end by its bound.
+struct Hung;
+
+impl std::io::Write for Hung {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A write through a null pointer: SIGSEGV raised by the kernel for the
+/// faulting instruction (a `raise(SIGSEGV)` would not be a fault: Rust's
+/// own SIGSEGV handler resets the action and returns, and the program goes
+/// on, with or without nowait).
+fn segfault() {
+    // SAFETY: none: this test crashes on purpose.
+    unsafe { std::ptr::write_volatile(std::ptr::null_mut::<u64>(), 1) };
+}
+
+/// A read past the end of a mapped file: SIGBUS raised by the kernel.
+fn bus_error(dir: &Path) {
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(dir.join("empty"))
+        .unwrap();
+    // SAFETY: none: mapping an empty file and reading it is the fault.
+    unsafe {
+        let p = libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ,
+            libc::MAP_SHARED,
+            std::os::fd::AsRawFd::as_raw_fd(&file),
+            0,
+        );
+        assert_ne!(p, libc::MAP_FAILED);
+        std::hint::black_box(std::ptr::read_volatile(p.cast::<u8>()));
+    }
+}
+
+#[allow(unconditional_recursion)]
+fn overflow(depth: u64) -> u64 {
+    let pad = [depth; 64];
+    std::hint::black_box(&pad);
+    overflow(depth + 1) + std::hint::black_box(pad[3])
+}
+
+#[test]
+fn child_entry() {
+    let Ok(case) = std::env::var("NOWAIT_CRASH") else {
+        return;
+    };
+    let path = PathBuf::from(std::env::var("NOWAIT_FILE").unwrap());
+    let mut builder = Builder::new()
+        .format(Plain)
+        .full_policy(FullPolicy::Block)
+        .catch_panics(false)
+        .drain_on_crash(std::env::var_os("NOWAIT_NO_DRAIN").is_none())
+        .sink(Sink::file(&path));
+    if case == "writer" {
+        builder = builder.format(MakeCrashing);
+    }
+    if case == "hung" {
+        builder = builder
+            .sink(Sink::writer(Hung))
+            .crash_timeout(Duration::from_millis(300));
+    }
+    let (logger, guard) = builder.build().unwrap();
+    // One CPU for this process: the writer thread only runs when this
+    // thread gives way, as on a loaded machine.
+    #[cfg(target_os = "linux")]
+    // SAFETY: a zeroed cpu_set_t is empty; the call reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(0, &mut set);
+        assert_eq!(
+            libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
+            0
+        );
+    }
+    for i in 0..N {
+        logger.log(Level::Info, &format!("line {i}")).unwrap();
+    }
+    std::mem::forget(guard);
+    eprintln!(
+        "CRASHING {}",
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis()
+    );
+    match case.as_str() {
+        "segv" => segfault(),
+        "abort" => std::process::abort(),
+        "bus" => bus_error(path.parent().unwrap()),
+        "overflow" => {
+            std::hint::black_box(overflow(0));
+        }
+        "double-panic" => {
+            struct PanicOnDrop;
+            impl Drop for PanicOnDrop {
+                fn drop(&mut self) {
+                    panic!("second panic while unwinding");
+                }
+            }
+            let _p = PanicOnDrop;
+            panic!("first panic");
+        }
+        "writer" => {
+            logger.log(Level::Info, "crash").unwrap();
+            std::thread::sleep(Duration::from_secs(10));
+        }
+        "hung" => segfault(),
+        other => panic!("unknown case {other}"),
+    }
+    unreachable!("the crash did not happen");
+}
+
+fn run(case: &str, dir: &Path) -> (std::process::ExitStatus, Vec<String>, Duration, String) {
+    run_with(case, dir, false)
+}
+
+fn run_with(
+    case: &str,
+    dir: &Path,
+    no_drain: bool,
+) -> (std::process::ExitStatus, Vec<String>, Duration, String) {
+    let file = dir.join(format!("{case}-{no_drain}.log"));
+    let start = Instant::now();
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    if no_drain {
+        cmd.env("NOWAIT_NO_DRAIN", "1");
+    }
+    let mut c = cmd
+        .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
+        .env("NOWAIT_CRASH", case)
+        .env("NOWAIT_FILE", &file)
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status = wait_bounded(&mut c, Duration::from_secs(60));
+    let took = start.elapsed();
+    let mut err = String::new();
+    std::io::Read::read_to_string(&mut c.stderr.take().unwrap(), &mut err).unwrap();
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    (status, text.lines().map(str::to_owned).collect(), took, err)
+}
+
+fn assert_every_record(lines: &[String], case: &str) {
+    let records: Vec<&String> = lines.iter().filter(|l| l.starts_with("line ")).collect();
+    assert_eq!(records.len(), N, "{case}: records on disk");
+    for (i, l) in records.iter().enumerate() {
+        assert_eq!(**l, format!("line {i}"), "{case}");
+    }
+}
+
+/// The last line names the signal and the thread, and says nothing was
+/// lost; returns the drain's milliseconds.
+fn assert_notice(lines: &[String], case: &str, signal: &str) -> u64 {
+    let last = lines.last().map(String::as_str).unwrap_or("");
+    let want = format!("fatal signal {signal} on thread '");
+    assert!(last.starts_with(&want), "{case}: last line {last:?}");
+    assert!(last.ends_with(" ms, 0 lost"), "{case}: {last:?}");
+    let ms = last
+        .split(" records drained in ")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{case}: {last:?}"));
+    assert!(ms < 1000, "{case}: the drain took {ms} ms");
+    ms
+}
+
+#[test]
+fn fatal_signals_drain_the_ring_then_die_of_the_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    for (case, sig, name) in [
+        ("segv", libc::SIGSEGV, "SIGSEGV"),
+        ("abort", libc::SIGABRT, "SIGABRT"),
+        ("bus", libc::SIGBUS, "SIGBUS"),
+        // Rust's own handler prints its message, then aborts.
+        ("overflow", libc::SIGABRT, "SIGSEGV"),
+        ("double-panic", libc::SIGABRT, "SIGABRT"),
+    ] {
+        let (status, lines, took, err) = run(case, dir.path());
+        assert_eq!(status.signal(), Some(sig), "{case}: {status:?}\n{err}");
+        assert_every_record(&lines, case);
+        let ms = assert_notice(&lines, case, name);
+        eprintln!("CRASH {case}: {N} of {N} on disk, drain {ms} ms, child {took:?}");
+        if case == "overflow" {
+            assert!(
+                err.contains("has overflowed its stack"),
+                "{case}: Rust's message: {err}"
+            );
+        }
+    }
+}
+
+/// The same crash without the drain: the records die with the process
+/// (the scenario is real: the writer had not written them).
+#[test]
+fn without_the_drain_the_ring_dies_with_the_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let (status, lines, _, err) = run_with("segv", dir.path(), true);
+    assert_eq!(status.signal(), Some(libc::SIGSEGV), "{status:?}\n{err}");
+    let on_disk = lines.iter().filter(|l| l.starts_with("line ")).count();
+    eprintln!("CRASH segv without the drain: {on_disk} of {N} on disk");
+    assert!(on_disk < N, "{on_disk}");
+    assert!(!lines.iter().any(|l| l.starts_with("fatal signal")));
+}
+
+/// The writer thread itself crashes: nobody can drain, so nothing waits;
+/// the process dies of the signal at once.
+#[test]
+fn a_crash_on_the_writer_thread_dies_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (status, _lines, took, err) = run("writer", dir.path());
+    assert_eq!(status.signal(), Some(libc::SIGSEGV), "{status:?}\n{err}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
+
+/// A sink that never returns: the drain ends at its bound (300 ms here),
+/// and the process still dies of its signal.
+#[test]
+fn a_hung_sink_cannot_hold_the_crash_past_its_bound() {
+    let dir = tempfile::tempdir().unwrap();
+    let (status, _lines, took, err) = run("hung", dir.path());
+    assert_eq!(status.signal(), Some(libc::SIGSEGV), "{status:?}\n{err}");
+    assert!(took < Duration::from_secs(5), "{took:?}");
+}
