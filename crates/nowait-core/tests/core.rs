@@ -597,7 +597,11 @@ fn writer_on_its_own_thread_never_delays_the_file() {
     // The flush is not held by the blocked writer (stalled after 100 ms).
     let start = std::time::Instant::now();
     let _ = logger.flush();
-    assert!(start.elapsed() < Duration::from_secs(2), "{:?}", start.elapsed());
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        start.elapsed()
+    );
     // The file has every record while the writer is still blocked.
     let text = std::fs::read_to_string(&path).unwrap();
     assert_eq!(text.lines().filter(|l| l.starts_with("line ")).count(), n);
