@@ -12,9 +12,9 @@ use std::os::unix::net::{UnixDatagram, UnixListener};
 use std::time::{Duration, Instant};
 
 use common::Shared;
+use nowait_core::{Builder, FullPolicy, Level, Plain, Sink};
 #[cfg(unix)]
 use nowait_core::{Facility, Syslog};
-use nowait_core::{Builder, FullPolicy, Level, Plain, Sink};
 
 fn read_all(mut conn: impl Read) -> String {
     let mut s = Vec::new();
