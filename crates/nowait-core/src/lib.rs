@@ -138,6 +138,7 @@
 //! | dropping the [`Guard`], `process::exit` (`atexit`) | [`Builder::shutdown_timeout`] (5 s) |
 //! | SIGTERM/SIGINT with [`Builder::drain_on_signals`] | the shutdown timeout; a second signal kills at once |
 //! | panic hook | [`Builder::panic_timeout`] (500 ms), durable sinks only |
+//! | fatal signal (Unix) | [`Builder::crash_timeout`] (1 s) + 100 ms |
 //! | a push under [`FullPolicy::BlockTimeout`] | its timeout (100 ms by default) |
 //! | write-through ([`Builder::write_through`]) | the flush timeout |
 //!
@@ -149,11 +150,22 @@
 //!
 //! Services should turn [`Builder::drain_on_signals`] on: `docker stop` and
 //! Kubernetes stop a process with SIGTERM, whose default action kills it
-//! with the records still in the ring. What no hook can save: `SIGKILL`,
-//! `abort()` and a crash of the process lose the records still in the ring
-//! and in the sinks' buffers (at most the ring's capacity plus each sink's
-//! [`Sink::buffer_size`]); with [`Builder::write_through`], records at or
-//! above its level are on disk before the call returns.
+//! with the records still in the ring.
+//!
+//! Crashes (Unix, [`Builder::drain_on_crash`], on by default): a segfault,
+//! `abort()`, a stack overflow, a double panic or `panic = "abort"`, a bus
+//! error drain the ring before the process dies of its signal, within
+//! [`Builder::crash_timeout`] (1 s) plus 100 ms for a last line such as
+//! `fatal signal SIGSEGV on thread 'worker-3': 10000 records drained in 3
+//! ms, 0 lost`. Measured (`tests/crash.rs`, the process pinned to one CPU
+//! so that the writer had written nothing): 10,000 of 10,000 records on
+//! disk after each of those crashes, 0 of 10,000 without the drain. What
+//! no hook can save: `SIGKILL` (the OOM killer), a crash of the writer
+//! thread itself, a crash on Windows, and a drain that needs a lock the
+//! crashed thread holds (it ends at the bound): they lose the records still
+//! in the ring and in the sinks' buffers (at most the ring's capacity plus
+//! each sink's [`Sink::buffer_size`]); with [`Builder::write_through`],
+//! records at or above its level are on disk before the call returns.
 //!
 //! # Features
 //!

@@ -208,6 +208,46 @@ pub mod design {
     //! bucket locked in the child, so a child's producer waiting for room
     //! could hang there (a window of nanoseconds, only under `Block`).
     //!
+    //! ## Crashes
+    //!
+    //! A handler for SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT and SIGTRAP
+    //! (`sys/unix/crash.rs`, installed with the first logger that keeps
+    //! [`Builder::drain_on_crash`](crate::Builder::drain_on_crash) on) runs
+    //! on the thread that crashed, on its alternate signal stack. Only
+    //! async-signal-safe steps:
+    //!
+    //! 1. An atomic swap makes the first fatal signal the only one that
+    //!    drains; a second one (during the drain, on any thread) goes
+    //!    straight to step 5, so nothing can hang the process.
+    //! 2. If the crashed thread is a writer thread, nobody can drain: step 5.
+    //! 3. The live loggers are found in the registry with `try_lock` (a
+    //!    registry locked by the crashed thread is skipped) and weak
+    //!    upgrades (atomics). For each one whose writer runs, a flush of
+    //!    every sink is asked the way `Logger::flush` asks it: `fetch_max`
+    //!    and `fetch_add` on the control atomics, and the doorbell (one
+    //!    `write(2)` to an eventfd or pipe). The crashed thread then polls
+    //!    the answers with `clock_gettime` and `nanosleep` (no futex, no
+    //!    parking lot: neither is needed), at most
+    //!    [`Builder::crash_timeout`](crate::Builder::crash_timeout). The
+    //!    writer drains on its own thread, as it always does; if it needs a
+    //!    lock the crashed thread holds (a crash inside `malloc`), the bound
+    //!    ends the wait.
+    //! 4. The last line is built in a stack buffer (`itoa`, no formatting
+    //!    machinery; the thread's name from `prctl(PR_GET_NAME)` or
+    //!    `pthread_getname_np`) and pushed into the ring (a claim, a copy, a
+    //!    commit), then flushed, at most 100 ms more.
+    //! 5. The previous action is restored with `sigaction`. A fault raised by
+    //!    the kernel (`si_code > 0`) happens again when the handler returns,
+    //!    under that action and with its own address (Rust's stack-overflow
+    //!    handler needs it: its message still prints); a signal sent with
+    //!    `kill`, `raise` or `abort()` is raised again and delivered under
+    //!    that action when the handler returns. The exit status, core dumps
+    //!    and crash reporters installed before nowait see the same signal.
+    //!
+    //! `SIGKILL` (the OOM killer) runs no handler at all; a ring kept in a
+    //! file mapping that survives the process is the only answer there
+    //! (not built yet).
+    //!
     //! ## Platforms
     //!
     //! Everything that differs between systems lives in `src/sys/`, one
