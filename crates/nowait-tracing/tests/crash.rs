@@ -1,0 +1,87 @@
+//! A crash with the `tracing` front end (issue 19): a child process logs
+//! 10,000 events through `NowaitLayer`, pinned to one CPU so that the
+//! writer has written none of them, then writes through a null pointer.
+//! Every event is on disk, the last line names the signal, and the child
+//! dies of SIGSEGV. (The engine's own cases: nowait-core's `tests/crash.rs`.)
+#![cfg(all(unix, not(miri)))] // fatal signals are Unix's; Miri cannot spawn processes.
+
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nowait_core::{Builder, FullPolicy, Sink, Text};
+use tracing_subscriber::prelude::*;
+
+const N: usize = 10_000;
+
+#[test]
+fn child_entry() {
+    let Ok(path) = std::env::var("NOWAIT_CRASH_FILE") else {
+        return;
+    };
+    let (logger, guard) = Builder::new()
+        .format(Text::new().with_ansi(false))
+        .full_policy(FullPolicy::Block)
+        .catch_panics(false)
+        .sink(Sink::file(&path))
+        .build()
+        .unwrap();
+    tracing_subscriber::registry()
+        .with(nowait_tracing::NowaitLayer::new(logger))
+        .init();
+    #[cfg(target_os = "linux")]
+    // SAFETY: a zeroed cpu_set_t is empty; the call only reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(0, &mut set);
+        assert_eq!(
+            libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
+            0
+        );
+    }
+    let span = tracing::info_span!("request", id = 7u64);
+    let _e = span.enter();
+    for i in 0..N {
+        tracing::info!(status = 200u16, "line {}", i);
+    }
+    std::mem::forget(guard);
+    // SAFETY: none: the crash is the point.
+    unsafe { std::ptr::write_volatile(std::ptr::null_mut::<u64>(), 1) };
+    unreachable!("the crash did not happen");
+}
+
+#[test]
+fn a_segfault_after_logging_through_the_layer_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crash.log");
+    let mut c = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
+        .env("NOWAIT_CRASH_FILE", &file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let status = loop {
+        if let Some(s) = c.try_wait().unwrap() {
+            break s;
+        }
+        if Instant::now() > deadline {
+            let _ = c.kill();
+            panic!("the child did not die within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    assert_eq!(status.signal(), Some(libc::SIGSEGV), "{status:?}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let records: Vec<&str> = text.lines().filter(|l| l.contains("line ")).collect();
+    assert_eq!(records.len(), N);
+    for (i, l) in records.iter().enumerate() {
+        assert!(l.contains(&format!("line {i} status=200")), "{l}");
+        assert!(l.contains("request{id=7}"), "{l}");
+    }
+    let last = text.lines().last().unwrap();
+    assert!(last.contains("fatal signal SIGSEGV on thread '"), "{last}");
+    assert!(last.ends_with(" 0 lost"), "{last}");
+}
