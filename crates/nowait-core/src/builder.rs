@@ -428,6 +428,9 @@ impl Builder {
     /// itself, or a second fatal signal during the drain, goes straight to
     /// that action. Nothing helps against `SIGKILL` (the OOM killer);
     /// Windows has no such handler yet. See `docs::design` ("Crashes").
+    /// Turn it off in a program that uses SIGSEGV itself (an embedded JVM):
+    /// its first one would be taken for a crash and drained (then the
+    /// handler steps aside for good).
     ///
     /// # Examples
     ///
