@@ -11,15 +11,17 @@
 //! Every test prints its measurements as `FAULTS <name>: ...` (visible with
 //! `--nocapture`).
 #![cfg(not(miri))] // Miri cannot spawn processes.
-#![cfg(target_os = "linux")]
+                   // Per test: fork, /dev/stdout and tmpfs cases are Linux's, signals Unix's;
+                   // the others run everywhere, Windows (under Wine) included.
 
 mod common;
 
-#[cfg(feature = "signals")]
+#[cfg(all(feature = "signals", unix))]
 use common::kill_group;
 use common::wait_bounded;
 
 use std::io::{self, Read, Write};
+#[cfg(unix)]
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -45,10 +47,12 @@ fn child_entry() {
     let file = std::env::var("NOWAIT_FILE").map(PathBuf::from);
     match case.as_str() {
         "panic-stalled-stdout" => child_panic_stalled_stdout(&file.unwrap()),
+        #[cfg(target_os = "linux")]
         "fork-exit" | "fork-drop" | "fork-block" => child_fork(&case, &file.unwrap()),
+        #[cfg(target_os = "linux")]
         "dev-stdout" => child_dev_stdout(),
         "slow-reader-notices" => child_slow_reader_notices(),
-        #[cfg(feature = "signals")]
+        #[cfg(all(feature = "signals", unix))]
         "sigterm-twice" => child_sigterm_twice(),
         other => panic!("unknown case {other}"),
     }
@@ -60,8 +64,9 @@ fn child(case: &str) -> Command {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
         .env("NOWAIT_CHILD", case)
-        .stdin(Stdio::null())
-        .process_group(0);
+        .stdin(Stdio::null());
+    #[cfg(unix)]
+    cmd.process_group(0);
     cmd
 }
 
@@ -231,9 +236,12 @@ fn panic_in_spawned_thread_with_stalled_stdout_pipe_is_not_held() {
 // 2. fork()
 // ---------------------------------------------------------------------------
 
+#[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 const FORK_PARENT_N: usize = 1000;
+#[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 const FORK_CHILD_N: usize = 100;
 
+#[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 fn child_fork(case: &str, path: &Path) {
     let mut builder = Builder::new()
         .sink(Sink::file(path))
@@ -312,6 +320,7 @@ fn child_fork(case: &str, path: &Path) {
     hard_exit(0);
 }
 
+#[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 fn count_lines(text: &str, prefix: &str, n: usize) -> Vec<usize> {
     let mut seen = vec![0usize; n];
     for l in text.lines() {
@@ -326,6 +335,7 @@ fn count_lines(text: &str, prefix: &str, n: usize) -> Vec<usize> {
 /// Old engine: a forked child had no writer thread; `exit` waited the whole
 /// shutdown timeout (5.1 s), so did dropping the guard (5.2 s), and under
 /// `Block` the child's first full ring waited forever.
+#[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 #[test]
 fn fork_child_logs_exits_promptly_and_counts_only_its_own_records() {
     for case in ["fork-exit", "fork-drop", "fork-block"] {
@@ -452,8 +462,10 @@ fn flush_and_shutdown_with_stuck_writer_are_bounded_and_counted() {
 // 4. Sink::file("/dev/stdout") on a pipe whose reader stops
 // ---------------------------------------------------------------------------
 
+#[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 const DEV_STDOUT_N: u64 = 200_000;
 
+#[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 fn child_dev_stdout() {
     let started = Instant::now();
     // Defaults otherwise (1 MiB ring, the default policy).
@@ -505,6 +517,7 @@ fn child_dev_stdout() {
 /// Old engine: `/dev/stdout` counted as a file, was written with blocking
 /// calls under the block policy, and the logger stopped at record 6,700
 /// forever once the reader stopped.
+#[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 #[test]
 fn file_sink_on_dev_stdout_pipe_with_stopped_reader_never_hangs() {
     let mut c = child("dev-stdout")
@@ -624,6 +637,7 @@ fn block_timeout_default_bounds_wait_on_full_ring() {
 // 6. A second SIGTERM during the drain kills at once
 // ---------------------------------------------------------------------------
 
+#[cfg(unix)] // signals
 #[cfg(feature = "signals")]
 fn child_sigterm_twice() {
     let entered = Arc::new(AtomicBool::new(false));
@@ -646,6 +660,7 @@ fn child_sigterm_twice() {
 
 /// Old engine: the second SIGTERM was swallowed by the handler and the
 /// process lived on until the drain's 5 s timeout ran out.
+#[cfg(unix)] // signals
 #[cfg(feature = "signals")]
 #[test]
 fn sigterm_twice_during_drain_kills_at_once() {
@@ -688,8 +703,10 @@ fn sigterm_twice_during_drain_kills_at_once() {
 // ---------------------------------------------------------------------------
 
 /// Unmounts on drop (lazily if busy).
+#[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 struct Mounted(PathBuf);
 
+#[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 impl Drop for Mounted {
     fn drop(&mut self) {
         for _ in 0..50 {
@@ -707,6 +724,7 @@ impl Drop for Mounted {
     }
 }
 
+#[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 fn is_enospc(e: &FlushError) -> bool {
     matches!(e, FlushError::Sink { source, .. } if source.raw_os_error() == Some(libc::ENOSPC))
 }
@@ -714,6 +732,7 @@ fn is_enospc(e: &FlushError) -> bool {
 /// Old engine: the records lost while the disk was full were counted as
 /// overflow and the gap notice blamed a slow sink ("too slow, its buffer was
 /// full"), not the full disk.
+#[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 #[test]
 fn disk_full_on_tmpfs_keeps_whole_lines_and_names_enospc() {
     let dir = tempfile::tempdir().unwrap();
@@ -740,6 +759,7 @@ fn disk_full_on_tmpfs_keeps_whole_lines_and_names_enospc() {
     bounded(Duration::from_secs(30), move || disk_full(&root));
 }
 
+#[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 fn disk_full(root: &Path) {
     // Fill the file system, then leave 24 KiB free for the log.
     let filler = root.join("filler");
@@ -824,6 +844,7 @@ fn disk_full(root: &Path) {
     );
 }
 
+#[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 fn tail(s: &str) -> &str {
     let mut at = s.len().saturating_sub(200);
     while !s.is_char_boundary(at) {
