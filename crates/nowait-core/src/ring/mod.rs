@@ -59,6 +59,7 @@
 #[cfg(all(loom, test))]
 mod tests;
 
+#[cfg(loom)]
 use crossbeam_utils::CachePadded;
 
 use crate::sync::{AtomicU64, AtomicU8, Ordering, UnsafeCell};
@@ -132,53 +133,210 @@ impl Payload for &[&[u8]] {
     }
 }
 
-/// A record header: payload length, level and kind, packed in one word.
+/// A record header: payload length, level, kind and lap, packed in one
+/// word.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Header {
     pub(crate) len: u32,
     pub(crate) level: u8,
     pub(crate) kind: u8,
+    /// The low bits of the record's position divided by the capacity:
+    /// after a crash, tells a header this claim wrote from one left by an
+    /// earlier lap (see `durable::recover`).
+    pub(crate) lap: u16,
 }
 
 impl Header {
-    fn pack(self) -> u64 {
-        u64::from(self.len) | u64::from(self.level) << 32 | u64::from(self.kind) << 40
+    pub(crate) fn pack(self) -> u64 {
+        u64::from(self.len)
+            | u64::from(self.level) << 32
+            | u64::from(self.kind) << 40
+            | u64::from(self.lap) << 48
     }
 
-    fn unpack(word: u64) -> Header {
+    pub(crate) fn unpack(word: u64) -> Header {
         Header {
             len: word as u32,
             level: (word >> 32) as u8,
             kind: (word >> 40) as u8,
+            lap: (word >> 48) as u16,
         }
     }
 }
 
+/// The lap tag of a record at word position `pos` in a ring of `cap` words.
+pub(crate) fn lap_of(pos: u64, cap: u64) -> u16 {
+    (pos / cap) as u16
+}
+
 /// Words a record with `len` payload bytes occupies, header included.
-fn record_words(len: usize) -> u64 {
+pub(crate) fn record_words(len: usize) -> u64 {
     1 + len.div_ceil(WORD) as u64
 }
 
 /// The ring. See the module docs for the algorithm.
 pub(crate) struct Ring {
-    /// Next word position to claim, plus the `CLOSED` and `FORKED` flag bits
-    /// (62 and 63). The position only grows, by compare-and-swap from
-    /// producers. Invariant: `tail <= position <= tail + capacity`.
-    head: CachePadded<AtomicU64>,
-    /// Word position up to which the consumer has released space. Only the
-    /// consumer writes it, with `Release` after resetting the state bytes of
-    /// everything before it.
-    tail: CachePadded<AtomicU64>,
-    /// One state byte per word (`FREE`, `COMMITTED`, `PADDING`, `VOID`). Invariant:
-    /// a word's state is not `FREE` only if the word starts a claimed region
-    /// whose producer has committed it and the consumer has not yet passed it.
-    states: Box<[AtomicU8]>,
-    /// The words. A word is written only by the producer that claimed it,
-    /// before its commit, and read only by the consumer, after it observed the
-    /// commit and before it releases the word.
-    words: Box<[UnsafeCell<u64>]>,
+    /// Where `head`, `tail`, the state bytes and the words live: the heap,
+    /// or a shared file mapping for a crash-durable ring.
+    store: Store,
     /// `capacity - 1`; the capacity in words is a power of two.
     mask: u64,
+    /// A crash-durable ring: the consumer leaves the state bytes and `tail`
+    /// alone until [`Ring::release`], so that what it took stays readable
+    /// from the file until the writer has recorded where it went.
+    deferred: bool,
+    /// The consumer's position when `deferred` (only the consumer touches
+    /// it, so loom need not track it); otherwise unused.
+    read: std::sync::atomic::AtomicU64,
+}
+
+/// The ring's shared words, as the algorithm sees them.
+///
+/// - `head`: next word position to claim, plus the `CLOSED` and `FORKED`
+///   flag bits (62 and 63). The position only grows, by compare-and-swap
+///   from producers. Invariant: `tail <= position <= tail + capacity`.
+/// - `tail`: word position up to which the consumer has released space.
+///   Only the consumer writes it, with `Release` after resetting the state
+///   bytes of everything before it.
+/// - `states`: one state byte per word (`FREE`, `COMMITTED`, `PADDING`,
+///   `VOID`). Invariant: a word's state is not `FREE` only if the word
+///   starts a claimed region whose producer has committed it and the
+///   consumer has not yet released it.
+/// - `words`: a word is written only by the producer that claimed it,
+///   before its commit, and read only by the consumer, after it observed
+///   the commit and before it releases the word.
+#[cfg(loom)]
+struct Store {
+    head: CachePadded<AtomicU64>,
+    tail: CachePadded<AtomicU64>,
+    states: Box<[AtomicU8]>,
+    words: Box<[UnsafeCell<u64>]>,
+}
+
+#[cfg(loom)]
+impl Store {
+    fn heap(words: usize) -> Store {
+        Store {
+            head: CachePadded::new(AtomicU64::new(0)),
+            tail: CachePadded::new(AtomicU64::new(0)),
+            states: (0..words).map(|_| AtomicU8::new(FREE)).collect(),
+            words: (0..words).map(|_| UnsafeCell::new(0)).collect(),
+        }
+    }
+    fn head(&self) -> &AtomicU64 {
+        &self.head
+    }
+    fn tail(&self) -> &AtomicU64 {
+        &self.tail
+    }
+    fn states(&self) -> &[AtomicU8] {
+        &self.states
+    }
+    fn words(&self) -> &[UnsafeCell<u64>] {
+        &self.words
+    }
+}
+
+/// Outside loom the store is one zeroed block of memory: `head` at 0,
+/// `tail` at [`TAIL_AT`] (each on its own pair of cache lines), the state
+/// bytes from [`STATES_AT`], then the words, 64-byte aligned. The same
+/// layout serves the heap and a file mapping (see [`Ring::region_size`]).
+#[cfg(not(loom))]
+struct Store {
+    base: std::ptr::NonNull<u8>,
+    words: usize,
+    owner: Owner,
+}
+
+#[cfg(not(loom))]
+enum Owner {
+    /// Allocated with this layout by [`Store::heap`]; freed on drop.
+    Heap(std::alloc::Layout),
+    /// Part of a mapping the ring keeps alive (it unmaps when the last
+    /// owner drops).
+    Mapped(#[allow(dead_code)] std::sync::Arc<dyn std::any::Any + Send + Sync>),
+}
+
+#[cfg(not(loom))]
+const TAIL_AT: usize = 128;
+#[cfg(not(loom))]
+const STATES_AT: usize = 256;
+
+#[cfg(not(loom))]
+impl Store {
+    fn words_at(words: usize) -> usize {
+        (STATES_AT + words).next_multiple_of(64)
+    }
+
+    fn size(words: usize) -> usize {
+        Self::words_at(words) + words * WORD
+    }
+
+    fn heap(words: usize) -> Store {
+        let layout = std::alloc::Layout::from_size_align(Self::size(words), 4096)
+            .expect("ring size checked by the builder");
+        // SAFETY: the layout's size is nonzero (at least STATES_AT).
+        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
+        let Some(base) = std::ptr::NonNull::new(ptr) else {
+            std::alloc::handle_alloc_error(layout)
+        };
+        Store {
+            base,
+            words,
+            owner: Owner::Heap(layout),
+        }
+    }
+
+    fn head(&self) -> &AtomicU64 {
+        // SAFETY: `base` points to `Store::size(words)` zeroed bytes,
+        // 4096-aligned, alive as long as `self` (`Owner`); offset 0 holds
+        // an `AtomicU64` (zero is a valid one) that is only ever accessed
+        // atomically.
+        unsafe { &*self.base.as_ptr().cast::<AtomicU64>() }
+    }
+
+    fn tail(&self) -> &AtomicU64 {
+        // SAFETY: as in `head`, at offset TAIL_AT (8-aligned).
+        unsafe { &*self.base.as_ptr().add(TAIL_AT).cast::<AtomicU64>() }
+    }
+
+    fn states(&self) -> &[AtomicU8] {
+        // SAFETY: as in `head`: `words` state bytes from STATES_AT, only
+        // ever accessed atomically.
+        unsafe {
+            std::slice::from_raw_parts(
+                self.base.as_ptr().add(STATES_AT).cast::<AtomicU8>(),
+                self.words,
+            )
+        }
+    }
+
+    fn words(&self) -> &[UnsafeCell<u64>] {
+        // SAFETY: as in `head`: `words` 8-byte words from `words_at`
+        // (64-aligned). `UnsafeCell<u64>` has the layout of a `u64`, so
+        // shared references to the cells let the ring's protocol (module
+        // docs) decide who writes through them.
+        unsafe {
+            std::slice::from_raw_parts(
+                self.base
+                    .as_ptr()
+                    .add(Self::words_at(self.words))
+                    .cast::<UnsafeCell<u64>>(),
+                self.words,
+            )
+        }
+    }
+}
+
+#[cfg(not(loom))]
+impl Drop for Store {
+    fn drop(&mut self) {
+        if let Owner::Heap(layout) = self.owner {
+            // SAFETY: allocated in `Store::heap` with this layout, and no
+            // reference into it outlives the ring.
+            unsafe { std::alloc::dealloc(self.base.as_ptr(), layout) };
+        }
+    }
 }
 
 impl std::fmt::Debug for Ring {
@@ -191,35 +349,104 @@ impl std::fmt::Debug for Ring {
 }
 
 impl Ring {
+    /// The capacity in words of a ring of at least `min_bytes` bytes
+    /// (rounded up to a power of two, at least 64 bytes).
+    fn words_for(min_bytes: usize) -> usize {
+        debug_assert!(min_bytes <= MAX_CAPACITY, "checked by the builder");
+        min_bytes.div_ceil(WORD).max(8).next_power_of_two()
+    }
+
     /// A ring of at least `min_bytes` bytes (rounded up to a power of two,
     /// at least 64 bytes).
     pub(crate) fn new(min_bytes: usize) -> Ring {
-        debug_assert!(min_bytes <= MAX_CAPACITY, "checked by the builder");
-        let words = min_bytes.div_ceil(WORD).max(8).next_power_of_two();
-        let mut states: Box<[AtomicU8]> = (0..words).map(|_| AtomicU8::new(FREE)).collect();
-        let mut data: Box<[UnsafeCell<u64>]> = (0..words).map(|_| UnsafeCell::new(0)).collect();
+        let words = Self::words_for(min_bytes);
+        let ring = Ring::with_store(Store::heap(words), words, false);
         // Touch every page now: zeroed allocations are mapped lazily, and a
         // page fault on the first lap would land on a request thread
         // (measured with benches/latency.rs on a fresh 8 MiB ring: p99.9 of
         // `info!` with 3 deferred arguments 2.9 us before, 0.19 us after).
-        // `black_box` keeps the stores from being folded into the zeroing.
+        ring.prefault();
+        ring
+    }
+
+    /// The bytes a ring of at least `min_bytes` needs in a region of its
+    /// own ([`Ring::in_region`]).
+    #[cfg(not(loom))]
+    pub(crate) fn region_size(min_bytes: usize) -> usize {
+        Store::size(Self::words_for(min_bytes))
+    }
+
+    /// A crash-durable ring of at least `min_bytes` bytes in a region of
+    /// [`Ring::region_size`] bytes at `base`, which `owner` keeps mapped.
+    /// The consumer defers handing space back until [`Ring::release`].
+    ///
+    /// # Safety
+    ///
+    /// `base` is 4096-aligned, points to `Ring::region_size(min_bytes)`
+    /// zeroed bytes that nothing else reads or writes while the ring
+    /// lives (another process may read them after this one died), and
+    /// stays valid as long as `owner` does.
+    #[cfg(not(loom))]
+    pub(crate) unsafe fn in_region(
+        min_bytes: usize,
+        base: std::ptr::NonNull<u8>,
+        owner: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+    ) -> Ring {
+        let words = Self::words_for(min_bytes);
+        let store = Store {
+            base,
+            words,
+            owner: Owner::Mapped(owner),
+        };
+        let ring = Ring::with_store(store, words, true);
+        ring.prefault();
+        ring
+    }
+
+    fn with_store(store: Store, words: usize, deferred: bool) -> Ring {
+        Ring {
+            store,
+            mask: words as u64 - 1,
+            deferred,
+            read: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// Writes every page of the store once (the values it already holds),
+    /// so that no producer takes the first-touch page fault.
+    fn prefault(&self) {
         #[cfg(not(loom))]
         {
             const PAGE: usize = 4096;
-            for s in states.iter_mut().step_by(PAGE) {
-                *s.get_mut() = std::hint::black_box(FREE);
+            for s in self.states().iter().step_by(PAGE) {
+                s.store(s.load(Ordering::Relaxed), Ordering::Relaxed);
             }
-            for w in data.iter_mut().step_by(PAGE / WORD) {
-                *w.get_mut() = std::hint::black_box(0);
+            for w in self.words().iter().step_by(PAGE / WORD) {
+                // SAFETY: nothing else runs on the ring yet (it is being
+                // built), so this thread owns every word.
+                unsafe { w.get().write_volatile(w.get().read()) };
             }
         }
-        Ring {
-            head: CachePadded::new(AtomicU64::new(0)),
-            tail: CachePadded::new(AtomicU64::new(0)),
-            states,
-            words: data,
-            mask: words as u64 - 1,
-        }
+    }
+
+    #[inline]
+    fn head(&self) -> &AtomicU64 {
+        self.store.head()
+    }
+
+    #[inline]
+    fn tail(&self) -> &AtomicU64 {
+        self.store.tail()
+    }
+
+    #[inline]
+    fn states(&self) -> &[AtomicU8] {
+        self.store.states()
+    }
+
+    #[inline]
+    fn words(&self) -> &[UnsafeCell<u64>] {
+        self.store.words()
     }
 
     pub(crate) fn capacity_words(&self) -> u64 {
@@ -228,7 +455,7 @@ impl Ring {
 
     /// Capacity in bytes, record headers included.
     pub(crate) fn capacity_bytes(&self) -> usize {
-        self.words.len() * WORD
+        self.words().len() * WORD
     }
 
     /// The largest payload a record may have: such a record fits in half the
@@ -240,8 +467,8 @@ impl Ring {
 
     /// Bytes claimed and not yet released. Racy: stale as soon as it returns.
     pub(crate) fn used_bytes(&self) -> usize {
-        let tail = self.tail.load(Ordering::Acquire);
-        let head = self.head.load(Ordering::Acquire) & !FLAGS;
+        let tail = self.tail().load(Ordering::Acquire);
+        let head = self.head().load(Ordering::Acquire) & !FLAGS;
         (head.saturating_sub(tail) as usize) * WORD
     }
 
@@ -249,19 +476,19 @@ impl Ring {
     /// before it. Used as a flush target. `SeqCst` so that it orders with the
     /// producers' claims and the writer's sleep flag.
     pub(crate) fn claimed(&self) -> u64 {
-        self.head.load(Ordering::SeqCst) & !FLAGS
+        self.head().load(Ordering::SeqCst) & !FLAGS
     }
 
     /// Closes the ring: from now on every claim fails with
     /// [`PushError::Closed`]. Returns the final claim position: every record
     /// accepted lies before it. Idempotent.
     pub(crate) fn close(&self) -> u64 {
-        self.head.fetch_or(CLOSED, Ordering::SeqCst) & !FLAGS
+        self.head().fetch_or(CLOSED, Ordering::SeqCst) & !FLAGS
     }
 
     /// Whether this is a forked child's ring without a writer yet.
     pub(crate) fn is_forked(&self) -> bool {
-        self.head.load(Ordering::SeqCst) & FORKED != 0
+        self.head().load(Ordering::SeqCst) & FORKED != 0
     }
 
     /// In a forked child, before any other thread exists: forgets every
@@ -270,24 +497,25 @@ impl Ring {
     /// the `FORKED` flag so that claims fail until the child has a writer.
     /// Only atomic stores: safe in an `atfork` child handler.
     pub(crate) fn reset_after_fork(&self) {
-        let head = self.head.load(Ordering::Relaxed);
-        for s in self.states.iter() {
+        let head = self.head().load(Ordering::Relaxed);
+        for s in self.states().iter() {
             s.store(FREE, Ordering::Relaxed);
         }
         let position = head & !FLAGS;
-        self.tail.store(position, Ordering::Release);
+        self.read.store(position, Ordering::Relaxed);
+        self.tail().store(position, Ordering::Release);
         let flag = if head & CLOSED != 0 { CLOSED } else { FORKED };
-        self.head.store(position | flag, Ordering::SeqCst);
+        self.head().store(position | flag, Ordering::SeqCst);
     }
 
     /// Clears the `FORKED` flag (the child now has a writer).
     pub(crate) fn clear_forked(&self) {
-        self.head.fetch_and(!FORKED, Ordering::SeqCst);
+        self.head().fetch_and(!FORKED, Ordering::SeqCst);
     }
 
     /// The release position: every record before it has been consumed.
     pub(crate) fn released(&self) -> u64 {
-        self.tail.load(Ordering::Acquire)
+        self.tail().load(Ordering::Acquire)
     }
 
     /// Copies the concatenation of `parts` into the ring as one record.
@@ -323,7 +551,7 @@ impl Ring {
         let limit = (limit_bytes / WORD) as u64;
 
         // Step 1: claim.
-        let mut head = self.head.load(Ordering::Relaxed);
+        let mut head = self.head().load(Ordering::Relaxed);
         let (start, used) = loop {
             if head & FLAGS != 0 {
                 return Err(if head & CLOSED != 0 {
@@ -332,11 +560,11 @@ impl Ring {
                     PushError::Forked
                 });
             }
-            let tail = self.tail.load(Ordering::Acquire);
+            let tail = self.tail().load(Ordering::Acquire);
             if tail > head {
                 // Our `head` is stale: others claimed and the consumer
                 // already released past it.
-                head = self.head.load(Ordering::Relaxed);
+                head = self.head().load(Ordering::Relaxed);
                 continue;
             }
             let offset = head & self.mask;
@@ -349,7 +577,7 @@ impl Ring {
             if new_head - tail > limit {
                 return Err(PushError::Shed);
             }
-            match self.head.compare_exchange_weak(
+            match self.head().compare_exchange_weak(
                 head,
                 new_head,
                 Ordering::SeqCst,
@@ -359,7 +587,7 @@ impl Ring {
                     if pad > 0 {
                         // The padding holds no data: committing it needs only
                         // its state byte.
-                        self.states[offset as usize].store(PADDING, Ordering::Release);
+                        self.states()[offset as usize].store(PADDING, Ordering::Release);
                     }
                     break (head + pad, new_head - tail);
                 }
@@ -370,11 +598,12 @@ impl Ring {
         // Step 2: write. The claimed words [start, start + need) lie inside
         // the buffer without wrapping (padding took care of that).
         let index = (start & self.mask) as usize;
-        debug_assert!(index + need as usize <= self.words.len());
+        debug_assert!(index + need as usize <= self.words().len());
         let header = Header {
             len: len as u32,
             level,
             kind,
+            lap: lap_of(start, cap),
         };
         // If the payload's writer unwinds, the region is committed as VOID
         // so that the consumer skips it instead of stopping there forever.
@@ -384,12 +613,12 @@ impl Ring {
                 self.0.store(VOID, Ordering::Release);
             }
         }
-        let void = VoidOnUnwind(&self.states[index]);
+        let void = VoidOnUnwind(&self.states()[index]);
         self.write_record(index, header, payload);
         std::mem::forget(void);
 
         // Step 3: commit.
-        self.states[index].store(COMMITTED, Ordering::Release);
+        self.states()[index].store(COMMITTED, Ordering::Release);
         Ok(used as usize * WORD)
     }
 
@@ -400,25 +629,36 @@ impl Ring {
     /// single consumer. `&mut self` is not required because producers share
     /// the ring; the writer owns the only consumer handle instead.
     pub(crate) fn consume(&self, max_bytes: usize, mut f: impl FnMut(Header, &[u8])) -> usize {
-        /// Step 4 on every exit, unwinding included: hands the space back.
-        /// Release orders our reads of the words and our resets of the state
-        /// bytes before any producer's reuse of them.
+        /// Step 4 on every exit, unwinding included: hands the space back
+        /// (or, in a deferred ring, moves the consumer's own position).
+        /// Release orders our reads of the words and our resets of the
+        /// state bytes before any producer's reuse of them.
         struct Publish<'a> {
-            tail: &'a AtomicU64,
+            to: &'a AtomicU64,
+            read: Option<&'a std::sync::atomic::AtomicU64>,
             start: u64,
             pos: u64,
         }
         impl Drop for Publish<'_> {
             fn drop(&mut self) {
                 if self.pos != self.start {
-                    self.tail.store(self.pos, Ordering::Release);
+                    match self.read {
+                        Some(read) => read.store(self.pos, Ordering::Relaxed),
+                        None => self.to.store(self.pos, Ordering::Release),
+                    }
                 }
             }
         }
         let cap = self.capacity_words();
-        let start = self.tail.load(Ordering::Relaxed);
+        let deferred = self.deferred;
+        let start = if deferred {
+            self.read.load(Ordering::Relaxed)
+        } else {
+            self.tail().load(Ordering::Relaxed)
+        };
         let mut publish = Publish {
-            tail: &self.tail,
+            to: self.tail(),
+            read: deferred.then_some(&self.read),
             start,
             pos: start,
         };
@@ -426,22 +666,26 @@ impl Ring {
         while ((publish.pos - start) as usize) * WORD < max_bytes {
             let pos = publish.pos;
             let index = (pos & self.mask) as usize;
-            match self.states[index].load(Ordering::Acquire) {
+            match self.states()[index].load(Ordering::Acquire) {
                 FREE => break,
                 PADDING => {
-                    self.states[index].store(FREE, Ordering::Relaxed);
+                    if !deferred {
+                        self.states()[index].store(FREE, Ordering::Relaxed);
+                    }
                     publish.pos = pos + (cap - index as u64);
                 }
                 state @ (COMMITTED | VOID) => {
                     let header = self.read_header(index);
                     let len = header.len as usize;
                     assert!(
-                        index + record_words(len) as usize <= self.words.len(),
+                        index + record_words(len) as usize <= self.words().len(),
                         "nowait bug: record at word {index} with {len} bytes overruns the ring"
                     );
                     // Consumed from here on, even if `f` unwinds: the space
                     // is only handed back when `publish` drops, after `f`.
-                    self.states[index].store(FREE, Ordering::Relaxed);
+                    if !deferred {
+                        self.states()[index].store(FREE, Ordering::Relaxed);
+                    }
                     publish.pos = pos + record_words(len);
                     // A void record (its writer unwound) is skipped unread.
                     if state == COMMITTED {
@@ -454,6 +698,136 @@ impl Ring {
         }
         records
     }
+
+    /// The consumer's position: every record before it was lent (equal to
+    /// [`Ring::released`] except in a deferred ring between
+    /// [`Ring::consume`] and [`Ring::release`]).
+    pub(crate) fn consumed(&self) -> u64 {
+        if self.deferred {
+            self.read.load(Ordering::Relaxed)
+        } else {
+            self.tail().load(Ordering::Relaxed)
+        }
+    }
+
+    /// In a deferred (crash-durable) ring, hands back the space of every
+    /// record consumed so far: resets their state bytes, then publishes
+    /// `tail`. The writer calls it once it recorded where those records
+    /// went. A no-op otherwise. Consumer only.
+    pub(crate) fn release(&self) {
+        if !self.deferred {
+            return;
+        }
+        let read = self.read.load(Ordering::Relaxed);
+        let tail = self.tail().load(Ordering::Relaxed);
+        if read == tail {
+            return;
+        }
+        let states = self.states();
+        // Only record starts are ever set, but every state byte in the
+        // range is FREE afterwards either way.
+        for pos in tail..read {
+            states[(pos & self.mask) as usize].store(FREE, Ordering::Relaxed);
+        }
+        self.tail().store(read, Ordering::Release);
+    }
+}
+
+// === reading a crash-durable ring left by a process that died ===
+
+/// What [`scan`] finds in the ring of a process that died.
+#[cfg(not(loom))]
+#[derive(Debug)]
+pub(crate) enum Found<'a> {
+    /// A committed record.
+    Record { header: Header, payload: &'a [u8] },
+    /// A claimed region that was never committed: its producer died
+    /// while writing it (or unwound), so it is counted, never decoded.
+    Torn,
+}
+
+/// Walks the committed records of a ring store copied from a file that a
+/// process which died left behind, from word position `from` (where the
+/// writer had recorded that it took everything before) to the claim
+/// position, handing each to `f`. Plain reads of a copy: the process that
+/// wrote it is gone. Errors name what is inconsistent (a file that is not
+/// a ring, or was damaged).
+#[cfg(not(loom))]
+pub(crate) fn scan(
+    region: &[u8],
+    min_bytes: usize,
+    from: u64,
+    mut f: impl FnMut(Found<'_>),
+) -> Result<(), String> {
+    let words = Ring::words_for(min_bytes);
+    if region.len() < Store::size(words) {
+        return Err(format!(
+            "the ring needs {} bytes, the file holds {}",
+            Store::size(words),
+            region.len()
+        ));
+    }
+    let word_at = |at: usize| u64::from_le_bytes(region[at..at + WORD].try_into().unwrap());
+    let head = word_at(0) & !FLAGS;
+    let tail = word_at(TAIL_AT);
+    if !(tail <= from && from <= head && head - tail <= words as u64) {
+        return Err(format!(
+            "inconsistent positions: released {tail}, taken {from}, claimed {head}"
+        ));
+    }
+    let cap = words as u64;
+    let states = &region[STATES_AT..STATES_AT + words];
+    let data = &region[Store::words_at(words)..Store::words_at(words) + words * WORD];
+    let mut pos = from;
+    while pos < head {
+        let index = (pos & (cap - 1)) as usize;
+        let left = head - pos;
+        let header = Header::unpack(u64::from_le_bytes(
+            data[index * WORD..(index + 1) * WORD].try_into().unwrap(),
+        ));
+        let need = record_words(header.len as usize);
+        let fits = index as u64 + need <= cap && need <= left;
+        match states[index] {
+            PADDING => pos += cap - index as u64,
+            state @ (COMMITTED | VOID) => {
+                if !fits {
+                    return Err(format!(
+                        "a record at word {pos} of {} bytes runs past the claims",
+                        header.len
+                    ));
+                }
+                if state == COMMITTED {
+                    let at = (index + 1) * WORD;
+                    f(Found::Record {
+                        header,
+                        payload: &data[at..at + header.len as usize],
+                    });
+                } else {
+                    f(Found::Torn);
+                }
+                pos += need;
+            }
+            FREE => {
+                f(Found::Torn);
+                if fits && header.lap == lap_of(pos, cap) {
+                    // Its producer wrote the header (the first store of a
+                    // claim) before it died: the length is this claim's.
+                    pos += need;
+                } else {
+                    // The length is unknown: the next claim starts at the
+                    // next word whose state was set (only starts are), or
+                    // at the end of the buffer, or at the claim position.
+                    let limit = left.min(cap - index as u64) as usize;
+                    pos += states[index + 1..index + limit]
+                        .iter()
+                        .position(|&s| s != FREE)
+                        .map_or(limit, |k| k + 1) as u64;
+                }
+            }
+            other => return Err(format!("state byte {other} at word {pos}")),
+        }
+    }
+    Ok(())
 }
 
 // === storage access (the unsafe part) ===
@@ -463,18 +837,18 @@ impl Ring {
     fn base(&self) -> *mut u8 {
         // `UnsafeCell<u64>` is `repr(transparent)`, so the slice is a run of
         // `u64`s; the pointer keeps the whole slice's provenance.
-        self.words.as_ptr() as *mut u8
+        self.words().as_ptr() as *mut u8
     }
 
     #[inline]
     fn write_record<P: Payload + ?Sized>(&self, index: usize, header: Header, payload: &P) {
         let len = header.len as usize;
-        debug_assert!(index + record_words(len) as usize <= self.words.len());
+        debug_assert!(index + record_words(len) as usize <= self.words().len());
         // SAFETY: `index` starts a region this producer claimed and that lies
         // inside the buffer (checked above). Until it commits, no other
         // thread reads or writes these words: producers claim disjoint regions
         // and the consumer stops at the FREE state byte of this region.
-        unsafe { self.words[index].get().write(header.pack()) };
+        unsafe { self.words()[index].get().write(header.pack()) };
         // SAFETY: as above, for the `len` payload bytes after the header,
         // which lie in the claimed region; they are initialised (zeroed at
         // creation, only ever overwritten with bytes). The slice is the only
@@ -489,12 +863,12 @@ impl Ring {
         // SAFETY: the consumer observed COMMITTED with Acquire, so the
         // producer's writes to this region happened before, and nobody writes
         // it again until the consumer releases it by advancing `tail`.
-        Header::unpack(unsafe { self.words[index].get().read() })
+        Header::unpack(unsafe { self.words()[index].get().read() })
     }
 
     fn lend_payload(&self, index: usize, header: Header, f: &mut impl FnMut(Header, &[u8])) {
         let len = header.len as usize;
-        debug_assert!(index + record_words(len) as usize <= self.words.len());
+        debug_assert!(index + record_words(len) as usize <= self.words().len());
         // SAFETY: as in `read_header`; the payload lies in the committed
         // region (the caller checked its bounds) and is initialised (the
         // words were zeroed at creation and only ever overwritten with
@@ -510,14 +884,14 @@ impl Ring {
     fn write_record<P: Payload + ?Sized>(&self, index: usize, header: Header, payload: &P) {
         let mut bytes = vec![0u8; header.len as usize];
         payload.write_to(&mut bytes);
-        self.words[index].with_mut(|p| {
+        self.words()[index].with_mut(|p| {
             // SAFETY: claimed region, see the non-loom version.
             unsafe { *p = header.pack() }
         });
         for (i, chunk) in bytes.chunks(WORD).enumerate() {
             let mut word = [0u8; WORD];
             word[..chunk.len()].copy_from_slice(chunk);
-            self.words[index + 1 + i].with_mut(|p| {
+            self.words()[index + 1 + i].with_mut(|p| {
                 // SAFETY: claimed region, see the non-loom version.
                 unsafe { *p = u64::from_le_bytes(word) }
             });
@@ -526,7 +900,7 @@ impl Ring {
 
     fn read_header(&self, index: usize) -> Header {
         // SAFETY: committed region, see the non-loom version.
-        Header::unpack(self.words[index].with(|p| unsafe { *p }))
+        Header::unpack(self.words()[index].with(|p| unsafe { *p }))
     }
 
     fn lend_payload(&self, index: usize, header: Header, f: &mut impl FnMut(Header, &[u8])) {
@@ -534,7 +908,7 @@ impl Ring {
         let mut bytes = Vec::with_capacity(len);
         for i in 0..len.div_ceil(WORD) {
             // SAFETY: committed region, see the non-loom version.
-            let word = self.words[index + 1 + i].with(|p| unsafe { *p });
+            let word = self.words()[index + 1 + i].with(|p| unsafe { *p });
             bytes.extend_from_slice(&word.to_le_bytes());
         }
         bytes.truncate(len);
@@ -653,6 +1027,126 @@ mod unit_tests {
         // The record that panicked is consumed; the next one is still there.
         assert_eq!(drain(&ring), vec![(1, b"next".to_vec())]);
         assert_eq!(ring.used_bytes(), 0);
+    }
+
+    /// A zeroed, page-aligned region standing in for a file mapping.
+    struct Region {
+        ptr: std::ptr::NonNull<u8>,
+        layout: std::alloc::Layout,
+    }
+    // SAFETY: plain memory, shared only through the ring's protocol.
+    unsafe impl Send for Region {}
+    // SAFETY: as above.
+    unsafe impl Sync for Region {}
+    impl Drop for Region {
+        fn drop(&mut self) {
+            // SAFETY: allocated in `deferred_ring` with this layout.
+            unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
+        }
+    }
+
+    fn deferred_ring(bytes: usize) -> (Ring, Arc<Region>) {
+        let layout = std::alloc::Layout::from_size_align(Ring::region_size(bytes), 4096).unwrap();
+        // SAFETY: nonzero size.
+        let ptr = std::ptr::NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) }).unwrap();
+        let region = Arc::new(Region { ptr, layout });
+        // SAFETY: zeroed, aligned, `region_size` bytes, kept alive by the
+        // owner handed to the ring.
+        let ring = unsafe { Ring::in_region(bytes, ptr, region.clone()) };
+        (ring, region)
+    }
+
+    fn copy(ring: &Ring, region: &Region, bytes: usize) -> Vec<u8> {
+        let _ = ring;
+        // SAFETY: the region holds `region_size(bytes)` bytes; no producer
+        // runs while the test copies it.
+        unsafe { std::slice::from_raw_parts(region.ptr.as_ptr(), Ring::region_size(bytes)) }
+            .to_vec()
+    }
+
+    fn scanned(copy: &[u8], bytes: usize, from: u64) -> Vec<Option<Vec<u8>>> {
+        let mut out = Vec::new();
+        scan(copy, bytes, from, |found| {
+            out.push(match found {
+                Found::Record { payload, .. } => Some(payload.to_vec()),
+                Found::Torn => None,
+            })
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn a_deferred_ring_keeps_consumed_space_until_released() {
+        let (ring, _region) = deferred_ring(64); // 8 words
+        ring.try_push(0, 0, &[&[1u8; 16]]).unwrap();
+        ring.try_push(0, 0, &[&[2u8; 16]]).unwrap();
+        assert_eq!(drain(&ring).len(), 2);
+        assert_eq!(ring.consumed(), 6);
+        assert_eq!(ring.released(), 0);
+        assert_eq!(ring.try_push(0, 0, &[&[3u8; 16]]), Err(PushError::Full));
+        ring.release();
+        assert_eq!(ring.released(), 6);
+        ring.try_push(0, 0, &[&[3u8; 16]]).unwrap();
+        assert_eq!(drain(&ring), vec![(0, vec![3u8; 16])]);
+        ring.release();
+        let (ring, _region) = deferred_ring(128);
+        for round in 0..40u8 {
+            ring.try_push(0, 0, &[&[round; 9]]).unwrap();
+            ring.try_push(1, 0, &[&[round; 17]]).unwrap();
+            assert_eq!(
+                drain(&ring),
+                vec![(0, vec![round; 9]), (1, vec![round; 17])]
+            );
+            ring.release();
+        }
+    }
+
+    #[test]
+    fn scan_finds_what_was_not_taken_and_counts_torn_claims() {
+        let bytes = 256;
+        let (ring, region) = deferred_ring(bytes);
+        for i in 0..5u8 {
+            ring.try_push(0, 0, &[&[i; 10]]).unwrap();
+        }
+        ring.consume(8, |_, _| {}); // takes the first record (3 words)
+        ring.release();
+        let taken = ring.consumed();
+        assert_eq!(taken, 3);
+        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            ring.try_push_below(0, 0, &Unwinds, usize::MAX)
+        }));
+        ring.try_push(0, 0, &[b"last"]).unwrap();
+        let image = copy(&ring, &region, bytes);
+        let all = scanned(&image, bytes, taken);
+        let mut want: Vec<Option<Vec<u8>>> = (1..5u8).map(|i| Some(vec![i; 10])).collect();
+        want.push(None);
+        want.push(Some(b"last".to_vec()));
+        assert_eq!(all, want);
+
+        // A claim whose producer died after writing its header: skipped
+        // by its length.
+        let mut torn = image.clone();
+        torn[STATES_AT + 6] = FREE; // the record at word 6 (the third)
+        let got = scanned(&torn, bytes, taken);
+        assert_eq!(got[1], None);
+        assert_eq!(got.len(), want.len());
+        assert_eq!(got[2], Some(vec![3u8; 10]));
+
+        // ... and before writing it (a header from an earlier lap): the
+        // next record is found by its state byte.
+        let words_at = Store::words_at(32);
+        torn[words_at + 6 * WORD + 7] ^= 0x55; // the lap tag
+        let got = scanned(&torn, bytes, taken);
+        assert_eq!(got[1], None);
+        assert_eq!(got[2], Some(vec![3u8; 10]));
+        assert_eq!(got.len(), want.len());
+
+        // A region that is not a ring is an error, not garbage.
+        assert!(scan(&image[..100], bytes, 0, |_| {}).is_err());
+        let mut bad = image.clone();
+        bad[TAIL_AT..TAIL_AT + 8].copy_from_slice(&999u64.to_le_bytes());
+        assert!(scan(&bad, bytes, taken, |_| {}).is_err());
     }
 
     /// A payload whose writer unwinds between claim and commit.
