@@ -64,6 +64,7 @@ pub struct Builder {
     drain_on_signals: bool,
     reopen_on_sighup: bool,
     drain_on_crash: bool,
+    crash_durable: Option<PathBuf>,
     thread_name: String,
 }
 
@@ -98,6 +99,28 @@ pub const DEFAULT_IDLE_INTERVAL: Duration = Duration::from_millis(50);
 
 /// The default bound on a fatal signal's drain ([`Builder::crash_timeout`]).
 pub(crate) const DEFAULT_CRASH_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// Writes what a crash-durable file held when its process died: the
+/// notices, then the records, before any new record (the logger is not
+/// handed out yet). Waits for room at most `bound` in all.
+fn recover_into(shared: &Arc<Shared>, recovered: crate::durable::Recovered, bound: Duration) {
+    let deadline = crate::clock::deadline_after(bound);
+    for notice in &recovered.notices {
+        shared.push_recovered(Level::Warn, crate::kind::TEXT, notice.as_bytes(), deadline);
+    }
+    let total = recovered.records.len();
+    let mut lost = 0;
+    for (level, kind, payload) in &recovered.records {
+        if lost > 0 || !shared.push_recovered(*level, *kind, payload, deadline) {
+            lost += 1;
+        }
+    }
+    if lost > 0 {
+        let msg =
+            format!("{lost} of {total} recovered records lost: the ring stayed full for {bound:?}");
+        shared.push_recovered(Level::Error, crate::kind::TEXT, msg.as_bytes(), deadline);
+    }
+}
 
 impl Builder {
     /// A builder with the defaults: 1 MiB ring, 64 KiB batches, a 3 ms
@@ -134,6 +157,7 @@ impl Builder {
             drain_on_signals: false,
             reopen_on_sighup: false,
             drain_on_crash: true,
+            crash_durable: None,
             thread_name: "nowait-writer".into(),
         }
     }
@@ -443,6 +467,38 @@ impl Builder {
         self
     }
 
+    /// Keeps the ring in a shared mapping of the file at `path`, so that
+    /// what was accepted survives the process however it dies: `SIGKILL`,
+    /// the OOM killer, a crash whose drain ran out of time. The next
+    /// `build()` with the same path (in the next run of the program)
+    /// writes what the dead process had accepted and not written, each
+    /// record once, before any new record, with a notice saying how many
+    /// and from which process; records it was still copying when it died
+    /// are counted, never written as garbage.
+    ///
+    /// Put the file on tmpfs (`/dev/shm`, `/run`, a Kubernetes `emptyDir`
+    /// with `medium: Memory`) or the log volume; on tmpfs the hot path
+    /// takes no page faults. Costs the writer one more copy of each file
+    /// sink's bytes; the request thread's cost is unchanged (see
+    /// `docs::design`, "Crashes"). One live logger per file: a second
+    /// `build()` with a path in use fails. Unix only for now: on Windows
+    /// `build()` fails with an error saying so.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// let (logger, guard) = nowait_core::Builder::new()
+    ///     .sink(nowait_core::Sink::file("app.log"))
+    ///     .crash_durable("/dev/shm/app.nowait")
+    ///     .build()
+    ///     .unwrap();
+    /// # drop((logger, guard));
+    /// ```
+    pub fn crash_durable(mut self, path: impl Into<PathBuf>) -> Builder {
+        self.crash_durable = Some(path.into());
+        self
+    }
+
     /// The bound on a fatal signal's drain ([`drain_on_crash`](Builder::drain_on_crash); default 1 s).
     ///
     /// # Examples
@@ -568,6 +624,35 @@ impl Builder {
             ));
         }
 
+        // A file a process that died left behind is recovered before any
+        // sink opens: its files get their unwritten bytes first.
+        let durable = match &self.crash_durable {
+            Some(path) => {
+                let mirror = self
+                    .sinks
+                    .iter()
+                    .filter(|s| matches!(s.target, Target::File(_) | Target::Rolling(_)))
+                    .map(|s| s.buffer_size)
+                    .max()
+                    .unwrap_or(0)
+                    .saturating_mul(2)
+                    .max(64 << 10);
+                let files = self
+                    .sinks
+                    .iter()
+                    .filter(|s| matches!(s.target, Target::File(_) | Target::Rolling(_)))
+                    .count();
+                Some(
+                    crate::durable::open(path, self.capacity, mirror, files).map_err(|e| {
+                        BuildError::io(
+                            format!("cannot use {} as a crash-durable ring", path.display()),
+                            e,
+                        )
+                    })?,
+                )
+            }
+            None => None,
+        };
         let format_of = |s: &Sink| Arc::clone(s.format.as_ref().unwrap_or(&self.format));
         let records_thread = self.sinks.iter().any(|s| format_of(s).needs_thread());
         let records_location = self.sinks.iter().any(|s| format_of(s).needs_location());
@@ -678,13 +763,24 @@ impl Builder {
                 .map(drop)
                 .inspect_err(|_| shared.consumer.store(consumer::NONE, Ordering::SeqCst))
         });
-        let shared = Shared::new(Ring::new(self.capacity), counters, config, start)
+        let ring = match &durable {
+            Some((file, _)) => file.ring(),
+            None => Ring::new(self.capacity),
+        };
+        let mut shared = Shared::new(ring, counters, config, start)
             .map_err(|e| BuildError::io("cannot create the writer's doorbell", e))?;
+        let recovered = durable.map(|(file, recovered)| {
+            shared.durable = Some(file);
+            recovered
+        });
         shared.ctl.fsync.store(self.fsync, Ordering::Relaxed);
         let shared = Arc::new(shared);
         shared
             .start_writer()
             .map_err(|e| BuildError::io("cannot spawn the writer thread", e))?;
+        if let Some(recovered) = recovered {
+            recover_into(&shared, recovered, self.shutdown_timeout);
+        }
 
         crate::hooks::register(
             &shared,

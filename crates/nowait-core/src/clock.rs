@@ -47,6 +47,23 @@ pub(crate) fn now() -> u64 {
     }
 }
 
+/// Nanoseconds per raw tick, for a process that converts this one's ticks
+/// after it died (the crash-durable ring); 0 without a tick clock.
+pub(crate) fn ns_per_tick() -> f64 {
+    match CLOCK.get() {
+        Some(clock) => clock.delta_as_nanos(0, 1 << 40) as f64 / (1u64 << 40) as f64,
+        None => 0.0,
+    }
+}
+
+/// A (raw ticks, wall nanoseconds) pair read now, for the same purpose.
+pub(crate) fn anchor() -> (u64, u64) {
+    match CLOCK.get() {
+        Some(clock) => (clock.raw(), wall_nanos()),
+        None => (0, wall_nanos()),
+    }
+}
+
 pub(crate) fn wall_nanos() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)

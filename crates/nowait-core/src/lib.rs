@@ -210,7 +210,11 @@
 mod builder;
 mod clock;
 mod crash;
+// Header words and mirrors in a shared file mapping (SAFETY comments on
+// each block); the ring it holds is `ring`'s.
 pub mod docs;
+#[allow(unsafe_code)]
+mod durable;
 mod error;
 pub mod event;
 pub mod filter;

@@ -356,6 +356,20 @@ impl Output {
         }
     }
 
+    /// The regular file this output appends to now, with its path and
+    /// identity (the crash-durable ring's mirrors follow it).
+    pub(crate) fn current_file(&self) -> Option<(&File, &Path, sys::FileId)> {
+        match self {
+            Output::File {
+                file,
+                path: Some(path),
+                identity,
+            } => Some((file, path, *identity)),
+            Output::Rolling(r) => Some(r.current()),
+            _ => None,
+        }
+    }
+
     /// For a file sink, whether the path now names another file (rotated) or
     /// none (deleted); if so, or if `force`, reopens it. Returns `Ok(true)`
     /// after a reopen.

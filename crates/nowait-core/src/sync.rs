@@ -16,18 +16,9 @@ pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
 
 #[cfg(not(loom))]
 impl<T> UnsafeCell<T> {
-    pub(crate) const fn new(value: T) -> Self {
-        UnsafeCell(std::cell::UnsafeCell::new(value))
-    }
-
     /// Raw pointer to the contents.
     pub(crate) fn get(&self) -> *mut T {
         self.0.get()
-    }
-
-    /// The contents, through exclusive access.
-    pub(crate) fn get_mut(&mut self) -> &mut T {
-        self.0.get_mut()
     }
 }
 

@@ -294,7 +294,19 @@ fn registry() -> &'static Registry {
 /// ```
 pub fn register_callsite(key: SiteKey, site: Callsite) {
     if let Ok(mut map) = registry().lock() {
-        map.entry(key.0).or_insert_with(|| Arc::new(site));
+        if let std::collections::hash_map::Entry::Vacant(e) = map.entry(key.0) {
+            crate::durable::note_callsite(key, &site);
+            e.insert(Arc::new(site));
+        }
+    }
+}
+
+/// Every registered call site (for a crash-durable file's catalog).
+pub(crate) fn each_registered(mut f: impl FnMut(SiteKey, &Callsite)) {
+    if let Ok(map) = registry().lock() {
+        for (key, site) in map.iter() {
+            f(SiteKey(*key), site);
+        }
     }
 }
 

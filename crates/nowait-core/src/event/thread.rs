@@ -69,10 +69,39 @@ fn register_current() -> u32 {
         id: format!("{:?}", thread.id()).into(),
         id_padded: format!("{:0>2?}", thread.id()).into(),
     };
+    insert(number, info);
+    number
+}
+
+fn insert(number: u32, info: ThreadInfo) {
     if let Ok(mut map) = registry().lock() {
+        crate::durable::note_thread(number, info.name.as_deref(), &info.id, &info.id_padded);
         map.insert(number, Arc::new(info));
     }
+}
+
+/// Registers a thread of a process that died (read back from a
+/// crash-durable file) under a new number.
+pub(crate) fn register_foreign(name: Option<&str>, id: &str, id_padded: &str) -> u32 {
+    let number = NEXT.fetch_add(1, Ordering::Relaxed);
+    insert(
+        number,
+        ThreadInfo {
+            name: name.map(Into::into),
+            id: id.into(),
+            id_padded: id_padded.into(),
+        },
+    );
     number
+}
+
+/// Every registered thread (for a crash-durable file's catalog).
+pub(crate) fn each(mut f: impl FnMut(u32, Option<&str>, &str, &str)) {
+    if let Ok(map) = registry().lock() {
+        for (n, info) in map.iter() {
+            f(*n, info.name.as_deref(), &info.id, &info.id_padded);
+        }
+    }
 }
 
 fn lookup(number: u32) -> Option<Arc<ThreadInfo>> {

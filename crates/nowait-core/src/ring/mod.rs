@@ -662,8 +662,15 @@ impl Ring {
             start,
             pos: start,
         };
+        // A deferred ring keeps the state bytes of what it consumed until
+        // `release`: one lap past `tail` they would be read again.
+        let lap_end = if deferred {
+            self.tail().load(Ordering::Relaxed) + cap
+        } else {
+            u64::MAX
+        };
         let mut records = 0;
-        while ((publish.pos - start) as usize) * WORD < max_bytes {
+        while ((publish.pos - start) as usize) * WORD < max_bytes && publish.pos < lap_end {
             let pos = publish.pos;
             let index = (pos & self.mask) as usize;
             match self.states()[index].load(Ordering::Acquire) {
@@ -1090,6 +1097,18 @@ mod unit_tests {
         ring.try_push(0, 0, &[&[3u8; 16]]).unwrap();
         assert_eq!(drain(&ring), vec![(0, vec![3u8; 16])]);
         ring.release();
+        // A full ring, consumed and not released: the consumer must not
+        // read its own records again a lap later.
+        let (full, _r) = deferred_ring(64);
+        full.try_push(0, 0, &[&[7u8; 24]]).unwrap(); // 4 words
+        full.try_push(0, 0, &[&[8u8; 24]]).unwrap(); // 4 words: full
+        assert_eq!(drain(&full).len(), 2);
+        assert!(
+            drain(&full).is_empty(),
+            "a lap of consumed records read again"
+        );
+        full.release();
+        assert!(drain(&full).is_empty());
         let (ring, _region) = deferred_ring(128);
         for round in 0..40u8 {
             ring.try_push(0, 0, &[&[round; 9]]).unwrap();

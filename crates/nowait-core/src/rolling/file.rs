@@ -59,6 +59,13 @@ pub(crate) struct RollingFile {
     pub(crate) rotation_errors: u64,
 }
 
+impl RollingFile {
+    /// The file written now, its path and identity.
+    pub(crate) fn current(&self) -> (&File, &std::path::Path, crate::sys::FileId) {
+        (&self.file, &self.path, self.identity)
+    }
+}
+
 fn unix_secs(t: SystemTime) -> i64 {
     match t.duration_since(UNIX_EPOCH) {
         Ok(d) => d.as_secs() as i64,

@@ -111,6 +111,10 @@ pub(crate) struct Shared {
     pub(crate) panic_timeout: Duration,
     /// Bound on a fatal signal's drain (`crash`).
     pub(crate) crash_timeout: Duration,
+    /// The crash-durable file the ring lives in ([`Builder::crash_durable`]).
+    ///
+    /// [`Builder::crash_durable`]: crate::Builder::crash_durable
+    pub(crate) durable: Option<Arc<crate::durable::DurableFile>>,
     start: Start,
 }
 
@@ -172,6 +176,7 @@ impl Shared {
             shutdown_timeout: config.shutdown_timeout,
             panic_timeout: config.panic_timeout,
             crash_timeout: config.crash_timeout,
+            durable: None,
             start,
         })
     }
@@ -196,6 +201,12 @@ impl Shared {
     /// handler): forget the parent's records, zero the counters, and make
     /// the first push start a writer. Atomic stores only.
     pub(crate) fn reset_after_fork(&self) {
+        if let Some(durable) = &self.durable {
+            // The parent's file stays the parent's: the child's ring (and
+            // its writer's snapshots) go to private memory from here on,
+            // so that the child's logger is not crash-durable.
+            durable.detach_in_child();
+        }
         if self.state.load(Ordering::Relaxed) != state::RUNNING {
             // Closing or closed in the parent: closed in the child too.
             self.ring.close();

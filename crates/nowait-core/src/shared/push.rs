@@ -51,6 +51,34 @@ impl Shared {
         }
     }
 
+    /// Pushes a record recovered from a crash-durable file (at build, on
+    /// the builder's thread, before any other producer exists): waits for
+    /// room until `deadline`, whatever the policy. `false` if the ring
+    /// stayed full (a writer stuck in a sink) or is closed.
+    pub(crate) fn push_recovered(
+        self: &Arc<Self>,
+        level: Level,
+        kind: u8,
+        payload: &[u8],
+        deadline: std::time::Instant,
+    ) -> bool {
+        loop {
+            match self
+                .ring
+                .try_push_below(level as u8, kind, &[payload].as_slice(), usize::MAX)
+            {
+                Ok(_) => {
+                    self.accepted(level);
+                    return true;
+                }
+                Err(ring::PushError::Full) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(_) => return false,
+            }
+        }
+    }
+
     #[inline]
     fn limit(&self, level: Level) -> usize {
         if level >= self.protect {

@@ -39,6 +39,7 @@ use windows as imp;
 
 pub(crate) use imp::crash::{on_fatal_signals, signal_name, thread_name};
 pub(crate) use imp::file::{file_id, is_deleted, open_append, open_path, path_id, FileId};
+pub(crate) use imp::mapping::{try_lock, Mapping};
 pub(crate) use imp::net::{Datagram, Peer, Sent, Stream};
 pub(crate) use imp::process::{at_exit, at_fork, hostname};
 #[cfg(feature = "signals")]

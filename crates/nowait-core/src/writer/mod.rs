@@ -92,6 +92,8 @@ pub(crate) struct Writer {
     taken: bool,
     /// Notices to write once at start (a sink written with blocking calls).
     startup: Vec<String>,
+    /// Mirrors and snapshots of a crash-durable ring.
+    durable: Option<crate::durable::DurableWriter>,
     /// When the counters were last published through `metrics`.
     #[cfg(feature = "metrics")]
     metrics_at: Instant,
@@ -152,7 +154,16 @@ impl Writer {
         for sink in &sinks {
             sink.output.set_waker(&waker);
         }
+        let durable = shared.durable.as_ref().map(|file| {
+            let files = sinks
+                .iter()
+                .enumerate()
+                .filter(|(_, s)| s.output.current_file().is_some())
+                .map(|(i, _)| i);
+            crate::durable::DurableWriter::new(Arc::clone(file), files)
+        });
         Writer {
+            durable,
             shared,
             sinks,
             batch,
@@ -266,6 +277,7 @@ impl Writer {
                     sink.add_record(&record);
                 }
             }) as u64;
+            self.commit_durable();
             if n == 0 {
                 break;
             }
@@ -283,6 +295,24 @@ impl Writer {
             }
         }
         total
+    }
+
+    /// In a crash-durable ring: records where what the writer took went
+    /// (the file sinks' bytes into their mirrors, a snapshot naming the
+    /// ring position), then hands the ring space back. Before any sink
+    /// writes those bytes (see `durable`).
+    fn commit_durable(&mut self) {
+        let ring = &self.shared.ring;
+        let Some(durable) = &mut self.durable else {
+            return;
+        };
+        let taken = ring.consumed();
+        if taken == ring.released() {
+            return;
+        }
+        let sinks = &self.sinks;
+        durable.commit(taken, |i| sinks[i].durable_view());
+        ring.release();
     }
 
     /// Notes that a drain starts at `now`: from the ring space claimed

@@ -164,6 +164,16 @@ impl SinkState {
         }
     }
 
+    /// What the crash-durable ring mirrors of this sink.
+    pub(super) fn durable_view(&self) -> crate::durable::SinkView<'_> {
+        crate::durable::SinkView {
+            file: self.output.current_file(),
+            unsent: &self.buf[self.sent..],
+            written: self.written,
+            appended: self.appended,
+        }
+    }
+
     pub(super) fn unsent(&self) -> usize {
         self.buf.len() - self.sent
     }

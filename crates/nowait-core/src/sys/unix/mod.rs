@@ -9,6 +9,7 @@ mod doorbell;
 #[path = "doorbell_pipe.rs"]
 mod doorbell;
 pub(crate) mod file;
+pub(crate) mod mapping;
 pub(crate) mod net;
 mod poll;
 pub(crate) mod process;

@@ -1,0 +1,925 @@
+//! The crash-durable ring ([`Builder::crash_durable`]): the ring, the
+//! sinks' unwritten bytes and the call-site catalog live in a shared
+//! mapping of one file, which the kernel keeps when the process dies,
+//! whatever kills it (`SIGKILL`, the OOM killer). The next `build()` with
+//! the same path recovers what the dead process had accepted and not
+//! written, each record once.
+//!
+//! # The file
+//!
+//! ```text
+//! 0       header: magic, version, sizes, pid, tick rate, creation time
+//! 128     gen: which of the two snapshots is current (the writer flips it)
+//! 192     catalog_used: bytes of catalog entries committed
+//! 256     snapshot 0 \  taken: ring position up to which every record went
+//! 1280    snapshot 1 /  into the sinks' buffers; a clock anchor; per file
+//!                       sink: identity copy, file base, written, appended
+//! 4096    file identities: two copies per sink slot (device, inode, path)
+//! 20480   the ring (`Ring::in_region`: head, tail, state bytes, words)
+//! ...     one mirror per file sink: its unwritten bytes, by offset
+//! ...     the catalog: call sites and threads, appended when registered
+//! ```
+//!
+//! # What "written" means, and why each record comes out once
+//!
+//! The ring defers handing space back ([`Ring::release`]) until the writer
+//! has copied the bytes each file sink made of the records into that
+//! sink's mirror and committed a snapshot naming the ring position it
+//! took them up to (`taken`) and each sink's `written` and `appended`
+//! offsets. So at any instant a record is either at or after `taken` in
+//! the ring (recovered by decoding it), or its bytes are in every file
+//! sink's mirror or file (completed byte for byte). A snapshot is written
+//! in the half not in use and published by one store to `gen`, so a
+//! process killed between two stores leaves the previous snapshot whole.
+//! Recovery compares each file's length with the snapshot's offsets: bytes
+//! the dead process wrote but had not yet recorded are not written again,
+//! a write cut short by the kill is completed from its first missing
+//! byte. That is exact while this process is the file's only writer.
+//!
+//! Sinks that are not files (terminals, pipes, sockets, custom writers)
+//! have no mirror: the records at or after `taken` go to them on
+//! recovery, those before it had gone to them already or were lost with
+//! the process.
+
+use std::collections::HashMap;
+use std::fs::{File, OpenOptions};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
+
+use crate::event::{register_callsite, Callsite, SiteKey};
+use crate::ring::{self, Ring};
+use crate::sys::{self, FileId, Mapping};
+use crate::{kind, Level};
+
+/// File sinks that get a mirror (more are written as usual, without one).
+pub(crate) const SLOTS: usize = 16;
+
+const MAGIC: [u8; 8] = *b"nowaitd1";
+const VERSION: u32 = 1;
+
+const H_VERSION: usize = 8;
+const H_SLOTS: usize = 12;
+const H_PID: usize = 16;
+const H_RING: usize = 24;
+const H_MIRROR: usize = 32;
+const H_CATALOG: usize = 40;
+const H_NS_PER_TICK: usize = 48;
+const H_CREATED: usize = 56;
+const H_OVERFLOW: usize = 64;
+const H_CATALOG_FULL: usize = 72;
+const GEN: usize = 128;
+const CATALOG_USED: usize = 192;
+const SNAPSHOT: [usize; 2] = [256, 1280];
+const S_TAKEN: usize = 0;
+const S_TICKS: usize = 8;
+const S_WALL: usize = 16;
+const S_SLOTS: usize = 32;
+const SLOT_SIZE: usize = 32;
+const IDENTS: usize = 4096;
+const IDENT_SIZE: usize = 512;
+const IDENT_PATH: usize = 24;
+const RING_AT: usize = IDENTS + SLOTS * 2 * IDENT_SIZE;
+
+/// Default catalog size: room for thousands of call sites.
+pub(crate) const DEFAULT_CATALOG: usize = 1 << 20;
+
+const E_SITE: u8 = 1;
+const E_THREAD: u8 = 2;
+
+fn page_up(n: usize) -> usize {
+    n.next_multiple_of(4096)
+}
+
+/// Where each part lies in a file with these sizes.
+#[derive(Clone, Copy, Debug)]
+struct Layout {
+    ring_bytes: usize,
+    mirror: usize,
+    /// Mirrors (file sinks), at most [`SLOTS`].
+    slots: usize,
+    catalog: usize,
+}
+
+impl Layout {
+    fn mirrors_at(&self) -> usize {
+        RING_AT + page_up(Ring::region_size(self.ring_bytes))
+    }
+    fn mirror_at(&self, slot: usize) -> usize {
+        self.mirrors_at() + slot * self.mirror
+    }
+    fn catalog_at(&self) -> usize {
+        self.mirror_at(self.slots)
+    }
+    fn total(&self) -> usize {
+        self.catalog_at() + self.catalog
+    }
+}
+
+fn read_u64(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
+}
+
+fn read_u32(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
+}
+
+/// An open crash-durable file, mapped. Shared by the ring (which lives in
+/// it), the writer (snapshots, mirrors) and the catalog hooks.
+pub(crate) struct DurableFile {
+    map: Arc<Mapping>,
+    layout: Layout,
+    catalog: Mutex<()>,
+    /// Holds the lock that keeps a second logger off the file.
+    _file: File,
+}
+
+impl std::fmt::Debug for DurableFile {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DurableFile")
+            .field("bytes", &self.map.len())
+            .finish()
+    }
+}
+
+impl DurableFile {
+    fn word(&self, at: usize) -> &AtomicU64 {
+        debug_assert!(at % 8 == 0 && at + 8 <= self.map.len());
+        // SAFETY: `at` is 8-aligned (the mapping is page-aligned) and inside
+        // the mapping, which lives as long as `self`; these header words
+        // are only ever accessed atomically in this process.
+        unsafe { &*self.map.ptr().as_ptr().add(at).cast::<AtomicU64>() }
+    }
+
+    /// Copies `bytes` to `at..at + bytes.len()`, a range of the mapping
+    /// that only the caller writes (a mirror: the writer thread; the
+    /// catalog: under its mutex; an identity copy not in use).
+    fn put(&self, at: usize, bytes: &[u8]) {
+        assert!(
+            at + bytes.len() <= self.map.len(),
+            "nowait bug: write past the durable file"
+        );
+        // SAFETY: inside the mapping (checked); no reference to these bytes
+        // exists in this process (they are only written through here and
+        // read by a later process), and the caller is their only writer.
+        unsafe {
+            std::ptr::copy_nonoverlapping(
+                bytes.as_ptr(),
+                self.map.ptr().as_ptr().add(at),
+                bytes.len(),
+            )
+        }
+    }
+
+    /// The ring in this file's mapping.
+    pub(crate) fn ring(self: &Arc<Self>) -> Ring {
+        let owner: Arc<dyn std::any::Any + Send + Sync> = self.map.clone();
+        // SAFETY: `RING_AT` is page-aligned and `region_size` bytes from it
+        // lie inside the mapping (`Layout::total`), zeroed by
+        // `Mapping::fresh`; only the ring uses them; `owner` keeps the
+        // mapping alive as long as the ring.
+        unsafe {
+            Ring::in_region(
+                self.layout.ring_bytes,
+                std::ptr::NonNull::new_unchecked(self.map.ptr().as_ptr().add(RING_AT)),
+                owner,
+            )
+        }
+    }
+
+    /// In a forked child: the child's logger must not write into the
+    /// parent's file.
+    pub(crate) fn detach_in_child(&self) {
+        let _ = self.map.detach_in_child();
+    }
+
+    fn append_entry(&self, entry: &[u8]) {
+        let Ok(_guard) = self.catalog.lock() else {
+            return;
+        };
+        let used = self.word(CATALOG_USED).load(Ordering::Relaxed) as usize;
+        if used + entry.len() > self.layout.catalog {
+            self.word(H_CATALOG_FULL).fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        self.put(self.layout.catalog_at() + used, entry);
+        self.word(CATALOG_USED)
+            .store((used + entry.len()) as u64, Ordering::Release);
+    }
+}
+
+// === the catalog: call sites and threads, written when they register ===
+
+fn active() -> &'static Mutex<Vec<Weak<DurableFile>>> {
+    static ACTIVE: OnceLock<Mutex<Vec<Weak<DurableFile>>>> = OnceLock::new();
+    ACTIVE.get_or_init(Default::default)
+}
+
+fn each_active(f: impl Fn(&DurableFile)) {
+    let Ok(mut list) = active().lock() else {
+        return;
+    };
+    list.retain(|w| w.strong_count() > 0);
+    for file in list.iter().filter_map(Weak::upgrade) {
+        f(&file);
+    }
+}
+
+struct Entry(Vec<u8>);
+
+impl Entry {
+    fn new(tag: u8) -> Entry {
+        Entry(vec![tag, 0, 0, 0, 0])
+    }
+    fn str(&mut self, s: &str) {
+        let s = &s.as_bytes()[..s.len().min(u16::MAX as usize)];
+        self.0.extend_from_slice(&(s.len() as u16).to_le_bytes());
+        self.0.extend_from_slice(s);
+    }
+    fn opt(&mut self, s: Option<&str>) {
+        match s {
+            Some(s) => {
+                self.0.push(1);
+                self.str(s);
+            }
+            None => self.0.push(0),
+        }
+    }
+    fn done(mut self) -> Vec<u8> {
+        let len = (self.0.len() - 5) as u32;
+        self.0[1..5].copy_from_slice(&len.to_le_bytes());
+        self.0
+    }
+}
+
+/// Where a site entry's content starts (after tag, length and key).
+const SITE_CONTENT: usize = 1 + 4 + 8;
+/// Where a thread entry's content starts (after tag, length and number).
+const THREAD_CONTENT: usize = 1 + 4 + 4;
+
+fn site_entry(key: SiteKey, site: &Callsite) -> Vec<u8> {
+    let mut e = Entry::new(E_SITE);
+    e.0.extend_from_slice(&key.get().to_le_bytes());
+    e.0.push(site.level() as u8);
+    e.0.extend_from_slice(&site.line().unwrap_or(u32::MAX).to_le_bytes());
+    e.str(site.target());
+    e.str(site.name());
+    e.opt(site.module_path());
+    e.opt(site.file());
+    e.opt(site.message_format_str());
+    let fields: Vec<&str> = (0..).map_while(|i| site.field(i)).collect();
+    e.0.extend_from_slice(&(fields.len() as u16).to_le_bytes());
+    for f in fields {
+        e.str(f);
+    }
+    e.done()
+}
+
+fn thread_entry(number: u32, name: Option<&str>, id: &str, id_padded: &str) -> Vec<u8> {
+    let mut e = Entry::new(E_THREAD);
+    e.0.extend_from_slice(&number.to_le_bytes());
+    e.opt(name);
+    e.str(id);
+    e.str(id_padded);
+    e.done()
+}
+
+/// Called by the call-site registry when a site registers (under its lock).
+pub(crate) fn note_callsite(key: SiteKey, site: &Callsite) {
+    each_active(|file| file.append_entry(&site_entry(key, site)));
+}
+
+/// Called by the thread registry when a thread registers.
+pub(crate) fn note_thread(number: u32, name: Option<&str>, id: &str, id_padded: &str) {
+    each_active(|file| file.append_entry(&thread_entry(number, name, id, id_padded)));
+}
+
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if self.0.len() < n {
+            return None;
+        }
+        let (a, b) = self.0.split_at(n);
+        self.0 = b;
+        Some(a)
+    }
+    fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+    fn u16(&mut self) -> Option<u16> {
+        Some(u16::from_le_bytes(self.take(2)?.try_into().ok()?))
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    /// A string of the dead process, made `'static` for the call-site
+    /// registry (recovery leaks one copy per call site, once).
+    fn str(&mut self) -> Option<&'static str> {
+        let len = self.u16()?;
+        let s = std::str::from_utf8(self.take(usize::from(len))?).ok()?;
+        Some(Box::leak(s.into()))
+    }
+    fn opt(&mut self) -> Option<Option<&'static str>> {
+        match self.u8()? {
+            0 => Some(None),
+            _ => Some(Some(self.str()?)),
+        }
+    }
+}
+
+/// The dead process's call sites and threads, registered again here under
+/// new keys and numbers.
+#[derive(Default)]
+struct Catalog {
+    sites: HashMap<u64, u64>,
+    threads: HashMap<u32, u32>,
+}
+
+impl Catalog {
+    fn load(bytes: &[u8]) -> Catalog {
+        let mut catalog = Catalog::default();
+        // What this process has registered, by content: a site or thread
+        // of the dead process that is also one of this process's (the
+        // same program restarted) maps to it instead of registering again,
+        // so a crash loop's catalogs do not grow with each generation.
+        let mut own_sites = HashMap::new();
+        crate::event::each_registered(|key, site| {
+            own_sites.insert(site_entry(key, site)[SITE_CONTENT..].to_vec(), key.get());
+        });
+        let mut own_threads = HashMap::new();
+        crate::event::each_thread(|n, name, id, padded| {
+            own_threads.insert(
+                thread_entry(n, name, id, padded)[THREAD_CONTENT..].to_vec(),
+                n,
+            );
+        });
+        let mut r = Reader(bytes);
+        while let (Some(tag), Some(len)) = (r.u8(), r.u32()) {
+            let Some(body) = r.take(len as usize) else {
+                break;
+            };
+            let mut b = Reader(body);
+            match tag {
+                E_SITE => {
+                    let Some(old) = b.u64() else { continue };
+                    if catalog.sites.contains_key(&old) {
+                        continue;
+                    }
+                    if let Some(&key) = own_sites.get(b.0) {
+                        catalog.sites.insert(old, key);
+                        continue;
+                    }
+                    let content = b.0.to_vec();
+                    if let Some(site) = Self::site(&mut b) {
+                        // A fresh `'static` address: a key no call site of
+                        // this process can have.
+                        let key = SiteKey::of(Box::leak(Box::new(0u8)));
+                        register_callsite(key, site);
+                        catalog.sites.insert(old, key.get());
+                        own_sites.insert(content, key.get());
+                    }
+                }
+                E_THREAD => {
+                    let Some(old) = b.u32() else { continue };
+                    if let Some(&number) = own_threads.get(b.0) {
+                        catalog.threads.insert(old, number);
+                        continue;
+                    }
+                    let content = b.0.to_vec();
+                    if let (Some(name), Some(id), Some(padded)) = (b.opt(), b.str(), b.str()) {
+                        let number = crate::event::register_foreign_thread(name, id, padded);
+                        catalog.threads.insert(old, number);
+                        own_threads.insert(content, number);
+                    }
+                }
+                _ => {}
+            }
+        }
+        catalog
+    }
+
+    fn site(b: &mut Reader<'_>) -> Option<Callsite> {
+        let level = Level::from_u8(b.u8()?)?;
+        let line = b.u32()?;
+        let (target, name) = (b.str()?, b.str()?);
+        let (module, file, format) = (b.opt()?, b.opt()?, b.opt()?);
+        let n = b.u16()?;
+        let fields = (0..n).map(|_| b.str()).collect::<Option<Vec<_>>>()?;
+        let mut site = Callsite::new(level, target, name).fields(fields).location(
+            module,
+            file,
+            (line != u32::MAX).then_some(line),
+        );
+        if let Some(format) = format {
+            site = site.message_format(format);
+        }
+        Some(site)
+    }
+}
+
+// === recovery ===
+
+/// What the next `build()` found in a file left by a process that died.
+#[derive(Debug, Default)]
+pub(crate) struct Recovered {
+    /// Records to push before any new one: (level, kind, payload).
+    pub(crate) records: Vec<(Level, u8, Vec<u8>)>,
+    /// Notices to write first, in every sink.
+    pub(crate) notices: Vec<String>,
+}
+
+/// Rewrites an event payload of the dead process for this one: raw clock
+/// ticks become wall-clock time, call-site keys and thread numbers become
+/// the ones registered here. `None` if the payload is malformed (it is
+/// then left as it was; the formats report malformed events).
+fn rewrite_event(p: &mut [u8], time: impl Fn(u64) -> u64, cat: &Catalog) -> Option<u64> {
+    let field = read_u64(p.get(..8)?, 0);
+    let wall = time(field);
+    p[..8].copy_from_slice(&wall.to_le_bytes());
+    let site = read_u64(p.get(..16)?, 8);
+    let mut at = 16;
+    if site == 0 {
+        let len = u16::from_le_bytes(p.get(16..18)?.try_into().ok()?);
+        at = 18 + usize::from(len);
+    } else {
+        p[8..16].copy_from_slice(&cat.sites.get(&site).copied().unwrap_or(site).to_le_bytes());
+    }
+    rewrite_items(p, at, p.len(), cat)?;
+    Some(wall)
+}
+
+fn rewrite_items(p: &mut [u8], mut at: usize, end: usize, cat: &Catalog) -> Option<()> {
+    use crate::event::{ITEM_INLINE, ITEM_SPAN, ITEM_THREAD};
+    while at < end {
+        match *p.get(at)? {
+            ITEM_THREAD => {
+                let old = read_u32(p.get(..at + 5)?, at + 1);
+                let new = cat.threads.get(&old).copied().unwrap_or(0);
+                p[at + 1..at + 5].copy_from_slice(&new.to_le_bytes());
+                at += 5;
+            }
+            ITEM_SPAN => {
+                let old = read_u64(p.get(..at + 9)?, at + 1);
+                let new = cat.sites.get(&old).copied().unwrap_or(old);
+                p[at + 1..at + 9].copy_from_slice(&new.to_le_bytes());
+                let len = read_u32(p.get(..at + 13)?, at + 9) as usize;
+                let inner = at + 13;
+                if inner + len > end {
+                    return None;
+                }
+                rewrite_items(p, inner, inner + len, cat)?;
+                at = inner + len;
+            }
+            ITEM_INLINE => {
+                at += 2 + usize::from(*p.get(at + 1)?);
+                at = skip_value(p, at)?;
+            }
+            _ => at = skip_value(p, at + 1)?,
+        }
+    }
+    (at == end).then_some(())
+}
+
+fn skip_value(p: &[u8], at: usize) -> Option<usize> {
+    use crate::event::{T_ARGS, T_BOOL, T_CHAR, T_F64, T_I64, T_RENDERED, T_STR, T_U64};
+    Some(match *p.get(at)? {
+        T_STR | T_RENDERED => at + 5 + read_u32(p.get(..at + 5)?, at + 1) as usize,
+        T_U64 | T_I64 | T_F64 => at + 9,
+        T_BOOL => at + 2,
+        T_CHAR => at + 5,
+        T_ARGS => {
+            let n = *p.get(at + 1)?;
+            let mut at = at + 2;
+            for _ in 0..n {
+                at = skip_value(p, at)?;
+            }
+            at
+        }
+        _ => return None,
+    })
+}
+
+fn format_wall(nanos: u64) -> String {
+    crate::timefmt::rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_nanos(nanos))
+}
+
+/// Completes one file sink's unwritten bytes from its mirror. Returns a
+/// notice if anything was written or could not be.
+fn complete_mirror(old: &[u8], layout: &Layout, snap: usize, slot: usize) -> Option<String> {
+    let at = snap + S_SLOTS + slot * SLOT_SIZE;
+    let copy = read_u64(old, at);
+    if copy == 0 {
+        return None;
+    }
+    let (base, written, appended) = (
+        read_u64(old, at + 8),
+        read_u64(old, at + 16),
+        read_u64(old, at + 24),
+    );
+    if appended <= written {
+        return None;
+    }
+    let ident = IDENTS + (slot * 2 + (copy as usize - 1)) * IDENT_SIZE;
+    let id: FileId = (read_u64(old, ident), read_u64(old, ident + 8));
+    let path_len = (read_u32(old, ident + 16) as usize).min(IDENT_SIZE - IDENT_PATH);
+    let path = PathBuf::from(
+        String::from_utf8_lossy(&old[ident + IDENT_PATH..ident + IDENT_PATH + path_len])
+            .into_owned(),
+    );
+    let mut file = match sys::open_append(&path, false) {
+        Ok(f) => f,
+        Err(e) => {
+            return Some(format!(
+                "{} bytes the dead process had not written to {} are lost: cannot open it: {e}",
+                appended - written,
+                path.display()
+            ))
+        }
+    };
+    let same = sys::file_id(&file).is_ok_and(|now| now == id);
+    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let start = base.wrapping_add(written);
+    // Bytes of the pending range already in the file: the dead process
+    // wrote them after its last snapshot (or part of them, cut short).
+    let done = if same && len >= start {
+        (len - start).min(appended - written)
+    } else {
+        0
+    };
+    if done == appended - written {
+        return None;
+    }
+    let mirror = layout.mirror as u64;
+    let mirror_at = layout.mirror_at(slot);
+    let mut bytes = Vec::with_capacity((appended - written - done) as usize);
+    for off in written + done..appended {
+        bytes.push(old[mirror_at + (off % mirror) as usize]);
+    }
+    let what = if same {
+        "completed"
+    } else {
+        "appended (the file was rotated or replaced since)"
+    };
+    match file.write_all(&bytes) {
+        Ok(()) => Some(format!(
+            "{what} {} with {} bytes the dead process had formatted and not written",
+            path.display(),
+            bytes.len()
+        )),
+        Err(e) => Some(format!(
+            "{} bytes the dead process had not written to {} are lost: {e}",
+            bytes.len(),
+            path.display()
+        )),
+    }
+}
+
+fn recover(old: &[u8], path: &Path) -> Result<Recovered, String> {
+    if read_u32(old, H_VERSION) != VERSION {
+        return Err(format!(
+            "version {} is not {VERSION}",
+            read_u32(old, H_VERSION)
+        ));
+    }
+    let layout = Layout {
+        ring_bytes: read_u64(old, H_RING) as usize,
+        mirror: read_u64(old, H_MIRROR) as usize,
+        slots: read_u32(old, H_SLOTS) as usize,
+        catalog: read_u64(old, H_CATALOG) as usize,
+    };
+    if layout.ring_bytes > ring::MAX_CAPACITY
+        || layout.mirror > ring::MAX_CAPACITY
+        || layout.catalog > ring::MAX_CAPACITY
+        || layout.slots > SLOTS
+        || old.len() < layout.total()
+    {
+        return Err("its sizes do not match its length".into());
+    }
+    let pid = read_u32(old, H_PID);
+    let snap = SNAPSHOT[(read_u64(old, GEN) & 1) as usize];
+    let mut out = Recovered::default();
+    for slot in 0..layout.slots {
+        out.notices
+            .extend(complete_mirror(old, &layout, snap, slot));
+    }
+    let used = (read_u64(old, CATALOG_USED) as usize).min(layout.catalog);
+    let catalog = Catalog::load(&old[layout.catalog_at()..layout.catalog_at() + used]);
+    let ns_per_tick = f64::from_bits(read_u64(old, H_NS_PER_TICK));
+    let (t0, w0) = (read_u64(old, snap + S_TICKS), read_u64(old, snap + S_WALL));
+    let time = |field: u64| -> u64 {
+        const RAW: u64 = 1 << 63;
+        if field & RAW == 0 {
+            return field;
+        }
+        let ticks = field & !RAW;
+        let delta = (ticks as f64 - t0 as f64) * ns_per_tick;
+        (w0 as f64 + delta).max(0.0) as u64
+    };
+    let (mut torn, mut last) = (0u64, None);
+    let taken = read_u64(old, snap + S_TAKEN);
+    let scanned = ring::scan(
+        &old[RING_AT..layout.mirrors_at()],
+        layout.ring_bytes,
+        taken,
+        |found| match found {
+            ring::Found::Record { header, payload } => {
+                let mut payload = payload.to_vec();
+                if header.kind == kind::EVENT {
+                    if let Some(wall) = rewrite_event(&mut payload, time, &catalog) {
+                        last = Some(wall);
+                    }
+                }
+                let level = Level::from_u8(header.level).unwrap_or(Level::Error);
+                out.records.push((level, header.kind, payload));
+            }
+            ring::Found::Torn => torn += 1,
+        },
+    );
+    if let Err(why) = scanned {
+        out.notices.push(format!(
+            "could not read the ring in {} (left by pid {pid}, which died): {why}; {} records read before that",
+            path.display(),
+            out.records.len()
+        ));
+    }
+    let n = out.records.len();
+    let mut notice = format!(
+        "recovered {n} record{} from {} written by pid {pid} before it died",
+        if n == 1 { "" } else { "s" },
+        path.display()
+    );
+    if let Some(last) = last {
+        notice.push_str(&format!(" (last at {})", format_wall(last)));
+    }
+    if torn > 0 {
+        notice.push_str(&format!(
+            "; {torn} record{} claimed and never committed (the process died while writing {}) lost",
+            if torn == 1 { "" } else { "s" },
+            if torn == 1 { "it" } else { "them" },
+        ));
+    }
+    let overflow = read_u64(old, H_OVERFLOW);
+    if overflow > 0 {
+        notice.push_str(&format!(
+            "; {overflow} formatted bytes had outgrown a file sink's mirror and are lost"
+        ));
+    }
+    let missing = read_u64(old, H_CATALOG_FULL);
+    if missing > 0 {
+        notice.push_str(&format!(
+            "; {missing} call sites did not fit the catalog: their events show no names"
+        ));
+    }
+    if n > 0 || torn > 0 || overflow > 0 {
+        out.notices.insert(0, notice);
+    }
+    Ok(out)
+}
+
+/// Opens (or creates) the crash-durable file at `path`, first recovering
+/// what a process that died left in it, then starting it afresh with a
+/// ring of `ring_bytes` and up to `files` mirrors of `mirror` bytes.
+pub(crate) fn open(
+    path: &Path,
+    ring_bytes: usize,
+    mirror: usize,
+    files: usize,
+) -> io::Result<(Arc<DurableFile>, Recovered)> {
+    let mut options = OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let file = options.open(path)?;
+    if !sys::try_lock(&file)? {
+        return Err(io::Error::new(
+            io::ErrorKind::AddrInUse,
+            "a live logger (in this process or another) uses this file",
+        ));
+    }
+    let old = std::fs::read(path)?;
+    let layout = Layout {
+        ring_bytes,
+        mirror: mirror.next_power_of_two(),
+        slots: files.min(SLOTS),
+        catalog: DEFAULT_CATALOG,
+    };
+    let map = Mapping::fresh(&file, layout.total())?;
+    let durable = Arc::new(DurableFile {
+        map: Arc::new(map),
+        layout,
+        catalog: Mutex::new(()),
+        _file: file,
+    });
+    durable.write_header();
+    if let Ok(mut list) = active().lock() {
+        list.push(Arc::downgrade(&durable));
+    }
+    // Everything registered before this logger existed.
+    crate::event::each_registered(|key, site| durable.append_entry(&site_entry(key, site)));
+    crate::event::each_thread(|n, name, id, padded| {
+        durable.append_entry(&thread_entry(n, name, id, padded))
+    });
+    let recovered = if old.len() >= 4096 && old[..8] == MAGIC {
+        recover(&old, path).unwrap_or_else(|why| Recovered {
+            records: Vec::new(),
+            notices: vec![format!(
+                "could not recover {} (left by a process that died): {why}",
+                path.display()
+            )],
+        })
+    } else if old.is_empty() {
+        Recovered::default()
+    } else {
+        Recovered {
+            records: Vec::new(),
+            notices: vec![format!(
+                "{} was not a nowait crash-durable file; it is one now",
+                path.display()
+            )],
+        }
+    };
+    Ok((durable, recovered))
+}
+
+impl DurableFile {
+    fn write_header(&self) {
+        self.put(0, &MAGIC);
+        let mut h = [0u8; 64];
+        h[H_VERSION..H_VERSION + 4].copy_from_slice(&VERSION.to_le_bytes());
+        h[H_SLOTS..H_SLOTS + 4].copy_from_slice(&(self.layout.slots as u32).to_le_bytes());
+        h[H_PID..H_PID + 4].copy_from_slice(&std::process::id().to_le_bytes());
+        h[H_RING..H_RING + 8].copy_from_slice(&(self.layout.ring_bytes as u64).to_le_bytes());
+        h[H_MIRROR..H_MIRROR + 8].copy_from_slice(&(self.layout.mirror as u64).to_le_bytes());
+        h[H_CATALOG..H_CATALOG + 8].copy_from_slice(&(self.layout.catalog as u64).to_le_bytes());
+        h[H_NS_PER_TICK..H_NS_PER_TICK + 8]
+            .copy_from_slice(&crate::clock::ns_per_tick().to_bits().to_le_bytes());
+        h[H_CREATED..H_CREATED + 8].copy_from_slice(&crate::clock::wall_nanos().to_le_bytes());
+        self.put(8, &h[8..]);
+        // Both snapshots start with a clock anchor: a process killed
+        // before its writer's first commit still has its ticks converted.
+        let (ticks, wall) = crate::clock::anchor();
+        for half in SNAPSHOT {
+            self.word(half + S_TICKS).store(ticks, Ordering::Relaxed);
+            self.word(half + S_WALL).store(wall, Ordering::Relaxed);
+        }
+    }
+}
+
+// === the writer's side: mirrors and snapshots ===
+
+/// One file sink's mirror, as the writer keeps it.
+#[derive(Debug)]
+struct Slot {
+    sink: usize,
+    /// The identity copy in use (1 or 2; 0 before the first commit).
+    copy: u64,
+    identity: Option<FileId>,
+    /// File offset of the sink's absolute offset 0 (wrapping).
+    base: u64,
+    /// Sink offsets below this are in the mirror (or written).
+    mirrored: u64,
+    /// `written` as last committed.
+    committed_written: u64,
+}
+
+/// What a file sink tells the durable writer at a commit.
+pub(crate) struct SinkView<'a> {
+    pub(crate) file: Option<(&'a File, &'a Path, FileId)>,
+    /// `unsent` is the bytes at offsets `written..appended`.
+    pub(crate) unsent: &'a [u8],
+    pub(crate) written: u64,
+    pub(crate) appended: u64,
+}
+
+/// The writer thread's handle: commits snapshots.
+#[derive(Debug)]
+pub(crate) struct DurableWriter {
+    file: Arc<DurableFile>,
+    gen: u64,
+    slots: Vec<Slot>,
+    anchor: (u64, u64),
+    anchor_at: std::time::Instant,
+}
+
+impl DurableWriter {
+    /// `files`: the indices of the sinks that write files.
+    pub(crate) fn new(file: Arc<DurableFile>, files: impl Iterator<Item = usize>) -> Self {
+        let slots = file.layout.slots;
+        DurableWriter {
+            file,
+            gen: 0,
+            slots: files
+                .take(slots)
+                .map(|sink| Slot {
+                    sink,
+                    copy: 0,
+                    identity: None,
+                    base: 0,
+                    mirrored: 0,
+                    committed_written: 0,
+                })
+                .collect(),
+            anchor: crate::clock::anchor(),
+            anchor_at: std::time::Instant::now(),
+        }
+    }
+
+    /// Records that every record before ring position `taken` is in the
+    /// sinks' buffers, and copies what the file sinks have not written
+    /// into their mirrors. The ring may hand that space back once this
+    /// returns.
+    pub(crate) fn commit<'a>(&mut self, taken: u64, view: impl Fn(usize) -> SinkView<'a>) {
+        let mirror = self.file.layout.mirror as u64;
+        // A mirror is a circle: bytes copied now overwrite those `mirror`
+        // offsets back. If the snapshot in force still needs those, first
+        // commit one with the sinks' current `written` (their files have
+        // those bytes) and no new bytes.
+        let wraps = self.slots.iter().any(|s| {
+            let v = view(s.sink);
+            v.appended > s.committed_written + mirror
+        });
+        if wraps {
+            self.publish(taken, &view, false);
+        }
+        self.publish(taken, &view, true);
+    }
+
+    fn publish<'a>(&mut self, taken: u64, view: &impl Fn(usize) -> SinkView<'a>, copy: bool) {
+        let file = &self.file;
+        let mirror = file.layout.mirror as u64;
+        let half = SNAPSHOT[((self.gen + 1) & 1) as usize];
+        if self.anchor_at.elapsed() >= std::time::Duration::from_secs(1) {
+            self.anchor = crate::clock::anchor();
+            self.anchor_at = std::time::Instant::now();
+        }
+        file.word(half + S_TAKEN).store(taken, Ordering::Relaxed);
+        file.word(half + S_TICKS)
+            .store(self.anchor.0, Ordering::Relaxed);
+        file.word(half + S_WALL)
+            .store(self.anchor.1, Ordering::Relaxed);
+        for (i, slot) in self.slots.iter_mut().enumerate() {
+            let v = view(slot.sink);
+            let at = half + S_SLOTS + i * SLOT_SIZE;
+            if let Some((f, path, id)) = v.file {
+                if slot.identity != Some(id) {
+                    // A new file (first commit, rotation, reopen): its
+                    // identity goes in the copy not in use.
+                    let copy = if slot.copy == 1 { 2 } else { 1 };
+                    let ident = IDENTS + (i * 2 + (copy as usize - 1)) * IDENT_SIZE;
+                    let (dev, ino) = id;
+                    file.word(ident).store(dev, Ordering::Relaxed);
+                    file.word(ident + 8).store(ino, Ordering::Relaxed);
+                    let p = path.as_os_str().as_encoded_bytes();
+                    let p = &p[..p.len().min(IDENT_SIZE - IDENT_PATH)];
+                    file.word(ident + 16)
+                        .store(p.len() as u64, Ordering::Relaxed);
+                    file.put(ident + IDENT_PATH, p);
+                    let len = f.metadata().map(|m| m.len()).unwrap_or(0);
+                    slot.base = len.wrapping_sub(v.written);
+                    slot.copy = copy;
+                    slot.identity = Some(id);
+                }
+            }
+            let mut written = v.written;
+            let appended = if copy {
+                v.appended
+            } else {
+                slot.mirrored.max(written)
+            };
+            if copy {
+                let from = slot.mirrored.max(v.written);
+                if appended - written > mirror {
+                    // More unwritten bytes than the mirror holds: the
+                    // oldest are lost if the process dies now (counted).
+                    let lost = appended - mirror - written;
+                    file.word(H_OVERFLOW).fetch_add(lost, Ordering::Relaxed);
+                    written = appended - mirror;
+                }
+                let from = from.max(written);
+                let mut off = from;
+                let base = file.layout.mirror_at(i);
+                while off < appended {
+                    let at_m = (off % mirror) as usize;
+                    let n = ((appended - off) as usize).min(mirror as usize - at_m);
+                    let src = (off - v.written) as usize;
+                    file.put(base + at_m, &v.unsent[src..src + n]);
+                    off += n as u64;
+                }
+                slot.mirrored = appended;
+            }
+            file.word(at).store(slot.copy, Ordering::Relaxed);
+            file.word(at + 8).store(slot.base, Ordering::Relaxed);
+            file.word(at + 16).store(written, Ordering::Relaxed);
+            file.word(at + 24).store(appended, Ordering::Relaxed);
+            slot.committed_written = written;
+        }
+        self.gen += 1;
+        file.word(GEN).store(self.gen, Ordering::Release);
+    }
+}

@@ -1,0 +1,378 @@
+//! The crash-durable ring (issue 19, part 2): a child process logs records
+//! with unique numbers into a logger built with `crash_durable`, and is
+//! killed with SIGKILL (no handler runs). The next `build()` with the same
+//! path writes what it had accepted and not written: every record the
+//! child was told was accepted appears exactly once, torn records are
+//! counted, and a second recovery writes nothing twice.
+//!
+//! The child is this test binary re-run with `NOWAIT_DURABLE` set.
+#![cfg(all(target_os = "linux", not(miri)))] // SIGKILL, sched_setaffinity; Miri cannot spawn.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use nowait_core::{Builder, FullPolicy, Level, Plain, Sink};
+
+fn pin_to_cpu0() {
+    // SAFETY: a zeroed cpu_set_t is empty; the call reads it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(0, &mut set);
+        assert_eq!(
+            libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
+            0
+        );
+    }
+}
+
+/// The format a run uses: the child's is `Plain` for the text front end
+/// and `Text` for the macros; a recovery may use another (`Text`, `Json`).
+#[derive(Clone, Copy)]
+enum Fmt {
+    Plain,
+    Text,
+    Json,
+}
+
+fn builder(log: &Path, ring: &Path, format: Fmt, capacity: usize) -> Builder {
+    let b = Builder::new()
+        .capacity(capacity)
+        .full_policy(FullPolicy::Block)
+        .catch_panics(false)
+        .drain_on_crash(false)
+        .sink(Sink::file(log))
+        .crash_durable(ring);
+    match format {
+        Fmt::Plain => b.format(Plain),
+        Fmt::Text => b.format(nowait_core::Text::new().with_ansi(false)),
+        Fmt::Json => b.format(nowait_core::Json::new()),
+    }
+}
+
+fn child_format(macros: bool) -> Fmt {
+    if macros {
+        Fmt::Text
+    } else {
+        Fmt::Plain
+    }
+}
+
+#[test]
+fn child_entry() {
+    let Ok(case) = std::env::var("NOWAIT_DURABLE") else {
+        return;
+    };
+    let log = PathBuf::from(std::env::var("NOWAIT_LOG").unwrap());
+    let ring = PathBuf::from(std::env::var("NOWAIT_RING").unwrap());
+    let capacity: usize = std::env::var("NOWAIT_CAPACITY").unwrap().parse().unwrap();
+    let count: u64 = std::env::var("NOWAIT_COUNT").unwrap().parse().unwrap();
+    let macros = case.contains("macros");
+    let (logger, guard) = builder(&log, &ring, child_format(macros), capacity)
+        .build()
+        .unwrap();
+    if macros {
+        nowait_core::set_global(logger.clone()).unwrap();
+    }
+    if case.starts_with("pinned") {
+        // One CPU: the writer thread has had no chance to run when the
+        // kill comes, as on a loaded machine.
+        pin_to_cpu0();
+    }
+    let mut out = std::io::stdout().lock();
+    for i in 0..count {
+        if macros {
+            nowait_core::info!("line {}", i);
+        } else {
+            logger.log(Level::Info, &format!("line {i}")).unwrap();
+        }
+        if i % 256 == 0 {
+            // Accepted: the parent may count on it.
+            writeln!(out, "acked {i}").unwrap();
+            out.flush().unwrap();
+        }
+    }
+    writeln!(out, "acked {}", count - 1).unwrap();
+    out.flush().unwrap();
+    std::mem::forget(guard);
+    // SAFETY: sends SIGKILL to this process; nothing runs after it.
+    unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+    std::thread::sleep(Duration::from_secs(60));
+}
+
+struct Run {
+    acked: Option<u64>,
+    signal: Option<i32>,
+}
+
+/// Runs a child; `kill_after`: the parent kills it that long after start
+/// (else the child kills itself after logging everything).
+fn run(
+    case: &str,
+    log: &Path,
+    ring: &Path,
+    count: u64,
+    capacity: usize,
+    kill_after: Option<Duration>,
+) -> Run {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
+        .env("NOWAIT_DURABLE", case)
+        .env("NOWAIT_LOG", log)
+        .env("NOWAIT_RING", ring)
+        .env("NOWAIT_COUNT", count.to_string())
+        .env("NOWAIT_CAPACITY", capacity.to_string())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut acked = None;
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(n) = line.strip_prefix("acked ") {
+                acked = Some(n.parse::<u64>().unwrap());
+            }
+        }
+        acked
+    });
+    if let Some(after) = kill_after {
+        std::thread::sleep(after);
+        let _ = child.kill();
+    }
+    let status = child.wait().unwrap();
+    Run {
+        acked: reader.join().unwrap(),
+        signal: status.signal(),
+    }
+}
+
+/// Recovers by building a logger on the same files, as the next run of
+/// the program would, and shuts it down.
+fn recover(log: &Path, ring: &Path, macros: bool, capacity: usize) {
+    let (_logger, guard) = builder(log, ring, child_format(macros), capacity)
+        .build()
+        .unwrap();
+    drop(guard);
+}
+
+/// The catalog's length in a crash-durable file (the header's
+/// `catalog_used` word, at byte 192).
+fn catalog_used(ring: &Path) -> u64 {
+    let bytes = std::fs::read(ring).unwrap();
+    u64::from_le_bytes(bytes[192..200].try_into().unwrap())
+}
+
+/// The numbers of the "line N" records in the log, with how often each
+/// appears, and the notices.
+fn read_log(log: &Path) -> (BTreeMap<u64, u32>, Vec<String>) {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let mut seen = BTreeMap::new();
+    let mut notices = Vec::new();
+    for line in text.lines() {
+        // "line N" in every format (a JSON message ends with a quote).
+        let n = line.rsplit_once("line ").and_then(|(_, rest)| {
+            let digits = rest.trim_end_matches(|c: char| !c.is_ascii_digit());
+            digits.parse::<u64>().ok()
+        });
+        match n {
+            Some(n) => *seen.entry(n).or_insert(0) += 1,
+            None => notices.push(line.to_owned()),
+        }
+    }
+    (seen, notices)
+}
+
+/// Every record up to `acked` is there exactly once, and nothing after
+/// a gap (one producer: what it committed is a prefix).
+fn check_exactly_once(seen: &BTreeMap<u64, u32>, acked: Option<u64>, what: &str) {
+    let dups: Vec<_> = seen.iter().filter(|(_, &c)| c > 1).take(5).collect();
+    assert!(dups.is_empty(), "{what}: written twice: {dups:?}");
+    let n = seen.len() as u64;
+    if let Some(last) = seen.keys().next_back() {
+        assert_eq!(*last + 1, n, "{what}: a gap in 0..={last}");
+    }
+    if let Some(acked) = acked {
+        assert!(
+            n > acked,
+            "{what}: accepted up to {acked}, only {n} in the log"
+        );
+    }
+}
+
+fn sigkill_after_logging(case: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, ring) = (dir.path().join("app.log"), dir.path().join("ring"));
+    let n = 10_000;
+    let run = run(case, &log, &ring, n, 1 << 20, None);
+    assert_eq!(run.signal, Some(libc::SIGKILL));
+    assert_eq!(run.acked, Some(n - 1));
+    let (before, _) = read_log(&log);
+    recover(&log, &ring, case.contains("macros"), 1 << 20);
+    let (after, notices) = read_log(&log);
+    eprintln!(
+        "{case}: {} of {n} on disk after SIGKILL, {} after recovery; {notices:?}",
+        before.len(),
+        after.len()
+    );
+    check_exactly_once(&after, Some(n - 1), case);
+    assert_eq!(after.len() as u64, n);
+    if before.len() < n as usize {
+        assert!(
+            notices
+                .iter()
+                .any(|l| l.contains("recovered") && l.contains("written by pid")),
+            "no recovery notice: {notices:?}"
+        );
+    }
+    // A second recovery writes nothing twice.
+    recover(&log, &ring, case.contains("macros"), 1 << 20);
+    let (again, _) = read_log(&log);
+    assert_eq!(again, after);
+}
+
+#[test]
+fn sigkill_right_after_logging_loses_nothing_text() {
+    sigkill_after_logging("pinned-text");
+}
+
+#[test]
+fn sigkill_right_after_logging_loses_nothing_macros() {
+    sigkill_after_logging("pinned-macros");
+}
+
+/// SIGKILL at seeded random points while the child logs at full speed,
+/// with rings of several sizes and both front ends.
+#[test]
+fn sigkill_at_random_points_each_record_exactly_once() {
+    let runs: u64 = std::env::var("NOWAIT_DURABLE_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(200);
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let mut state = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = || {
+        // xorshift64*: seeded, so a failure names its run.
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    };
+    let (mut killed_mid, mut recovered_total, mut catalogs) = (0, 0u64, Vec::new());
+    let (mut torn_total, mut completed) = (0u64, 0u64);
+    for seed in 0..runs {
+        let r = next();
+        let macros = r % 2 == 0;
+        let capacity = [4 << 10, 64 << 10, 1 << 20][(r >> 8) as usize % 3];
+        // From inside the child's build() to well into its logging.
+        let delay = Duration::from_micros(5_000 + (r >> 16) % 75_000);
+        // Every third recovery uses the other format, every fourth adds a
+        // sink: the next run of a program may be configured differently.
+        let (other_format, extra_sink) = ((r >> 40) % 3 == 0, (r >> 44) % 4 == 0);
+        let case = if macros { "free-macros" } else { "free-text" };
+        let log = dir.join(format!("{seed}.log"));
+        let extra = dir.join(format!("{seed}.extra.log"));
+        let ring = dir.join(format!("{seed}.ring"));
+
+        let run = run(case, &log, &ring, 2_000_000, capacity, Some(delay));
+        let (before, _) = read_log(&log);
+        let format = match (macros, other_format) {
+            (false, false) => Fmt::Plain,
+            (false, true) | (true, false) => Fmt::Text,
+            (true, true) => Fmt::Json,
+        };
+        let mut b = builder(&log, &ring, format, capacity);
+        if extra_sink {
+            b = b.sink(Sink::file(&extra));
+        }
+        let (logger, guard) = b.build().unwrap();
+        drop((logger, guard));
+        let (after, notices) = read_log(&log);
+        let what = format!(
+            "run {seed} ({case}, ring {capacity}, kill after {delay:?}, other format {other_format}, \
+             extra sink {extra_sink}; {notices:?})"
+        );
+        check_exactly_once(&after, run.acked, &what);
+        if extra_sink {
+            // The added sink gets the records recovered from the ring
+            // (not the bytes completed from the first file's mirror).
+            let (got, _) = read_log(&extra);
+            assert!(
+                got.iter().all(|(n, &c)| c == 1 && after.contains_key(n)),
+                "{what}: the added sink got records the log does not have"
+            );
+        }
+        recover(&log, &ring, macros, capacity);
+        assert_eq!(
+            read_log(&log).0,
+            after,
+            "{what}: the second recovery wrote again"
+        );
+        catalogs.push(catalog_used(&ring));
+        for notice in &notices {
+            // "...; N record(s) claimed and never committed ... lost"
+            if let Some((head, _)) = notice.split_once(" claimed and never committed") {
+                let n = head.rsplit_once("; ").map_or(head, |(_, n)| n);
+                torn_total += n.split(' ').next().unwrap().parse::<u64>().unwrap();
+            }
+            completed += u64::from(notice.contains("had formatted and not written"));
+        }
+        if run.signal == Some(libc::SIGKILL) {
+            killed_mid += 1;
+        }
+        recovered_total += (after.len() - before.len()) as u64;
+    }
+    eprintln!(
+        "{runs} runs, {killed_mid} killed while logging, {recovered_total} records recovered \
+         in all, {torn_total} torn records counted, {completed} files completed from a mirror"
+    );
+    assert!(
+        killed_mid > runs / 2,
+        "the kills came too late to test anything"
+    );
+    assert!(recovered_total > 0, "nothing was ever recovered");
+    // Recovering the same program's files again and again (a crash loop)
+    // maps its call sites and threads to the ones already known: the
+    // catalog does not grow with each generation.
+    let first = catalogs.iter().take(20).max().copied().unwrap_or(0);
+    assert!(
+        catalogs.iter().all(|&c| c <= first),
+        "the catalog grew from {first} to {:?} bytes",
+        catalogs.iter().max()
+    );
+}
+
+#[test]
+fn a_path_in_use_by_a_live_logger_is_a_build_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, ring) = (dir.path().join("a.log"), dir.path().join("ring"));
+    let (_logger, guard) = builder(&log, &ring, Fmt::Plain, 1 << 16).build().unwrap();
+    let err = builder(&log, &ring, Fmt::Plain, 1 << 16)
+        .build()
+        .unwrap_err();
+    assert!(err.to_string().contains("crash-durable"), "{err}");
+    drop(guard);
+}
+
+#[test]
+fn a_file_that_is_not_a_ring_is_reported_and_replaced() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, ring) = (dir.path().join("a.log"), dir.path().join("ring"));
+    std::fs::write(&ring, b"something else entirely").unwrap();
+    let (logger, guard) = builder(&log, &ring, Fmt::Plain, 1 << 16).build().unwrap();
+    logger.log(Level::Info, "line 0").unwrap();
+    drop(guard);
+    let (seen, notices) = read_log(&log);
+    assert_eq!(seen.len(), 1);
+    assert!(
+        notices
+            .iter()
+            .any(|l| l.contains("was not a nowait crash-durable file")),
+        "{notices:?}"
+    );
+}
