@@ -1,0 +1,200 @@
+//! The crash-durable ring with the `tracing` front end (issue 19): a child
+//! process logs events with fields inside a span through `NowaitLayer`
+//! into a logger built with `crash_durable`, and dies of SIGKILL (no
+//! handler runs). The next `build()` with the same path, in this process,
+//! writes every event the child accepted, exactly once, with its span,
+//! fields and call-site names decoded from the file's catalog, whatever
+//! format the recovering logger uses. (The engine's own cases, with 200
+//! seeded kills: nowait-core's `tests/durable.rs`.)
+#![cfg(all(target_os = "linux", not(miri)))] // SIGKILL, sched_setaffinity; Miri cannot spawn.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use nowait_core::{Builder, FullPolicy, Json, Sink, Text};
+use tracing_subscriber::prelude::*;
+
+fn builder(log: &Path, ring: &Path, json: bool) -> Builder {
+    let b = Builder::new()
+        .full_policy(FullPolicy::Block)
+        .catch_panics(false)
+        .drain_on_crash(false)
+        .sink(Sink::file(log))
+        .crash_durable(ring);
+    if json {
+        b.format(Json::new())
+    } else {
+        b.format(Text::new().with_ansi(false))
+    }
+}
+
+#[test]
+fn child_entry() {
+    let Ok(mode) = std::env::var("NOWAIT_DURABLE_TRACING") else {
+        return;
+    };
+    let log = std::env::var_os("NOWAIT_LOG").unwrap();
+    let ring = std::env::var_os("NOWAIT_RING").unwrap();
+    let (logger, guard) = builder(log.as_ref(), ring.as_ref(), false).build().unwrap();
+    tracing_subscriber::registry()
+        .with(nowait_tracing::NowaitLayer::new(logger))
+        .init();
+    if mode == "pinned" {
+        // One CPU: the writer thread has had no chance to run when the
+        // kill comes, as on a loaded machine.
+        // SAFETY: a zeroed cpu_set_t is empty; the call only reads it.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            libc::CPU_SET(0, &mut set);
+            assert_eq!(
+                libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
+                0
+            );
+        }
+    }
+    let count: u64 = if mode == "pinned" { 10_000 } else { 2_000_000 };
+    let mut out = std::io::stdout().lock();
+    let span = tracing::info_span!("request", id = 7u64);
+    let _e = span.enter();
+    for i in 0..count {
+        tracing::info!(status = 200u16, user = "ann", "line {}", i);
+        if i % 256 == 0 || i + 1 == count {
+            writeln!(out, "acked {i}").unwrap();
+            out.flush().unwrap();
+        }
+    }
+    std::mem::forget(guard);
+    // SAFETY: sends SIGKILL to this process; nothing runs after it.
+    unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+    std::thread::sleep(Duration::from_secs(60));
+}
+
+/// Runs the child; returns the last record it said was accepted.
+fn run(mode: &str, log: &Path, ring: &Path, kill_after: Option<Duration>) -> Option<u64> {
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
+        .env("NOWAIT_DURABLE_TRACING", mode)
+        .env("NOWAIT_LOG", log)
+        .env("NOWAIT_RING", ring)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut acked = None;
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(n) = line.strip_prefix("acked ") {
+                acked = Some(n.parse::<u64>().unwrap());
+            }
+        }
+        acked
+    });
+    if let Some(after) = kill_after {
+        std::thread::sleep(after);
+        let _ = child.kill();
+    }
+    let status = child.wait().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
+    reader.join().unwrap()
+}
+
+fn recover(log: &Path, ring: &Path, json: bool) {
+    let (logger, guard) = builder(log, ring, json).build().unwrap();
+    drop((logger, guard));
+}
+
+/// Each "line N" event with how often it appears, checking that every one
+/// carries its span, fields and target; and the other lines.
+fn read_log(log: &Path) -> (BTreeMap<u64, u32>, Vec<String>) {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    let (mut seen, mut other) = (BTreeMap::new(), Vec::new());
+    for line in text.lines() {
+        let Some((_, rest)) = line.split_once("line ") else {
+            other.push(line.to_owned());
+            continue;
+        };
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        let n: u64 = digits.parse().unwrap_or_else(|_| panic!("{line}"));
+        *seen.entry(n).or_insert(0) += 1;
+        if line.starts_with('{') {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            assert_eq!(v["fields"]["status"], 200, "{line}");
+            assert_eq!(v["fields"]["user"], "ann", "{line}");
+            assert_eq!(v["span"]["name"], "request", "{line}");
+            assert_eq!(v["span"]["id"], 7, "{line}");
+            assert_eq!(v["target"], "durable", "{line}");
+        } else {
+            assert!(line.contains("status=200 user=\"ann\""), "{line}");
+            assert!(line.contains("request{id=7}"), "{line}");
+            assert!(line.contains(" durable:"), "{line}");
+        }
+    }
+    (seen, other)
+}
+
+fn check(seen: &BTreeMap<u64, u32>, acked: Option<u64>, what: &str) {
+    assert!(
+        seen.values().all(|&c| c == 1),
+        "{what}: an event written twice"
+    );
+    let n = seen.len() as u64;
+    if let Some(last) = seen.keys().next_back() {
+        assert_eq!(*last + 1, n, "{what}: a gap in 0..={last}");
+    }
+    if let Some(acked) = acked {
+        assert!(n > acked, "{what}: accepted up to {acked}, {n} in the log");
+    }
+}
+
+#[test]
+fn sigkill_after_logging_through_the_layer_loses_nothing() {
+    for json in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let (log, ring) = (dir.path().join("app.log"), dir.path().join("ring"));
+        let acked = run("pinned", &log, &ring, None);
+        assert_eq!(acked, Some(9_999));
+        let (before, _) = read_log(&log);
+        recover(&log, &ring, json);
+        let (after, other) = read_log(&log);
+        eprintln!(
+            "tracing, recovered as {}: {} of 10000 on disk after SIGKILL, {} after recovery; {other:?}",
+            if json { "JSON" } else { "text" },
+            before.len(),
+            after.len()
+        );
+        check(&after, acked, "pinned");
+        assert_eq!(after.len(), 10_000);
+        if before.len() < 10_000 {
+            assert!(
+                other.iter().any(|l| l.contains("written by pid")),
+                "{other:?}"
+            );
+        }
+        recover(&log, &ring, !json);
+        assert_eq!(read_log(&log).0, after, "the second recovery wrote again");
+    }
+}
+
+#[test]
+fn sigkill_while_logging_through_the_layer_each_event_once() {
+    let dir = tempfile::tempdir().unwrap();
+    for seed in 0..20u64 {
+        let (log, ring) = (
+            dir.path().join(format!("{seed}.log")),
+            dir.path().join(format!("{seed}.ring")),
+        );
+        let delay = Duration::from_micros(10_000 + seed * 3_700);
+        let acked = run("free", &log, &ring, Some(delay));
+        recover(&log, &ring, seed % 2 == 1);
+        let (after, other) = read_log(&log);
+        check(&after, acked, &format!("run {seed}: {other:?}"));
+        recover(&log, &ring, seed % 2 == 0);
+        assert_eq!(read_log(&log).0, after, "run {seed}: written again");
+    }
+}
