@@ -180,16 +180,31 @@ fn nowait_logger(out: &Out, block: bool) -> (nowait::Logger, nowait::Guard) {
     } else {
         nowait::FullPolicy::Drop
     };
-    nowait::Builder::new()
+    let builder = nowait::Builder::new()
         .full_policy(policy)
-        .sink(out.nowait_sink())
-        .build()
-        .expect("a nowait logger")
+        .sink(out.nowait_sink());
+    let builder = match durable_file() {
+        Some(path) => builder.crash_durable(path),
+        None => builder,
+    };
+    builder.build().expect("a nowait logger")
+}
+
+/// `--durable DIR`: the crash-durable file of this (child) process.
+fn durable_file() -> Option<std::path::PathBuf> {
+    let dir = std::env::var_os("NOWAIT_BENCH_DURABLE")?;
+    let file = format!("latency-load-{}.nowait", std::process::id());
+    Some(std::path::Path::new(&dir).join(file))
 }
 
 fn nowait_teardown(logger: nowait::Logger, guard: nowait::Guard) -> Option<u64> {
     drop(guard);
-    Some(logger.stats().dropped())
+    let dropped = logger.stats().dropped();
+    drop(logger);
+    if let Some(path) = durable_file() {
+        let _ = std::fs::remove_file(path);
+    }
+    Some(dropped)
 }
 
 /// Installs `front` for this process (`lossless`: its lossless mode, if

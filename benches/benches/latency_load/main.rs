@@ -11,9 +11,11 @@
 //!
 //! Options after `--`: `--quick` (or `NOWAIT_BENCH_QUICK=1`) divides every
 //! sample count by about 20 — its numbers are not results, and it writes
-//! `benches/results/latency-quick.json` instead; `--only SUBSTR` runs the
-//! cases whose id (`lat/ftlog`, `tput/nowait-layer/2`, ...) contains
-//! SUBSTR; `--sink null` discards bytes instead of writing a file;
+//! `benches/results/latency-quick.json` instead; `--only SUBSTR[,SUBSTR...]`
+//! runs the cases whose id (`lat/ftlog`, `tput/nowait-layer/2`, ...)
+//! contains one of them; `--durable DIR` builds nowait's loggers with
+//! `Builder::crash_durable` on a file in DIR (its cost: see
+//! `benches/durable_ab.py`); `--sink null` discards bytes instead of writing a file;
 //! `--out PATH` writes the JSON elsewhere; `--dry-run` lists the cases
 //! and their expected durations without running them. `NOWAIT_BENCH_DIR` chooses where
 //! the temporary log files go (default: the system temp dir, which must be
@@ -600,6 +602,9 @@ fn main() {
     if args.iter().any(|a| a == "--quick") {
         std::env::set_var("NOWAIT_BENCH_QUICK", "1");
     }
+    if let Some(dir) = value_of("--durable") {
+        std::env::set_var("NOWAIT_BENCH_DURABLE", dir);
+    }
     if let Some(sink) = value_of("--sink") {
         std::env::set_var("NOWAIT_BENCH_SINK", sink);
     }
@@ -614,7 +619,7 @@ fn main() {
     let cases: Vec<Case> = cases(scale)
         .into_iter()
         .filter(|c| match only.as_deref() {
-            Some(o) => c.id().contains(o),
+            Some(o) => o.split(',').any(|o| c.id().contains(o)),
             None => true,
         })
         .collect();

@@ -499,6 +499,7 @@ pub fn report(results: &[Value], quick: bool, cpus: Option<&str>) -> Value {
         "machine": machine(),
         "cpus": cpus,
         "sink": std::env::var("NOWAIT_BENCH_SINK").unwrap_or_else(|_| "file".into()),
+        "crash_durable_dir": std::env::var("NOWAIT_BENCH_DURABLE").ok(),
         "units": "ns net of the timer's own cost (timer.p50_ns, per child); records/s; bytes; KiB",
         "latency": of_kind(results, "lat").collect::<Vec<_>>(),
         "span": of_kind(results, "span").collect::<Vec<_>>(),

@@ -131,6 +131,11 @@ pub(crate) struct DurableFile {
     map: Arc<Mapping>,
     layout: Layout,
     catalog: Mutex<()>,
+    /// The file's identity, to know it again (`retired_here`).
+    id: Option<FileId>,
+    /// Set when the logger's ring closes (guard dropped): a later
+    /// `build()` in this process may then start a new file at the path.
+    retired: std::sync::atomic::AtomicBool,
     /// Holds the lock that keeps a second logger off the file.
     _file: File,
 }
@@ -188,6 +193,11 @@ impl DurableFile {
         }
     }
 
+    /// The logger's ring is closed: nothing more will be pushed into it.
+    pub(crate) fn retire(&self) {
+        self.retired.store(true, Ordering::SeqCst);
+    }
+
     /// In a forked child: the child's logger must not write into the
     /// parent's file.
     pub(crate) fn detach_in_child(&self) {
@@ -214,6 +224,17 @@ impl DurableFile {
 fn active() -> &'static Mutex<Vec<Weak<DurableFile>>> {
     static ACTIVE: OnceLock<Mutex<Vec<Weak<DurableFile>>>> = OnceLock::new();
     ACTIVE.get_or_init(Default::default)
+}
+
+/// Whether the file `id` belongs to a logger of this process that was
+/// shut down (its handles may live on, so its mapping must stay).
+fn retired_here(id: FileId) -> bool {
+    let Ok(list) = active().lock() else {
+        return false;
+    };
+    list.iter()
+        .filter_map(Weak::upgrade)
+        .any(|f| f.id == Some(id) && f.retired.load(Ordering::SeqCst))
 }
 
 fn each_active(f: impl Fn(&DurableFile)) {
@@ -695,25 +716,60 @@ pub(crate) fn open(
     options.read(true).write(true).create(true).truncate(false);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let file = options.open(path)?;
-    if !sys::try_lock(&file)? {
-        return Err(io::Error::new(
+    let in_use = || {
+        io::Error::new(
             io::ErrorKind::AddrInUse,
             "a live logger (in this process or another) uses this file",
-        ));
+        )
+    };
+    let mut file = options.open(path)?;
+    let mut fresh = false;
+    if !sys::try_lock(&file)? {
+        if !sys::file_id(&file).is_ok_and(retired_here) {
+            return Err(in_use());
+        }
+        // A logger of this process that was shut down still maps the file
+        // (a handle to it lives on, perhaps as the global logger): it keeps
+        // that file, unlinked, and this logger starts a new one at the
+        // path. Nothing to recover: that logger wrote or counted all it
+        // accepted.
+        std::fs::remove_file(path)?;
+        file = options.create_new(true).open(path)?;
+        if !sys::try_lock(&file)? {
+            return Err(in_use());
+        }
+        fresh = true;
     }
-    let old = std::fs::read(path)?;
+    let old = if fresh {
+        Vec::new()
+    } else {
+        std::fs::read(path)?
+    };
     let layout = Layout {
         ring_bytes,
         mirror: mirror.next_power_of_two(),
         slots: files.min(SLOTS),
         catalog: DEFAULT_CATALOG,
     };
-    let map = Mapping::fresh(&file, layout.total())?;
+    let map = match Mapping::fresh(&file, layout.total()) {
+        Ok(map) => map,
+        Err(e) => {
+            // No room (a full tmpfs): put back what a dead process left, for
+            // a later start with room to recover.
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::FileExt;
+                let _ = file.set_len(0).and_then(|()| file.write_all_at(&old, 0));
+            }
+            return Err(e);
+        }
+    };
     let durable = Arc::new(DurableFile {
         map: Arc::new(map),
         layout,
         catalog: Mutex::new(()),
+        id: sys::file_id(&file).ok(),
+        retired: std::sync::atomic::AtomicBool::new(false),
         _file: file,
     });
     durable.write_header();

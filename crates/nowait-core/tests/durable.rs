@@ -351,12 +351,28 @@ fn sigkill_at_random_points_each_record_exactly_once() {
 fn a_path_in_use_by_a_live_logger_is_a_build_error() {
     let dir = tempfile::tempdir().unwrap();
     let (log, ring) = (dir.path().join("a.log"), dir.path().join("ring"));
-    let (_logger, guard) = builder(&log, &ring, Fmt::Plain, 1 << 16).build().unwrap();
+    let (logger, guard) = builder(&log, &ring, Fmt::Plain, 1 << 16).build().unwrap();
     let err = builder(&log, &ring, Fmt::Plain, 1 << 16)
         .build()
         .unwrap_err();
     assert!(err.to_string().contains("crash-durable"), "{err}");
+    logger.log(Level::Info, "line 0").unwrap();
+    // Shut down, with a handle still alive (as a global logger would be):
+    // the path is free again, and the new logger starts a file of its own.
     drop(guard);
+    let (second, guard) = builder(&log, &ring, Fmt::Plain, 1 << 16).build().unwrap();
+    second.log(Level::Info, "line 1").unwrap();
+    assert!(
+        logger.log(Level::Info, "line 2").is_err(),
+        "the old logger took a record"
+    );
+    drop((second, guard, logger));
+    let (seen, notices) = read_log(&log);
+    assert_eq!(
+        seen.keys().copied().collect::<Vec<_>>(),
+        [0, 1],
+        "{notices:?}"
+    );
 }
 
 #[test]
@@ -374,5 +390,63 @@ fn a_file_that_is_not_a_ring_is_reported_and_replaced() {
             .iter()
             .any(|l| l.contains("was not a nowait crash-durable file")),
         "{notices:?}"
+    );
+}
+
+/// A full file system (a 1 MiB tmpfs, smaller than the file) is a clear
+/// build error, never a `SIGBUS` on a later push into a page with no room;
+/// what a dead process left in the file is kept for a start with room.
+#[test]
+fn no_room_for_the_file_is_a_build_error_and_keeps_what_was_there() {
+    let dir = tempfile::tempdir().unwrap();
+    let mounted = Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
+        .arg(dir.path())
+        .output();
+    match &mounted {
+        Ok(o) if o.status.success() => {}
+        other => {
+            let why = match other {
+                Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_owned(),
+                Err(e) => e.to_string(),
+            };
+            eprintln!(
+                "SKIPPED no_room_for_the_file_is_a_build_error_and_keeps_what_was_there: \
+                 cannot mount a 1 MiB tmpfs (needs root or CAP_SYS_ADMIN): {why}"
+            );
+            return;
+        }
+    }
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            if !Command::new("umount")
+                .arg(self.0)
+                .status()
+                .is_ok_and(|s| s.success())
+            {
+                let _ = Command::new("umount").arg("-l").arg(self.0).status();
+            }
+        }
+    }
+    let _unmount = Unmount(dir.path());
+    let ring = dir.path().join("ring");
+    let left = b"what a dead process left".repeat(100);
+    std::fs::write(&ring, &left).unwrap();
+    let log = std::env::temp_dir().join(format!("nowait-durable-full-{}.log", std::process::id()));
+    let err = builder(&log, &ring, Fmt::Plain, 4 << 10)
+        .build()
+        .unwrap_err();
+    let _ = std::fs::remove_file(&log);
+    let text = format!("{err} {:?}", std::error::Error::source(&err));
+    assert!(text.contains("crash-durable"), "{text}");
+    assert!(
+        text.contains("StorageFull") || text.contains("No space"),
+        "{text}"
+    );
+    assert_eq!(
+        std::fs::read(&ring).unwrap(),
+        left,
+        "the old content was lost"
     );
 }

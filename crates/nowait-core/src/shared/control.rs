@@ -277,6 +277,9 @@ impl Shared {
                 .store(to_ns(deadline), Ordering::SeqCst);
             // From here on every push is refused and counted.
             self.ring.close();
+            if let Some(durable) = &self.durable {
+                durable.retire();
+            }
             self.space.notify();
             self.doorbell.ring();
         }

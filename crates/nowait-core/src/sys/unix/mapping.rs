@@ -22,11 +22,26 @@ unsafe impl Send for Mapping {}
 unsafe impl Sync for Mapping {}
 
 impl Mapping {
-    /// Truncates `file` to zero, then to `len` bytes (so that every byte
-    /// reads as zero), and maps it shared.
+    /// Truncates `file` to zero, then writes `len` zero bytes to it, maps
+    /// it shared and touches every page.
+    ///
+    /// Writing the zeros (rather than extending the file sparsely) makes
+    /// the file system allocate every block now: a full disk or tmpfs is an
+    /// error here, in `build()`, instead of a `SIGBUS` on a request thread
+    /// whose push first touches a page that has no room. Touching each page
+    /// after mapping it takes the page faults here too, so the first
+    /// records pay none (on tmpfs; a disk file's pages fault again after
+    /// each writeback).
     pub(crate) fn fresh(file: &File, len: usize) -> io::Result<Mapping> {
+        use std::os::unix::fs::FileExt;
         file.set_len(0)?;
-        file.set_len(len as u64)?;
+        let zeros = vec![0u8; 64 << 10];
+        let mut at = 0;
+        while at < len {
+            let n = zeros.len().min(len - at);
+            file.write_all_at(&zeros[..n], at as u64)?;
+            at += n;
+        }
         // SAFETY: a new mapping at an address the kernel chooses; it
         // aliases no Rust object.
         let ptr = unsafe {
@@ -39,10 +54,18 @@ impl Mapping {
                 0,
             )
         }?;
-        Ok(Mapping {
+        let map = Mapping {
             ptr: NonNull::new(ptr.cast()).ok_or_else(|| io::Error::other("mmap returned null"))?,
             len,
-        })
+        };
+        let page = rustix::param::page_size();
+        for offset in (0..len).step_by(page) {
+            // SAFETY: `offset < len`, inside the mapping, which nothing else
+            // uses yet (it was created above); the byte is zero and stays
+            // zero. Volatile, so that the store (and its fault) happens.
+            unsafe { map.ptr.as_ptr().add(offset).write_volatile(0) };
+        }
+        Ok(map)
     }
 
     pub(crate) fn ptr(&self) -> NonNull<u8> {
