@@ -450,8 +450,9 @@ impl Builder {
     /// dumps, Rust's stack-overflow message and crash reporters installed
     /// earlier behave as without nowait). A crash of the writer thread
     /// itself, or a second fatal signal during the drain, goes straight to
-    /// that action. Nothing helps against `SIGKILL` (the OOM killer);
-    /// Windows has no such handler yet. See `docs::design` ("Crashes").
+    /// that action. `SIGKILL` (the OOM killer) runs no handler: see
+    /// [`crash_durable`](Builder::crash_durable). Windows has no such
+    /// handler yet. See `docs::design` ("Crashes").
     /// Turn it off in a program that uses SIGSEGV itself (an embedded JVM):
     /// its first one would be taken for a crash and drained (then the
     /// handler steps aside for good).
@@ -480,9 +481,13 @@ impl Builder {
     /// with `medium: Memory`) or the log volume; on tmpfs the hot path
     /// takes no page faults. Costs the writer one more copy of each file
     /// sink's bytes; the request thread's cost is unchanged (see
-    /// `docs::design`, "Crashes"). One live logger per file: a second
-    /// `build()` with a path in use fails. Unix only for now: on Windows
-    /// `build()` fails with an error saying so.
+    /// `docs::design`, "The crash-durable ring"). One live logger per
+    /// file: a second `build()` with a path in use fails (once a logger's
+    /// guard is dropped, its path can be built again). A full file system
+    /// is a `build()` error, never a fault on a push. `nowait-recover FILE`
+    /// (an example tool) recovers a file without starting the program.
+    /// Unix only for now: on Windows `build()` fails with an error saying
+    /// so.
     ///
     /// # Examples
     ///

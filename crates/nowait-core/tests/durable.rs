@@ -212,10 +212,13 @@ fn sigkill_after_logging(case: &str) {
     assert_eq!(run.signal, Some(libc::SIGKILL));
     assert_eq!(run.acked, Some(n - 1));
     let (before, _) = read_log(&log);
+    let t = std::time::Instant::now();
     recover(&log, &ring, case.contains("macros"), 1 << 20);
+    let took = t.elapsed();
     let (after, notices) = read_log(&log);
     eprintln!(
-        "{case}: {} of {n} on disk after SIGKILL, {} after recovery; {notices:?}",
+        "{case}: {} of {n} on disk after SIGKILL, {} after recovery (build + guard drop {took:?}); \
+         {notices:?}",
         before.len(),
         after.len()
     );

@@ -3,7 +3,9 @@
 //!
 //! The rings are tiny (8 words) so that every interleaving of two producers
 //! and the consumer is explored, including claims that need wrap-around
-//! padding and claims that find the ring full.
+//! padding and claims that find the ring full. The last models check the
+//! deferred mode of the crash-durable ring (`consume` keeps the space until
+//! `release`).
 
 use super::*;
 use loom::sync::Arc;
@@ -138,5 +140,193 @@ fn close_splits_claims_exactly() {
         let got = drain(&ring, accepted);
         assert_eq!(got.len(), accepted);
         assert_eq!(ring.released(), end);
+    });
+}
+
+// === deferred mode (the crash-durable ring) ===
+
+/// A deferred ring on the heap: what `Ring::in_region` builds, in the
+/// store loom can model (a region of plain memory is not one).
+fn deferred(min_bytes: usize) -> Ring {
+    let words = Ring::words_for(min_bytes);
+    Ring::with_store(Store::heap(words), words, true)
+}
+
+/// Re-reads what the consumer of a deferred ring took and has not released
+/// yet (from `released()` to `consumed()`), the way `scan` would read it
+/// from the file after a crash: `taken` must all still be there, intact and
+/// tagged with their own lap. If a producer wrote into those words before
+/// the release, loom reports the race with these reads, or they find
+/// other bytes.
+fn assert_still_there(ring: &Ring, taken: &[(u8, Vec<u8>)]) {
+    let cap = ring.capacity_words();
+    let end = ring.consumed();
+    let mut pos = ring.released();
+    let mut found = Vec::new();
+    while pos < end {
+        let index = (pos & ring.mask) as usize;
+        match ring.states()[index].load(Ordering::Acquire) {
+            PADDING => pos += cap - index as u64,
+            COMMITTED => {
+                let header = ring.read_header(index);
+                assert_eq!(header.lap, lap_of(pos, cap), "header of another lap");
+                ring.lend_payload(index, header, &mut |h, p| {
+                    found.push((h.level, p.to_vec()));
+                });
+                pos += record_words(header.len as usize);
+            }
+            other => panic!("state {other} at word {pos}, taken and not released"),
+        }
+    }
+    assert_eq!(pos, end);
+    assert_eq!(found, taken);
+}
+
+/// Two producers and a consumer that takes, then releases, in turns. The
+/// records need more words than the ring has (two of 3 words and two of 2,
+/// in 8, plus padding before the wrap wherever the order puts it), so the
+/// last claims succeed only in space a release handed back. Every accepted
+/// record arrives once, in its producer's order, intact; what was taken
+/// stays untouched until it is released.
+///
+/// Nobody spins without bound: with two threads retrying and a third
+/// preempted inside its claim, loom could schedule the two forever. So
+/// each push gets a few tries and the consumer a few rounds before it
+/// joins the producers and takes the rest. The model counts the
+/// executions in which every record got in (the ring wrapped into
+/// released space) and requires that there were some.
+#[test]
+fn deferred_ring_reuses_only_released_space() {
+    // Counts across loom's executions, so not one of loom's atomics.
+    use std::sync::atomic::AtomicUsize;
+    static WRAPPED: AtomicUsize = AtomicUsize::new(0);
+    const RECORDS: u8 = 2; // per producer
+    const TRIES: usize = 3;
+    const ROUNDS: usize = 4;
+    /// Producer 1's records are 16 bytes (3 words), producer 2's 8 (2).
+    fn record(t: u8, i: u8) -> (u8, Vec<u8>) {
+        (t, vec![t * 10 + i; if t == 1 { 16 } else { 8 }])
+    }
+    loom::model(|| {
+        let ring = Arc::new(deferred(64)); // 8 words
+        let producers: Vec<_> = (1..=2u8)
+            .map(|t| {
+                let ring = Arc::clone(&ring);
+                thread::spawn(move || {
+                    let mut accepted = Vec::new();
+                    for i in 0..RECORDS {
+                        let (level, payload) = record(t, i);
+                        for _ in 0..TRIES {
+                            match ring.try_push(level, 0, &[&payload]) {
+                                Ok(_) => {
+                                    accepted.push(record(t, i));
+                                    break;
+                                }
+                                Err(e) => assert_eq!(e, PushError::Full),
+                            }
+                            thread::yield_now();
+                        }
+                    }
+                    accepted
+                })
+            })
+            .collect();
+        let mut got = Vec::new();
+        let take_then_release = |got: &mut Vec<(u8, Vec<u8>)>| {
+            let before = got.len();
+            let n = ring.consume(ring.capacity_bytes(), |h, p| {
+                got.push((h.level, p.to_vec()))
+            });
+            if n > 0 {
+                // Producers may run here: nothing taken may be overwritten.
+                thread::yield_now();
+                assert_still_there(&ring, &got[before..]);
+                ring.release();
+                assert_eq!(ring.released(), ring.consumed());
+            }
+        };
+        for _ in 0..ROUNDS {
+            take_then_release(&mut got);
+            thread::yield_now();
+        }
+        let accepted: Vec<_> = producers.into_iter().map(|p| p.join().unwrap()).collect();
+        take_then_release(&mut got);
+        for (t, mine) in (1..=2u8).zip(&accepted) {
+            let arrived: Vec<_> = got.iter().filter(|(l, _)| *l == t).collect();
+            assert_eq!(arrived, mine.iter().collect::<Vec<_>>(), "producer {t}");
+        }
+        assert_eq!(got.len(), accepted.iter().map(Vec::len).sum::<usize>());
+        if got.len() == 2 * RECORDS as usize {
+            // Ten words of records (and any padding) went through a ring
+            // of eight.
+            assert!(ring.claimed() >= 10, "claimed {}", ring.claimed());
+            WRAPPED.fetch_add(1, Ordering::Relaxed);
+        }
+        assert_eq!(ring.released(), ring.claimed());
+        assert_eq!(ring.used_bytes(), 0);
+    });
+    assert!(WRAPPED.load(Ordering::Relaxed) > 0, "no execution wrapped");
+}
+
+/// Consumes from a deferred ring until `want` records arrived, at most a
+/// lap's bytes per call (so that a consumer that read a lap again would
+/// show duplicates instead of looping), without releasing.
+fn take(ring: &Ring, want: usize) -> Vec<(u8, Vec<u8>)> {
+    let mut got = Vec::new();
+    while got.len() < want {
+        ring.consume(ring.capacity_bytes(), |h, p| {
+            got.push((h.level, p.to_vec()))
+        });
+        if got.len() < want {
+            thread::yield_now();
+        }
+    }
+    got
+}
+
+/// The consumer takes a record, then a producer fills the ring before the
+/// release (padding to the end of the buffer, then words the consumer
+/// released a lap ago): the next `consume` must stop a lap after `tail`
+/// instead of reading the taken record again (its state byte is still
+/// set), and the producer's next claim must wait for the release.
+#[test]
+fn deferred_full_ring_is_not_read_again() {
+    loom::model(|| {
+        let ring = Arc::new(deferred(64)); // 8 words
+        ring.try_push(0, 0, &[&[0; 16]]).unwrap(); // words 0..3
+        assert_eq!(take(&ring, 1), vec![(0, vec![0; 16])]);
+        ring.release();
+        ring.try_push(1, 0, &[&[1; 16]]).unwrap(); // 3..6
+        assert_eq!(take(&ring, 1), vec![(1, vec![1; 16])]);
+        assert_eq!((ring.released(), ring.consumed()), (3, 6));
+
+        let producer = {
+            let ring = Arc::clone(&ring);
+            thread::spawn(move || {
+                // Pads 6..8 and takes 8..11: the ring is full.
+                ring.try_push(2, 0, &[&[2; 16]]).unwrap();
+                // 11..13 (words 3..5, the taken record's): only after the
+                // release.
+                push_retrying(&ring, 3, &[3; 8]);
+            })
+        };
+        let mut got = take(&ring, 1);
+        assert_eq!(got, vec![(2, vec![2; 16])]);
+        assert_eq!(ring.consumed(), 11);
+        // A lap of records taken and not released: nothing to read.
+        let again = ring.consume(ring.capacity_bytes(), |h, p| {
+            got.push((h.level, p.to_vec()))
+        });
+        assert_eq!(again, 0, "read again: {got:?}");
+        assert_eq!(ring.consumed(), 11);
+        assert_still_there(&ring, &[(1, vec![1; 16]), (2, vec![2; 16])]);
+        ring.release();
+        assert_eq!(ring.released(), 11);
+        got.extend(take(&ring, 1));
+        producer.join().unwrap();
+        assert_eq!(got, vec![(2, vec![2; 16]), (3, vec![3; 8])]);
+        assert_eq!(ring.consumed(), 13);
+        ring.release();
+        assert_eq!(ring.used_bytes(), 0);
     });
 }
