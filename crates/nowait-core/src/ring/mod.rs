@@ -257,12 +257,11 @@ enum Owner {
     Mapped(#[allow(dead_code)] std::sync::Arc<dyn std::any::Any + Send + Sync>),
 }
 
-#[cfg(not(loom))]
 const TAIL_AT: usize = 128;
-#[cfg(not(loom))]
 const STATES_AT: usize = 256;
 
-#[cfg(not(loom))]
+/// The layout of a region (used by [`Ring::region_size`] and [`scan`],
+/// which are plain arithmetic and byte reads, so loom builds them too).
 impl Store {
     fn words_at(words: usize) -> usize {
         (STATES_AT + words).next_multiple_of(64)
@@ -271,7 +270,10 @@ impl Store {
     fn size(words: usize) -> usize {
         Self::words_at(words) + words * WORD
     }
+}
 
+#[cfg(not(loom))]
+impl Store {
     fn heap(words: usize) -> Store {
         let layout = std::alloc::Layout::from_size_align(Self::size(words), 4096)
             .expect("ring size checked by the builder");
@@ -371,7 +373,6 @@ impl Ring {
 
     /// The bytes a ring of at least `min_bytes` needs in a region of its
     /// own ([`Ring::in_region`]).
-    #[cfg(not(loom))]
     pub(crate) fn region_size(min_bytes: usize) -> usize {
         Store::size(Self::words_for(min_bytes))
     }
@@ -401,6 +402,22 @@ impl Ring {
         let ring = Ring::with_store(store, words, true);
         ring.prefault();
         ring
+    }
+
+    /// Under loom the store is loom's atomics and cells on the heap: a
+    /// ring in a mapped region cannot be modelled (this only lets the
+    /// crate build; the loom models build deferred rings on the heap).
+    ///
+    /// # Safety
+    ///
+    /// None needed: it never returns.
+    #[cfg(loom)]
+    pub(crate) unsafe fn in_region(
+        _min_bytes: usize,
+        _base: std::ptr::NonNull<u8>,
+        _owner: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+    ) -> Ring {
+        unimplemented!("a ring in a mapped region is not modelled under loom")
     }
 
     fn with_store(store: Store, words: usize, deferred: bool) -> Ring {
@@ -743,7 +760,6 @@ impl Ring {
 // === reading a crash-durable ring left by a process that died ===
 
 /// What [`scan`] finds in the ring of a process that died.
-#[cfg(not(loom))]
 #[derive(Debug)]
 pub(crate) enum Found<'a> {
     /// A committed record.
@@ -759,7 +775,6 @@ pub(crate) enum Found<'a> {
 /// position, handing each to `f`. Plain reads of a copy: the process that
 /// wrote it is gone. Errors name what is inconsistent (a file that is not
 /// a ring, or was damaged).
-#[cfg(not(loom))]
 pub(crate) fn scan(
     region: &[u8],
     min_bytes: usize,
