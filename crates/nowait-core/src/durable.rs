@@ -47,11 +47,15 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::Duration;
 
 use crate::event::{register_callsite, Callsite, SiteKey};
 use crate::ring::{self, Ring};
 use crate::sys::{self, FileId, Mapping};
 use crate::{kind, Level};
+
+/// How long `open` waits for a lock that is being released.
+const LOCK_WAIT: Duration = Duration::from_millis(100);
 
 /// File sinks that get a mirror (more are written as usual, without one).
 pub(crate) const SLOTS: usize = 16;
@@ -716,6 +720,13 @@ pub(crate) fn open(
     options.read(true).write(true).create(true).truncate(false);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    if cfg!(windows) {
+        // Before creating anything at `path`.
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "the crash-durable ring is not available on Windows yet",
+        ));
+    }
     let in_use = || {
         io::Error::new(
             io::ErrorKind::AddrInUse,
@@ -724,10 +735,19 @@ pub(crate) fn open(
     };
     let mut file = options.open(path)?;
     let mut fresh = false;
-    if !sys::try_lock(&file)? {
-        if !sys::file_id(&file).is_ok_and(retired_here) {
+    // A lock about to go away is waited for, at most `LOCK_WAIT`: that of
+    // a logger of this process whose writer thread is exiting, or that of
+    // a child process between its `fork` and its `exec` (it has a copy of
+    // the descriptor until then).
+    let mut waited = 0;
+    while !sys::try_lock(&file)? && !sys::file_id(&file).is_ok_and(retired_here) {
+        if waited >= LOCK_WAIT.as_millis() {
             return Err(in_use());
         }
+        std::thread::sleep(Duration::from_millis(1));
+        waited += 1;
+    }
+    if !sys::try_lock(&file)? {
         // A logger of this process that was shut down still maps the file
         // (a handle to it lives on, perhaps as the global logger): it keeps
         // that file, unlinked, and this logger starts a new one at the
