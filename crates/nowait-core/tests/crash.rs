@@ -330,3 +330,65 @@ fn a_second_crash_during_the_drain_ends_the_process() {
     assert_eq!(status.signal(), Some(libc::SIGSEGV), "{status:?}\n{err}");
     assert!(took < Duration::from_secs(3), "{took:?}");
 }
+
+/// A program built with `panic = "abort"` (the `crash_panic_abort`
+/// example, built here with the workspace's `panic-abort` profile) panics
+/// after logging: with nowait's panic hook (the default) and without it
+/// (then the crash handler alone drains), every record is on disk and the
+/// process dies of SIGABRT, as it would without nowait.
+#[cfg(target_os = "linux")] // the example pins itself to one CPU with sched_setaffinity
+#[test]
+fn a_panic_abort_build_loses_nothing_and_dies_of_sigabrt() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let target = root.join("target/panic-abort");
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let built = Command::new(cargo)
+        .current_dir(&root)
+        .args([
+            "build",
+            "-q",
+            "--profile",
+            "panic-abort",
+            "-p",
+            "nowait-core",
+        ])
+        .args(["--example", "crash_panic_abort"])
+        .env("CARGO_TARGET_DIR", &target)
+        .output()
+        .unwrap();
+    assert!(
+        built.status.success(),
+        "cannot build the example: {}",
+        String::from_utf8_lossy(&built.stderr)
+    );
+    let exe = target.join("panic-abort/examples/crash_panic_abort");
+    let dir = tempfile::tempdir().unwrap();
+    for hook in [true, false] {
+        let file = dir.path().join(format!("hook-{hook}.log"));
+        let mut cmd = Command::new(&exe);
+        cmd.arg(&file).stdout(Stdio::null()).stderr(Stdio::piped());
+        if !hook {
+            cmd.env("NOWAIT_NO_PANIC_HOOK", "1");
+        }
+        let start = Instant::now();
+        let out = cmd.output().unwrap();
+        let took = start.elapsed();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(
+            out.status.signal(),
+            Some(libc::SIGABRT),
+            "{:?}: {err}",
+            out.status
+        );
+        assert!(
+            err.contains("a panic in a panic = \"abort\" build"),
+            "{err}"
+        );
+        let text = std::fs::read_to_string(&file).unwrap();
+        let lines: Vec<String> = text.lines().map(str::to_owned).collect();
+        assert_every_record(&lines, "panic-abort");
+        let case = format!("panic-abort, panic hook {hook}");
+        let ms = assert_notice(&lines, &case, "SIGABRT");
+        eprintln!("CRASH {case}: {N} of {N} on disk, drain {ms} ms, child {took:?}");
+    }
+}
