@@ -109,6 +109,10 @@ fn recover_into(shared: &Arc<Shared>, recovered: crate::durable::Recovered, boun
         shared.push_recovered(Level::Warn, crate::kind::TEXT, notice.as_bytes(), deadline);
     }
     let total = recovered.records.len();
+    if let (true, Some(file)) = (total > 0, &shared.durable) {
+        // Nobody else has the logger yet: the records start here.
+        file.set_recovered_start(shared.ring.claimed());
+    }
     let mut lost = 0;
     for (level, kind, payload) in &recovered.records {
         if lost > 0 || !shared.push_recovered(*level, *kind, payload, deadline) {
@@ -784,7 +788,13 @@ impl Builder {
             .start_writer()
             .map_err(|e| BuildError::io("cannot spawn the writer thread", e))?;
         if let Some(recovered) = recovered {
+            let any = !recovered.records.is_empty();
             recover_into(&shared, recovered, self.shutdown_timeout);
+            if let (true, Some(file)) = (any, &shared.durable) {
+                // Nobody else has the logger yet: the recovered records
+                // end here.
+                file.set_recovered_end(shared.ring.claimed());
+            }
         }
 
         crate::hooks::register(

@@ -73,6 +73,10 @@ const H_NS_PER_TICK: usize = 48;
 const H_CREATED: usize = 56;
 const H_OVERFLOW: usize = 64;
 const H_CATALOG_FULL: usize = 72;
+/// The ring positions of the records this process recovered at build
+/// (after its notices about them), and after them.
+const H_RECOVERED_START: usize = 88;
+const H_RECOVERED_END: usize = 80;
 const GEN: usize = 128;
 const CATALOG_USED: usize = 192;
 const SNAPSHOT: [usize; 2] = [256, 1280];
@@ -195,6 +199,18 @@ impl DurableFile {
                 owner,
             )
         }
+    }
+
+    /// Notes where the records recovered at build start in this file's
+    /// ring.
+    pub(crate) fn set_recovered_start(&self, start: u64) {
+        self.word(H_RECOVERED_START).store(start, Ordering::Release);
+    }
+
+    /// Notes where the records recovered at build end in this file's ring
+    /// (the position after them).
+    pub(crate) fn set_recovered_end(&self, end: u64) {
+        self.word(H_RECOVERED_END).store(end, Ordering::Release);
     }
 
     /// The logger's ring is closed: nothing more will be pushed into it.
@@ -646,14 +662,24 @@ fn recover(old: &[u8], path: &Path) -> Result<Recovered, String> {
         let delta = (ticks as f64 - t0 as f64) * ns_per_tick;
         (w0 as f64 + delta).max(0.0) as u64
     };
-    let (mut torn, mut last) = (0u64, None);
+    let (mut torn, mut last, mut skipped) = (0u64, None, 0u64);
     let taken = read_u64(old, snap + S_TAKEN);
+    // Records the dead process had itself recovered (ring positions from
+    // `H_RECOVERED_START` to `H_RECOVERED_END`) and had not written when it
+    // died (they are at or after `taken`): the second try failed. One of them may be what kills the writer thread (a format
+    // that crashes on it); trying a third time could make every start
+    // crash the same way, so they are skipped, and counted.
+    let recovered_end = read_u64(old, H_RECOVERED_END);
+    let retried = read_u64(old, H_RECOVERED_START)..recovered_end;
     let scanned = ring::scan(
         &old[RING_AT..layout.mirrors_at()],
         layout.ring_bytes,
         taken,
         |found| match found {
-            ring::Found::Record { header, payload } => {
+            ring::Found::Record { at, .. } if retried.contains(&at) => skipped += 1,
+            ring::Found::Record {
+                header, payload, ..
+            } => {
                 let mut payload = payload.to_vec();
                 if header.kind == kind::EVENT {
                     if let Some(wall) = rewrite_event(&mut payload, time, &catalog) {
@@ -689,6 +715,13 @@ fn recover(old: &[u8], path: &Path) -> Result<Recovered, String> {
             if torn == 1 { "it" } else { "them" },
         ));
     }
+    if skipped > 0 {
+        notice.push_str(&format!(
+            "; {skipped} record{} it had recovered from an earlier process and died before \
+             writing (a second try) skipped, lost",
+            if skipped == 1 { "" } else { "s" },
+        ));
+    }
     let overflow = read_u64(old, H_OVERFLOW);
     if overflow > 0 {
         notice.push_str(&format!(
@@ -701,7 +734,7 @@ fn recover(old: &[u8], path: &Path) -> Result<Recovered, String> {
             "; {missing} call sites did not fit the catalog: their events show no names"
         ));
     }
-    if n > 0 || torn > 0 || overflow > 0 {
+    if n > 0 || torn > 0 || overflow > 0 || skipped > 0 {
         out.notices.insert(0, notice);
     }
     Ok(out)

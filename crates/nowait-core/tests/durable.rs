@@ -61,6 +61,34 @@ fn child_format(macros: bool) -> Fmt {
     }
 }
 
+/// A format that crashes the writer thread (a write through a null
+/// pointer) on the record "crash", like a buggy `Format` would.
+#[derive(Debug)]
+struct Poisoned;
+
+impl nowait_core::Format for Poisoned {
+    fn format(&mut self, record: &nowait_core::Record<'_>, out: &mut Vec<u8>) {
+        if record.payload() == b"crash" {
+            // SAFETY: none: the crash is the point.
+            unsafe { std::ptr::write_volatile(std::ptr::null_mut::<u64>(), 1) };
+        }
+        Plain.format(record, out);
+    }
+
+    fn notice(&mut self, notice: &nowait_core::Notice<'_>, out: &mut Vec<u8>) {
+        Plain.notice(notice, out);
+    }
+}
+
+#[derive(Debug)]
+struct MakePoisoned;
+
+impl nowait_core::MakeFormat for MakePoisoned {
+    fn make_format(&self, _: &nowait_core::SinkInfo) -> Box<dyn nowait_core::Format> {
+        Box::new(Poisoned)
+    }
+}
+
 #[test]
 fn child_entry() {
     let Ok(case) = std::env::var("NOWAIT_DURABLE") else {
@@ -71,6 +99,22 @@ fn child_entry() {
     let capacity: usize = std::env::var("NOWAIT_CAPACITY").unwrap().parse().unwrap();
     let count: u64 = std::env::var("NOWAIT_COUNT").unwrap().parse().unwrap();
     let macros = case.contains("macros");
+    if case.starts_with("poison") {
+        // "poison": logs, then the record that crashes the writer;
+        // "poison-recover": only recovers (with the same format).
+        let (logger, _guard) = builder(&log, &ring, Fmt::Plain, capacity)
+            .format(MakePoisoned)
+            .build()
+            .unwrap();
+        if case == "poison" {
+            for i in 0..count {
+                logger.log(Level::Info, &format!("line {i}")).unwrap();
+            }
+            logger.log(Level::Info, "crash").unwrap();
+        }
+        std::thread::sleep(Duration::from_secs(30));
+        std::process::exit(3);
+    }
     let (logger, guard) = builder(&log, &ring, child_format(macros), capacity)
         .build()
         .unwrap();
@@ -452,4 +496,47 @@ fn no_room_for_the_file_is_a_build_error_and_keeps_what_was_there() {
         left,
         "the old content was lost"
     );
+}
+
+/// A record that crashes the writer thread (a `Format` that segfaults on
+/// it) is recovered once more at the next start, which crashes the same
+/// way; the start after that skips what that one had recovered and not
+/// written, and says so: a crash loop ends after one retry, and every
+/// record is written once or counted.
+#[test]
+fn a_record_that_crashes_the_writer_is_retried_once_then_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, ring) = (dir.path().join("app.log"), dir.path().join("ring"));
+    let n = 10_000;
+    let first = run("poison", &log, &ring, n, 1 << 20, None);
+    assert_eq!(first.signal, Some(libc::SIGSEGV), "the first process");
+    let second = run("poison-recover", &log, &ring, 0, 1 << 20, None);
+    assert_eq!(second.signal, Some(libc::SIGSEGV), "the second process");
+    let (before, _) = read_log(&log);
+    recover(&log, &ring, false, 1 << 20);
+    let (after, notices) = read_log(&log);
+    eprintln!(
+        "poison: {} of {n} on disk after two crashes, {} after the third start; {notices:?}",
+        before.len(),
+        after.len()
+    );
+    assert!(after.values().all(|&c| c == 1), "a record written twice");
+    assert!(!notices.iter().any(|l| l.ends_with("crash")), "{notices:?}");
+    let skipped: u64 = notices
+        .iter()
+        .find_map(|l| {
+            if !l.contains("died before writing (a second try) skipped") {
+                return None;
+            }
+            let (head, _) = l.split_once(" records it had recovered")?;
+            let head = head.rsplit_once("; ").map_or(head, |(_, n)| n);
+            head.split(' ').next()?.parse().ok()
+        })
+        .unwrap_or(0);
+    // Every "line N" is there once, or among the skipped (the crashing
+    // record is skipped too).
+    assert!(skipped >= 1, "nothing skipped: {notices:?}");
+    assert_eq!(after.len() as u64 + skipped - 1, n, "{notices:?}");
+    recover(&log, &ring, false, 1 << 20);
+    assert_eq!(read_log(&log).0, after, "the fourth start wrote again");
 }

@@ -310,7 +310,14 @@ pub mod design {
     //!    never committed (the process died while writing them) lost".
     //!
     //! A second recovery of the same file finds a fresh file: nothing is
-    //! written twice.
+    //! written twice. A record that kills the writer thread (a `Format`
+    //! that segfaults on it; a panic is caught) would kill every start that
+    //! recovers it: so the file notes which ring positions hold recovered
+    //! records, and records a process had recovered and died before
+    //! writing are skipped at the next start, counted in its notice ("1475
+    //! records it had recovered from an earlier process and died before
+    //! writing (a second try) skipped, lost"). A crash loop ends after one
+    //! retry (`a_record_that_crashes_the_writer_is_retried_once_then_skipped`).
     //!
     //! **Measured** (`tests/durable.rs`, nowait-tracing's
     //! `tests/durable.rs`): a process pinned to one CPU logs 10,000 records

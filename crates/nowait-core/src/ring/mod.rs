@@ -762,8 +762,12 @@ impl Ring {
 /// What [`scan`] finds in the ring of a process that died.
 #[derive(Debug)]
 pub(crate) enum Found<'a> {
-    /// A committed record.
-    Record { header: Header, payload: &'a [u8] },
+    /// A committed record, claimed at ring position `at`.
+    Record {
+        at: u64,
+        header: Header,
+        payload: &'a [u8],
+    },
     /// A claimed region that was never committed: its producer died
     /// while writing it (or unwound), so it is counted, never decoded.
     Torn,
@@ -821,6 +825,7 @@ pub(crate) fn scan(
                 if state == COMMITTED {
                     let at = (index + 1) * WORD;
                     f(Found::Record {
+                        at: pos,
                         header,
                         payload: &data[at..at + header.len as usize],
                     });
