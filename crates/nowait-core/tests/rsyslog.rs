@@ -201,9 +201,16 @@ fn syslog_sink(port: u16) -> Sink {
         .syslog(Syslog::new().app_name(APP))
 }
 
+/// One rsyslogd at a time. Each picks a free port by binding port 0 and
+/// letting it go, so two at once can be handed the same one: the second
+/// daemon fails to listen, the probe reaches the first, and the other test
+/// killing its daemon looked like a refused connection here (CI, once).
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn every_record_arrives_exactly_once() {
     let bin = rsyslogd_or_skip!();
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let rs = Rsyslog::start(bin, dir.path());
     let n = 100_000u64;
@@ -235,6 +242,7 @@ fn every_record_arrives_exactly_once() {
 #[test]
 fn rsyslog_killed_and_restarted_costs_no_wait_and_every_loss_is_reported() {
     let bin = rsyslogd_or_skip!();
+    let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let mut rs = Rsyslog::start(bin, dir.path());
     let (logger, guard) = Builder::new()
