@@ -179,6 +179,18 @@ fn child_entry() {
             let _p = PanicOnDrop;
             panic!("first panic");
         }
+        "in-handler" => {
+            // A crash inside another signal handler (here SIGUSR1's).
+            extern "C" fn on_usr1(_: libc::c_int) {
+                segfault();
+            }
+            // SAFETY: installs a handler that only faults; then raises
+            // the signal on this thread.
+            unsafe {
+                libc::signal(libc::SIGUSR1, on_usr1 as *const () as libc::sighandler_t);
+                libc::raise(libc::SIGUSR1);
+            }
+        }
         "writer" => {
             logger.log(Level::Info, "crash").unwrap();
             std::thread::sleep(Duration::from_secs(10));
@@ -268,6 +280,7 @@ fn fatal_signals_drain_the_ring_then_die_of_the_signal() {
         // Rust's own handler prints its message, then aborts.
         ("overflow", libc::SIGABRT, "SIGSEGV"),
         ("double-panic", libc::SIGABRT, "SIGABRT"),
+        ("in-handler", libc::SIGSEGV, "SIGSEGV"),
         // The macros' front end: the same ring, other records.
         ("segv-macros", libc::SIGSEGV, "SIGSEGV"),
         ("abort-macros", libc::SIGABRT, "SIGABRT"),
