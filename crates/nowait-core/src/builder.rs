@@ -100,29 +100,66 @@ pub const DEFAULT_IDLE_INTERVAL: Duration = Duration::from_millis(50);
 /// The default bound on a fatal signal's drain ([`Builder::crash_timeout`]).
 pub(crate) const DEFAULT_CRASH_TIMEOUT: Duration = Duration::from_secs(1);
 
-/// Writes what a crash-durable file held when its process died: the
-/// notices, then the records, before any new record (the logger is not
-/// handed out yet). Waits for room at most `bound` in all.
-fn recover_into(shared: &Arc<Shared>, recovered: crate::durable::Recovered, bound: Duration) {
-    let deadline = crate::clock::deadline_after(bound);
-    for notice in &recovered.notices {
-        shared.push_recovered(Level::Warn, crate::kind::TEXT, notice.as_bytes(), deadline);
-    }
-    let total = recovered.records.len();
-    if let (true, Some(file)) = (total > 0, &shared.durable) {
-        // Nobody else has the logger yet: the records start here.
-        file.set_recovered_start(shared.ring.claimed());
-    }
-    let mut lost = 0;
-    for (level, kind, payload) in &recovered.records {
-        if lost > 0 || !shared.push_recovered(*level, *kind, payload, deadline) {
-            lost += 1;
+/// What a crash-durable file held when its process died, pushed into the
+/// new logger's ring before any new record (the logger is not handed out
+/// yet): the notices, then the records.
+struct Recovery {
+    items: std::vec::IntoIter<(Level, u8, Vec<u8>)>,
+    total: usize,
+    pushed: usize,
+    lost: usize,
+}
+
+impl Recovery {
+    fn new(recovered: crate::durable::Recovered) -> Recovery {
+        let total = recovered.records.len();
+        let items: Vec<_> = (recovered.notices.into_iter())
+            .map(|n| (Level::Warn, crate::kind::TEXT, n.into_bytes()))
+            .chain(recovered.records)
+            .collect();
+        Recovery {
+            items: items.into_iter(),
+            total,
+            pushed: 0,
+            lost: 0,
         }
     }
-    if lost > 0 {
-        let msg =
-            format!("{lost} of {total} recovered records lost: the ring stayed full for {bound:?}");
-        shared.push_recovered(Level::Error, crate::kind::TEXT, msg.as_bytes(), deadline);
+
+    /// Pushes what fits without waiting (before the writer runs), or all,
+    /// waiting for room until `deadline` (the writer running). Returns
+    /// whether everything went in.
+    fn push(&mut self, shared: &Arc<Shared>, deadline: Option<std::time::Instant>) -> bool {
+        let now = std::time::Instant::now();
+        while let Some((level, kind, payload)) = self.items.as_slice().first() {
+            match shared.push_recovered(*level, *kind, payload, deadline.unwrap_or(now)) {
+                Ok(()) => {}
+                Err(crate::ring::PushError::Full) if deadline.is_none() => return false,
+                Err(crate::ring::PushError::Full) => {
+                    // The ring stayed full until the deadline (a writer
+                    // stuck in a sink): the rest are lost, and counted.
+                    self.lost += self.items.len();
+                    self.items = Vec::new().into_iter();
+                    break;
+                }
+                Err(_) => self.lost += 1,
+            }
+            self.items.next();
+            self.pushed += 1;
+        }
+        true
+    }
+
+    /// Says what could not be pushed.
+    fn report(&self, shared: &Arc<Shared>, deadline: std::time::Instant) {
+        if self.lost > 0 {
+            let msg = format!(
+                "{} of {} recovered records lost: the ring stayed full, or a record was \
+                 larger than this ring takes",
+                self.lost, self.total
+            );
+            let _ =
+                shared.push_recovered(Level::Error, crate::kind::TEXT, msg.as_bytes(), deadline);
+        }
     }
 }
 
@@ -784,17 +821,28 @@ impl Builder {
         });
         shared.ctl.fsync.store(self.fsync, Ordering::Relaxed);
         let shared = Arc::new(shared);
+        // What a dead process left goes into the new ring before the
+        // writer runs, so that nothing of it is written before the new
+        // file takes the old one's place: a process killed during this
+        // build leaves either the old file (nothing of it written yet) or
+        // the new one (holding the rest).
+        let mut recovery = recovered.map(Recovery::new);
+        let all_in = recovery.as_mut().map_or(true, |r| r.push(&shared, None));
+        if let Some(file) = &shared.durable {
+            file.take_path()
+                .map_err(|e| BuildError::io("cannot replace the crash-durable file", e))?;
+        }
         shared
             .start_writer()
             .map_err(|e| BuildError::io("cannot spawn the writer thread", e))?;
-        if let Some(recovered) = recovered {
-            let any = !recovered.records.is_empty();
-            recover_into(&shared, recovered, self.shutdown_timeout);
-            if let (true, Some(file)) = (any, &shared.durable) {
-                // Nobody else has the logger yet: the recovered records
-                // end here.
-                file.set_recovered_end(shared.ring.claimed());
+        if let Some(recovery) = &mut recovery {
+            let deadline = crate::clock::deadline_after(self.shutdown_timeout);
+            if !all_in {
+                // More than the new ring holds: the rest waits for the
+                // writer (a kill from here until it is in loses it).
+                recovery.push(&shared, Some(deadline));
             }
+            recovery.report(&shared, deadline);
         }
 
         crate::hooks::register(

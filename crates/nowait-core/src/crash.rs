@@ -124,7 +124,10 @@ fn has_writer(shared: &Shared) -> bool {
 /// docs).
 pub(crate) fn drain(sig: i32) {
     if Shared::on_writer_thread() {
-        // The writer itself crashed: nobody can drain.
+        // The writer itself crashed: nobody can drain. A crash-durable
+        // file is told, so that the next start sets aside the record the
+        // writer was formatting (one atomic store).
+        crate::durable::note_writer_crash();
         return;
     }
     let start = Instant::now();

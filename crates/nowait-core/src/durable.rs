@@ -73,10 +73,12 @@ const H_NS_PER_TICK: usize = 48;
 const H_CREATED: usize = 56;
 const H_OVERFLOW: usize = 64;
 const H_CATALOG_FULL: usize = 72;
-/// The ring positions of the records this process recovered at build
-/// (after its notices about them), and after them.
-const H_RECOVERED_START: usize = 88;
-const H_RECOVERED_END: usize = 80;
+/// The ring position where the writer's batch in progress started.
+const H_BATCH_START: usize = 80;
+/// 1 + the index in that batch of the record being formatted, 0 between.
+const H_FORMATTING: usize = 88;
+/// Set by the crash handler when the writer thread itself crashed.
+const H_WRITER_CRASHED: usize = 96;
 const GEN: usize = 128;
 const CATALOG_USED: usize = 192;
 const SNAPSHOT: [usize; 2] = [256, 1280];
@@ -146,6 +148,17 @@ pub(crate) struct DurableFile {
     retired: std::sync::atomic::AtomicBool,
     /// Holds the lock that keeps a second logger off the file.
     _file: File,
+    /// While a build recovers: the new file is at a staging path, the old
+    /// one (locked) still at the path, until [`DurableFile::take_path`].
+    staged: Mutex<Option<Staged>>,
+}
+
+#[derive(Debug)]
+struct Staged {
+    from: PathBuf,
+    to: PathBuf,
+    /// The old file, locked until the new one replaces it.
+    _old: File,
 }
 
 impl std::fmt::Debug for DurableFile {
@@ -201,16 +214,31 @@ impl DurableFile {
         }
     }
 
-    /// Notes where the records recovered at build start in this file's
-    /// ring.
-    pub(crate) fn set_recovered_start(&self, start: u64) {
-        self.word(H_RECOVERED_START).store(start, Ordering::Release);
+    /// The writer starts a batch at ring position `start`. Also points
+    /// this thread's crash word at this file (see `note_writer_crash`).
+    pub(crate) fn batch_start(&self, start: u64) {
+        self.word(H_BATCH_START).store(start, Ordering::Relaxed);
+        self.word(H_FORMATTING).store(0, Ordering::Relaxed);
+        let word: *const AtomicU64 = self.word(H_WRITER_CRASHED);
+        let _ = CRASH_WORD.try_with(|c| c.set(word));
     }
 
-    /// Notes where the records recovered at build end in this file's ring
-    /// (the position after them).
-    pub(crate) fn set_recovered_end(&self, end: u64) {
-        self.word(H_RECOVERED_END).store(end, Ordering::Release);
+    /// The writer formats the `nth` record of the batch (from 1), or has
+    /// formatted them all (0).
+    pub(crate) fn formatting(&self, nth: u64) {
+        self.word(H_FORMATTING).store(nth, Ordering::Relaxed);
+    }
+
+    /// Puts this file at its path, in place of the one recovered from (one
+    /// `rename`), once the recovered records are in this file's ring.
+    pub(crate) fn take_path(&self) -> io::Result<()> {
+        let Ok(mut staged) = self.staged.lock() else {
+            return Ok(());
+        };
+        match staged.take() {
+            Some(s) => std::fs::rename(&s.from, &s.to),
+            None => Ok(()),
+        }
     }
 
     /// The logger's ring is closed: nothing more will be pushed into it.
@@ -236,6 +264,27 @@ impl DurableFile {
         self.put(self.layout.catalog_at() + used, entry);
         self.word(CATALOG_USED)
             .store((used + entry.len()) as u64, Ordering::Release);
+    }
+}
+
+thread_local! {
+    /// On a writer thread of a crash-durable logger: its file's
+    /// `H_WRITER_CRASHED` word (which lives as long as the writer).
+    static CRASH_WORD: std::cell::Cell<*const AtomicU64> =
+        const { std::cell::Cell::new(std::ptr::null()) };
+}
+
+/// Called by the crash handler when the thread that crashed is a writer
+/// thread: marks its crash-durable file, if it has one, so that the next
+/// start sets aside the record it was formatting (one atomic store; async-
+/// signal-safe).
+pub(crate) fn note_writer_crash() {
+    let word = CRASH_WORD.try_with(|c| c.get()).unwrap_or(std::ptr::null());
+    if !word.is_null() {
+        // SAFETY: set by `batch_start` on this thread to a word of the
+        // mapping that this thread's writer keeps alive (it holds the
+        // file) while it runs, which it does: it is the thread crashing.
+        unsafe { (*word).store(1, Ordering::SeqCst) };
     }
 }
 
@@ -664,22 +713,33 @@ fn recover(old: &[u8], path: &Path) -> Result<Recovered, String> {
     };
     let (mut torn, mut last, mut skipped) = (0u64, None, 0u64);
     let taken = read_u64(old, snap + S_TAKEN);
-    // Records the dead process had itself recovered (ring positions from
-    // `H_RECOVERED_START` to `H_RECOVERED_END`) and had not written when it
-    // died (they are at or after `taken`): the second try failed. One of them may be what kills the writer thread (a format
-    // that crashes on it); trying a third time could make every start
-    // crash the same way, so they are skipped, and counted.
-    let recovered_end = read_u64(old, H_RECOVERED_END);
-    let retried = read_u64(old, H_RECOVERED_START)..recovered_end;
+    // The writer thread crashed while formatting a record (a `Format` that
+    // faults on it): that record would crash this process's writer too,
+    // and the next, so it is set aside, counted. (A SIGKILL during a
+    // format leaves no mark: that record is recovered.)
+    let poison = (read_u64(old, H_WRITER_CRASHED) != 0)
+        .then(|| read_u64(old, H_FORMATTING))
+        .filter(|&nth| nth > 0);
+    let batch_start = read_u64(old, H_BATCH_START);
+    let mut nth = 0;
+
     let scanned = ring::scan(
         &old[RING_AT..layout.mirrors_at()],
         layout.ring_bytes,
         taken,
         |found| match found {
-            ring::Found::Record { at, .. } if retried.contains(&at) => skipped += 1,
             ring::Found::Record {
-                header, payload, ..
+                at,
+                header,
+                payload,
             } => {
+                if poison.is_some() && at >= batch_start {
+                    nth += 1;
+                    if Some(nth) == poison {
+                        skipped += 1;
+                        return;
+                    }
+                }
                 let mut payload = payload.to_vec();
                 if header.kind == kind::EVENT {
                     if let Some(wall) = rewrite_event(&mut payload, time, &catalog) {
@@ -716,11 +776,10 @@ fn recover(old: &[u8], path: &Path) -> Result<Recovered, String> {
         ));
     }
     if skipped > 0 {
-        notice.push_str(&format!(
-            "; {skipped} record{} it had recovered from an earlier process and died before \
-             writing (a second try) skipped, lost",
-            if skipped == 1 { "" } else { "s" },
-        ));
+        notice.push_str(
+            "; 1 record set aside, lost: the writer thread crashed while formatting it \
+             (it would crash this one too)",
+        );
     }
     let overflow = read_u64(old, H_OVERFLOW);
     if overflow > 0 {
@@ -804,15 +863,32 @@ pub(crate) fn open(
         slots: files.min(SLOTS),
         catalog: DEFAULT_CATALOG,
     };
+    // A file with content is not reset in place: the new one is made at a
+    // staging path and replaces it (`take_path`) once what it held is in
+    // the new ring. A process killed in between leaves the old file whole
+    // (and nothing of it written: the writer starts after the rename).
+    let mut staged = None;
+    if !old.is_empty() {
+        let mut name = path.as_os_str().to_owned();
+        name.push(".recovering");
+        let from = PathBuf::from(name);
+        let new = options.clone().truncate(true).open(&from)?;
+        if !sys::try_lock(&new)? {
+            return Err(in_use());
+        }
+        staged = Some(Staged {
+            from,
+            to: path.to_owned(),
+            _old: std::mem::replace(&mut file, new),
+        });
+    }
     let map = match Mapping::fresh(&file, layout.total()) {
         Ok(map) => map,
         Err(e) => {
-            // No room (a full tmpfs): put back what a dead process left, for
-            // a later start with room to recover.
-            #[cfg(unix)]
-            {
-                use std::os::unix::fs::FileExt;
-                let _ = file.set_len(0).and_then(|()| file.write_all_at(&old, 0));
+            // No room (a full tmpfs): the old file stays as it was, for a
+            // later start with room to recover it.
+            if let Some(s) = &staged {
+                let _ = std::fs::remove_file(&s.from);
             }
             return Err(e);
         }
@@ -824,6 +900,7 @@ pub(crate) fn open(
         id: sys::file_id(&file).ok(),
         retired: std::sync::atomic::AtomicBool::new(false),
         _file: file,
+        staged: Mutex::new(staged),
     });
     durable.write_header();
     if let Ok(mut list) = active().lock() {
@@ -917,6 +994,11 @@ pub(crate) struct DurableWriter {
 }
 
 impl DurableWriter {
+    /// The file (for the writer's per-record progress marks).
+    pub(crate) fn file(&self) -> &DurableFile {
+        &self.file
+    }
+
     /// `files`: the indices of the sinks that write files.
     pub(crate) fn new(file: Arc<DurableFile>, files: impl Iterator<Item = usize>) -> Self {
         let slots = file.layout.slots;

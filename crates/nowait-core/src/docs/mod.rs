@@ -286,9 +286,10 @@ pub mod design {
     //!    or another) holds it, and the build fails with an error saying
     //!    so. A logger of this process that was shut down (its handles
     //!    still alive) keeps its file unlinked and the path starts afresh.
-    //! 2. The file is read whole, then rewritten with zeros (every block
-    //!    allocated: a full disk is a build error, and the old content is
-    //!    put back for a start with room), mapped, and every page touched,
+    //! 2. The file is read whole. If it holds anything, the new file is
+    //!    made at `PATH.recovering` (the old one stays whole at the path);
+    //!    every block is allocated with zeros (a full disk is a build
+    //!    error, the old file untouched), mapped, and every page touched,
     //!    so the first records pay no page fault on tmpfs.
     //! 3. Each file sink's pending range is compared with the file's length
     //!    now: bytes the dead process wrote after its last snapshot are not
@@ -303,21 +304,29 @@ pub mod design {
     //!    while copying into it) is counted as torn, never written. A lap
     //!    tag in each header (the claim position's lap, 16 bits) tells a
     //!    record of this lap from a stale one of an earlier lap.
-    //! 5. A notice, then the records, go through the configured sinks and
-    //!    format (which may differ from the dead process's): "recovered 4210
+    //! 5. A notice, then the records, are pushed into the new ring before
+    //!    the writer thread starts; then the new file is renamed over the
+    //!    old one, and only then does the writer start. A process killed
+    //!    during its recovery therefore leaves either the old file (none
+    //!    of its records written yet; the files' completion of step 3 is
+    //!    idempotent) or the new one, holding them: nothing is lost or
+    //!    written twice (`a_recovery_killed_midway_…`: 48 recoveries, 35
+    //!    killed midway). They go through the configured sinks and format
+    //!    (which may differ from the dead process's): "recovered 4210
     //!    records from /dev/shm/app.nowait written by pid 812 before it
     //!    died (last at 2026-11-24T12:00:03.117Z); 3 records claimed and
     //!    never committed (the process died while writing them) lost".
     //!
     //! A second recovery of the same file finds a fresh file: nothing is
     //! written twice. A record that kills the writer thread (a `Format`
-    //! that segfaults on it; a panic is caught) would kill every start that
-    //! recovers it: so the file notes which ring positions hold recovered
-    //! records, and records a process had recovered and died before
-    //! writing are skipped at the next start, counted in its notice ("1475
-    //! records it had recovered from an earlier process and died before
-    //! writing (a second try) skipped, lost"). A crash loop ends after one
-    //! retry (`a_record_that_crashes_the_writer_is_retried_once_then_skipped`).
+    //! that segfaults on it; a panic is caught) would kill every start
+    //! that recovers it: the writer notes in the file which record of its
+    //! batch it is formatting (one store per record, on the writer
+    //! thread), the crash handler marks the file when the thread that
+    //! crashed is a writer, and the next start sets that one record aside,
+    //! counted ("1 record set aside, lost: the writer thread crashed while
+    //! formatting it"). A `SIGKILL` during a format leaves no mark, so that
+    //! record is recovered (`a_record_that_crashes_the_writer_is_set_aside_…`).
     //!
     //! **Measured** (`tests/durable.rs`, nowait-tracing's
     //! `tests/durable.rs`): a process pinned to one CPU logs 10,000 records
@@ -331,10 +340,11 @@ pub mod design {
     //! nothing. The cost: `benches/results/issue19-durable-ab.md`.
     //!
     //! **Limits.** Exactness needs this logger to be its files' only
-    //! writer (step 3 reads the file's length). A process killed during
-    //! recovery, between step 2 and the moment the recovered records are
-    //! in the new ring (which is itself durable), loses them (a window of
-    //! milliseconds). A record whose header survived from an earlier lap
+    //! writer (step 3 reads the file's length). When the dead process
+    //! left more than the new ring holds, the rest is pushed after the
+    //! writer starts: a kill before it is in loses it. Without
+    //! `drain_on_crash` a writer crash leaves no mark, and a record that
+    //! crashes the writer is retried at every start. A record whose header survived from an earlier lap
     //! with the same 16-bit lap tag (1 in 65,536 laps apart) would be taken
     //! for committed. A forked child's logger is not durable (the child
     //! maps private memory over the parent's file) and the child holds the

@@ -53,15 +53,15 @@ impl Shared {
 
     /// Pushes a record recovered from a crash-durable file (at build, on
     /// the builder's thread, before any other producer exists): waits for
-    /// room until `deadline`, whatever the policy. `false` if the ring
-    /// stayed full (a writer stuck in a sink) or is closed.
+    /// room until `deadline`, whatever the policy. `Full` if the ring
+    /// stayed full (a writer stuck in a sink, or not started yet).
     pub(crate) fn push_recovered(
         self: &Arc<Self>,
         level: Level,
         kind: u8,
         payload: &[u8],
         deadline: std::time::Instant,
-    ) -> bool {
+    ) -> Result<(), ring::PushError> {
         loop {
             match self
                 .ring
@@ -69,12 +69,12 @@ impl Shared {
             {
                 Ok(_) => {
                     self.accepted(level);
-                    return true;
+                    return Ok(());
                 }
                 Err(ring::PushError::Full) if std::time::Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(1));
                 }
-                Err(_) => return false,
+                Err(e) => return Err(e),
             }
         }
     }

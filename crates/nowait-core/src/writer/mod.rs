@@ -270,13 +270,27 @@ impl Writer {
         while budget > 0 {
             budget = budget.saturating_sub(self.batch);
             let sinks = &mut self.sinks;
+            // A crash-durable file notes which record is being formatted,
+            // so that one that crashes the writer is not retried forever.
+            let durable = self.durable.as_ref().map(|d| d.file());
+            if let Some(d) = durable {
+                d.batch_start(shared.ring.consumed());
+            }
+            let mut nth = 0;
             let n = shared.ring.consume(self.batch, |header, payload| {
+                if let Some(d) = durable {
+                    nth += 1;
+                    d.formatting(nth);
+                }
                 let level = Level::from_u8(header.level).unwrap_or(Level::Error);
                 let record = Record::new(level, header.kind, payload);
                 for sink in sinks.iter_mut() {
                     sink.add_record(&record);
                 }
             }) as u64;
+            if let Some(d) = durable {
+                d.formatting(0);
+            }
             self.commit_durable();
             if n == 0 {
                 break;
