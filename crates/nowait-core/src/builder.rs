@@ -480,7 +480,7 @@ impl Builder {
         self
     }
 
-    /// On by default (Unix): on a fatal signal (SIGSEGV, SIGBUS, SIGILL,
+    /// On by default: on a fatal signal (SIGSEGV, SIGBUS, SIGILL,
     /// SIGFPE, SIGABRT, SIGTRAP: a segfault in a C dependency, `abort()`, a
     /// double panic, `panic = "abort"`, an allocation failure), the thread
     /// that crashed asks the writer to write every record accepted so far,
@@ -492,8 +492,12 @@ impl Builder {
     /// earlier behave as without nowait). A crash of the writer thread
     /// itself, or a second fatal signal during the drain, goes straight to
     /// that action. `SIGKILL` (the OOM killer) runs no handler: see
-    /// [`crash_durable`](Builder::crash_durable). Windows has no such
-    /// handler yet. See `docs::design` ("Crashes").
+    /// [`crash_durable`](Builder::crash_durable). On Windows a top-level
+    /// exception filter does the same for an access violation, an illegal
+    /// instruction, a division by zero or an in-page error (the process
+    /// ends with the exception's code); `abort()`, `panic = "abort"` (both
+    /// `__fastfail`) and a stack overflow run no handler there. See
+    /// `docs::design` ("Crashes").
     /// Turn it off in a program that uses SIGSEGV itself (an embedded JVM):
     /// its first one would be taken for a crash and drained (then the
     /// handler steps aside for good).

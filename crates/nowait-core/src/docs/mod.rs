@@ -244,6 +244,21 @@ pub mod design {
     //!    that action when the handler returns. The exit status, core dumps
     //!    and crash reporters installed before nowait see the same signal.
     //!
+    //! **Windows** (`sys/windows/crash.rs`): a top-level exception filter
+    //! (`SetUnhandledExceptionFilter`) runs on the faulting thread when no
+    //! handler took the exception, on its own stack (there is no alternate
+    //! one). For an access violation, an illegal or privileged instruction,
+    //! an integer division by zero, an in-page error or an array bound
+    //! exceeded it runs the same drain (steps 1 to 4, the thread named by
+    //! its id: its description is a string Windows allocates), then chains
+    //! to the filter installed before it, or lets the system end the
+    //! process with the exception's code. Not covered: a stack overflow
+    //! (too little stack left; Rust's own handler prints its message),
+    //! `std::process::abort` and `panic = "abort"` (`__fastfail` ends the
+    //! process without running any handler). The writer's doorbell there is
+    //! an unpark, which takes a `parking_lot_core` bucket lock: a crash
+    //! inside that lock (a window of instructions) would hang the drain.
+    //!
     //! ## The crash-durable ring
     //!
     //! `SIGKILL` (the OOM killer, `kill -9`, a container runtime giving up)

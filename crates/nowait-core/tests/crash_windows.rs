@@ -1,0 +1,76 @@
+//! A crash on Windows (issue 19): a child process logs 10,000 records,
+//! then writes through a null pointer. The top-level exception filter
+//! drains the ring before the process ends with the exception's code:
+//! every record is in the file, and the last line names the exception.
+#![cfg(all(windows, not(miri)))] // Miri cannot spawn processes.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use nowait_core::{Builder, FullPolicy, Level, Plain, Sink};
+
+const N: usize = 10_000;
+
+#[test]
+fn child_entry() {
+    let Some(path) = std::env::var_os("NOWAIT_CRASH_FILE") else {
+        return;
+    };
+    let (logger, guard) = Builder::new()
+        .format(Plain)
+        .full_policy(FullPolicy::Block)
+        .catch_panics(false)
+        .sink(Sink::file(path))
+        .build()
+        .unwrap();
+    for i in 0..N {
+        logger.log(Level::Info, &format!("line {i}")).unwrap();
+    }
+    std::mem::forget(guard);
+    // SAFETY: none: the crash is the point.
+    unsafe { std::ptr::write_volatile(std::ptr::null_mut::<u64>(), 1) };
+    unreachable!("the crash did not happen");
+}
+
+#[test]
+fn an_access_violation_drains_the_ring_then_ends_the_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("crash.log");
+    let start = Instant::now();
+    let mut child = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
+        .env("NOWAIT_CRASH_FILE", &file)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the child did not end within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    // The process ends with the exception's code, as without nowait.
+    assert_eq!(status.code(), Some(0xC000_0005_u32 as i32), "{status:?}");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let records: Vec<&str> = text.lines().filter(|l| l.contains("line ")).collect();
+    assert_eq!(records.len(), N, "records on disk");
+    for (i, l) in records.iter().enumerate() {
+        assert!(l.ends_with(&format!("line {i}")), "{l}");
+    }
+    let last = text.lines().last().unwrap_or("");
+    assert!(
+        last.contains("fatal signal EXCEPTION_ACCESS_VIOLATION on thread '"),
+        "{last}"
+    );
+    assert!(last.ends_with(" 0 lost"), "{last}");
+    eprintln!(
+        "CRASH windows access violation: {N} of {N} on disk, {status:?}, {:?}; {last}",
+        start.elapsed()
+    );
+}
