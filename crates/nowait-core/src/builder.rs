@@ -531,8 +531,9 @@ impl Builder {
     /// guard is dropped, its path can be built again). A full file system
     /// is a `build()` error, never a fault on a push. `nowait-recover FILE`
     /// (an example tool) recovers a file without starting the program.
-    /// Unix only for now: on Windows `build()` fails with an error saying
-    /// so.
+    /// On Windows the file is a view of a file mapping, which the system
+    /// keeps when the process ends (`TerminateProcess`, `abort()`); put it
+    /// on a local disk.
     ///
     /// # Examples
     ///

@@ -235,10 +235,24 @@ impl DurableFile {
         let Ok(mut staged) = self.staged.lock() else {
             return Ok(());
         };
-        match staged.take() {
-            Some(s) => std::fs::rename(&s.from, &s.to),
-            None => Ok(()),
-        }
+        let Some(s) = staged.take() else {
+            return Ok(());
+        };
+        // Windows cannot replace a file that is still open (the name stays
+        // taken until the last handle closes): the old one is closed first,
+        // which lets another process lock it for the instant before the
+        // rename. Unix keeps it locked until the rename is done.
+        #[cfg(windows)]
+        let Staged { from, to, _old } = s;
+        #[cfg(windows)]
+        drop(_old);
+        #[cfg(not(windows))]
+        let Staged {
+            from,
+            to,
+            _old: _keep,
+        } = s;
+        std::fs::rename(&from, &to)
     }
 
     /// The logger's ring is closed: nothing more will be pushed into it.
@@ -812,42 +826,54 @@ pub(crate) fn open(
     options.read(true).write(true).create(true).truncate(false);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    if cfg!(windows) {
-        // Before creating anything at `path`.
-        return Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "the crash-durable ring is not available on Windows yet",
-        ));
-    }
     let in_use = || {
         io::Error::new(
             io::ErrorKind::AddrInUse,
             "a live logger (in this process or another) uses this file",
         )
     };
-    let mut file = options.open(path)?;
+    #[cfg(windows)]
+    {
+        // Rename (the staging file over the old one) and delete while open.
+        use windows_sys::Win32::Storage::FileSystem::{
+            FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE,
+        };
+        std::os::windows::fs::OpenOptionsExt::share_mode(
+            &mut options,
+            FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
+        );
+    }
+    let step =
+        |what: &'static str| move |e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
+    let mut file = options.open(path).map_err(step("open"))?;
     let mut fresh = false;
     // A lock about to go away is waited for, at most `LOCK_WAIT`: that of
     // a logger of this process whose writer thread is exiting, or that of
     // a child process between its `fork` and its `exec` (it has a copy of
     // the descriptor until then).
     let mut waited = 0;
-    while !sys::try_lock(&file)? && !sys::file_id(&file).is_ok_and(retired_here) {
+    let locked = loop {
+        if sys::try_lock(&file).map_err(step("lock"))? {
+            break true;
+        }
+        if sys::file_id(&file).is_ok_and(retired_here) {
+            break false;
+        }
         if waited >= LOCK_WAIT.as_millis() {
             return Err(in_use());
         }
         std::thread::sleep(Duration::from_millis(1));
         waited += 1;
-    }
-    if !sys::try_lock(&file)? {
+    };
+    if !locked {
         // A logger of this process that was shut down still maps the file
         // (a handle to it lives on, perhaps as the global logger): it keeps
         // that file, unlinked, and this logger starts a new one at the
         // path. Nothing to recover: that logger wrote or counted all it
         // accepted.
-        std::fs::remove_file(path)?;
-        file = options.create_new(true).open(path)?;
-        if !sys::try_lock(&file)? {
+        std::fs::remove_file(path).map_err(step("remove"))?;
+        file = (options.create_new(true).open(path)).map_err(step("create"))?;
+        if !sys::try_lock(&file).map_err(step("lock"))? {
             return Err(in_use());
         }
         fresh = true;
@@ -855,7 +881,7 @@ pub(crate) fn open(
     let old = if fresh {
         Vec::new()
     } else {
-        std::fs::read(path)?
+        std::fs::read(path).map_err(step("read"))?
     };
     let layout = Layout {
         ring_bytes,
@@ -872,7 +898,8 @@ pub(crate) fn open(
         let mut name = path.as_os_str().to_owned();
         name.push(".recovering");
         let from = PathBuf::from(name);
-        let new = options.clone().truncate(true).open(&from)?;
+        let new =
+            (options.clone().truncate(true).open(&from)).map_err(step("create the new file"))?;
         if !sys::try_lock(&new)? {
             return Err(in_use());
         }
@@ -890,7 +917,7 @@ pub(crate) fn open(
             if let Some(s) = &staged {
                 let _ = std::fs::remove_file(&s.from);
             }
-            return Err(e);
+            return Err(step("map")(e));
         }
     };
     let durable = Arc::new(DurableFile {
