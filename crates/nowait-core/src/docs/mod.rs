@@ -376,8 +376,10 @@ pub mod design {
     //! so step 5 closes the old file just before the rename: another
     //! process starting in that instant could lock and recover it too. A
     //! logger of this process that was shut down keeps its file mapped,
-    //! and Windows does not delete a mapped file: building the same path
-    //! again then fails. Tested under Wine (`tests/durable_windows.rs`: a
+    //! and Windows refuses to delete a file with a mapped view: building
+    //! the same path again while a handle to that logger lives may fail
+    //! with an error naming the step ("remove"; not tested). Tested under
+    //! Wine (`tests/durable_windows.rs`: a
     //! child ended by `abort()` after 10,000 records, 0 on disk, 10,000
     //! after recovery).
     //!
