@@ -399,31 +399,17 @@ pub(crate) fn note_thread(number: u32, name: Option<&str>, id: &str, id_padded: 
     each_active(|file| file.append_entry(&thread_entry(number, name, id, id_padded)));
 }
 
-struct Reader<'a>(&'a [u8]);
+use crate::event::ByteReader as Reader;
 
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if self.0.len() < n {
-            return None;
-        }
-        let (a, b) = self.0.split_at(n);
-        self.0 = b;
-        Some(a)
-    }
-    fn u8(&mut self) -> Option<u8> {
-        Some(self.take(1)?[0])
-    }
-    fn u16(&mut self) -> Option<u16> {
-        Some(u16::from_le_bytes(self.take(2)?.try_into().ok()?))
-    }
-    fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
-    fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
+/// The catalog's strings, on top of the payload reader's fields.
+trait ReadStr {
     /// A string of the dead process, made `'static` for the call-site
     /// registry (recovery leaks one copy per call site, once).
+    fn str(&mut self) -> Option<&'static str>;
+    fn opt(&mut self) -> Option<Option<&'static str>>;
+}
+
+impl ReadStr for Reader<'_> {
     fn str(&mut self) -> Option<&'static str> {
         let len = self.u16()?;
         let s = std::str::from_utf8(self.take(usize::from(len))?).ok()?;

@@ -65,6 +65,7 @@ pub(crate) use thread::{each as each_thread, register_foreign as register_foreig
 
 pub(crate) use callsite::{KeyHasher, SiteCache};
 pub(crate) use decode::field_name as decode_field_name;
+pub(crate) use decode::Reader as ByteReader;
 pub(crate) use thread::ThreadCache;
 
 /// The time field of an event happening now, for
