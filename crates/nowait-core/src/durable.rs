@@ -390,12 +390,12 @@ fn thread_entry(number: u32, name: Option<&str>, id: &str, id_padded: &str) -> V
 }
 
 /// Called by the call-site registry when a site registers (under its lock).
-pub(crate) fn note_callsite(key: SiteKey, site: &Callsite) {
+fn note_callsite(key: SiteKey, site: &Callsite) {
     each_active(|file| file.append_entry(&site_entry(key, site)));
 }
 
 /// Called by the thread registry when a thread registers.
-pub(crate) fn note_thread(number: u32, name: Option<&str>, id: &str, id_padded: &str) {
+fn note_thread(number: u32, name: Option<&str>, id: &str, id_padded: &str) {
     each_active(|file| file.append_entry(&thread_entry(number, name, id, id_padded)));
 }
 
@@ -919,7 +919,9 @@ pub(crate) fn open(
     if let Ok(mut list) = active().lock() {
         list.push(Arc::downgrade(&durable));
     }
-    // Everything registered before this logger existed.
+    // What registers from now on, and everything registered before.
+    crate::event::listen_callsites(note_callsite);
+    crate::event::listen_threads(note_thread);
     crate::event::each_registered(|key, site| durable.append_entry(&site_entry(key, site)));
     crate::event::each_thread(|n, name, id, padded| {
         durable.append_entry(&thread_entry(n, name, id, padded))

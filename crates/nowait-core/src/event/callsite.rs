@@ -295,10 +295,22 @@ fn registry() -> &'static Registry {
 pub fn register_callsite(key: SiteKey, site: Callsite) {
     if let Ok(mut map) = registry().lock() {
         if let std::collections::hash_map::Entry::Vacant(e) = map.entry(key.0) {
-            crate::durable::note_callsite(key, &site);
+            if let Some(listen) = LISTENER.get() {
+                listen(key, &site);
+            }
             e.insert(Arc::new(site));
         }
     }
+}
+
+/// Called with each call site when it first registers, under the
+/// registry's lock (a crash-durable file appends it to its catalog).
+static LISTENER: OnceLock<fn(SiteKey, &Callsite)> = OnceLock::new();
+
+/// Sets the function told of each call site that registers from now on
+/// (once per process; later calls keep the first).
+pub(crate) fn listen(f: fn(SiteKey, &Callsite)) {
+    let _ = LISTENER.set(f);
 }
 
 /// Every registered call site (for a crash-durable file's catalog).

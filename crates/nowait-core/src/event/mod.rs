@@ -55,13 +55,15 @@ pub use callsite::{register_callsite, Callsite, SiteKey};
 pub use decode::{Args, Event, Item, Items, SpanFields, Value};
 pub use encode::{with_event_buf, EventBuf, FieldName};
 
-pub(crate) use callsite::each_registered;
+pub(crate) use callsite::{each_registered, listen as listen_callsites};
 #[doc(hidden)]
 pub use direct::Cursor;
 pub(crate) use direct::{header_size, size};
 use encode::HEADER;
 pub(crate) use thread::current as thread_number;
-pub(crate) use thread::{each as each_thread, register_foreign as register_foreign_thread};
+pub(crate) use thread::{
+    each as each_thread, listen as listen_threads, register_foreign as register_foreign_thread,
+};
 
 pub(crate) use callsite::{KeyHasher, SiteCache};
 pub(crate) use decode::field_name as decode_field_name;

@@ -73,9 +73,24 @@ fn register_current() -> u32 {
     number
 }
 
+/// Called with each thread when it registers (a crash-durable file
+/// appends it to its catalog): number, name, id, padded id.
+static LISTENER: std::sync::OnceLock<Listener> = std::sync::OnceLock::new();
+
+/// Number, name, id and padded id of a thread that registered.
+type Listener = fn(u32, Option<&str>, &str, &str);
+
+/// Sets the function told of each thread that registers from now on (once
+/// per process; later calls keep the first).
+pub(crate) fn listen(f: Listener) {
+    let _ = LISTENER.set(f);
+}
+
 fn insert(number: u32, info: ThreadInfo) {
     if let Ok(mut map) = registry().lock() {
-        crate::durable::note_thread(number, info.name.as_deref(), &info.id, &info.id_padded);
+        if let Some(listen) = LISTENER.get() {
+            listen(number, info.name.as_deref(), &info.id, &info.id_padded);
+        }
         map.insert(number, Arc::new(info));
     }
 }

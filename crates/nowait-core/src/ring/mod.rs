@@ -404,20 +404,22 @@ impl Ring {
         ring
     }
 
-    /// Under loom the store is loom's atomics and cells on the heap: a
-    /// ring in a mapped region cannot be modelled (this only lets the
-    /// crate build; the loom models build deferred rings on the heap).
+    /// Under loom: a deferred ring in loom's store on the heap. Loom can
+    /// model only its own atomics and cells, not plain memory, so the
+    /// region is not used; the protocol (deferred consume and release) is
+    /// the same one the loom models check.
     ///
     /// # Safety
     ///
-    /// None needed: it never returns.
+    /// None needed: the region is not touched.
     #[cfg(loom)]
     pub(crate) unsafe fn in_region(
-        _min_bytes: usize,
+        min_bytes: usize,
         _base: std::ptr::NonNull<u8>,
         _owner: std::sync::Arc<dyn std::any::Any + Send + Sync>,
     ) -> Ring {
-        unimplemented!("a ring in a mapped region is not modelled under loom")
+        let words = Ring::words_for(min_bytes);
+        Ring::with_store(Store::heap(words), words, true)
     }
 
     fn with_store(store: Store, words: usize, deferred: bool) -> Ring {

@@ -9,7 +9,7 @@
 //! 1. `FIRST.swap(true)`: only the first fatal signal of the process
 //!    drains. A second one (a crash during the drain, on this thread or
 //!    another) skips straight to step 3, so no crash can hang the process.
-//! 2. The drain (`crate::crash::drain`): atomics, a doorbell `write(2)`,
+//! 2. The drain (the crate's `crash` module): atomics, a doorbell `write(2)`,
 //!    `clock_gettime`, `nanosleep`; no allocation, no lock (see there).
 //! 3. The previous action is put back with `sigaction`. A signal the kernel
 //!    raised for a faulting instruction (`si_code > 0`) is left to fault
