@@ -1,6 +1,6 @@
 //! Latency at real request rates, the span path, and end-to-end throughput
-//! of nowait against its peers, checked against the goals of issues 10
-//! and 11.
+//! of nowait against its peers, checked against the goals of issues 10, 11
+//! and 21.
 //!
 //! # Run
 //!
@@ -113,6 +113,8 @@ impl Scale {
             Spacing::Spin(_) => 100_000,
             Spacing::Sleep(ns) if ns < 1_000_000 => 20_000,
             Spacing::Sleep(_) => 3_000,
+            // Batches of 20, as quill's 10,000 (about 21 s on one thread).
+            Spacing::Batch => 10_000,
         })
     }
 
@@ -142,7 +144,8 @@ impl Scale {
 }
 
 /// The spacings of the latency runs.
-const SPACINGS: [Spacing; 5] = [
+const SPACINGS: [Spacing; 6] = [
+    Spacing::Batch,
     Spacing::BackToBack,
     Spacing::Spin(1_000),
     Spacing::Spin(10_000),
@@ -151,7 +154,7 @@ const SPACINGS: [Spacing; 5] = [
 ];
 
 /// Front ends timed per call.
-const LAT_FRONTS: [Front; 9] = [
+const LAT_FRONTS: [Front; 10] = [
     Front::MacroDrop,
     Front::MacroBlock,
     Front::Layer,
@@ -161,6 +164,7 @@ const LAT_FRONTS: [Front; 9] = [
     Front::Slog,
     Front::Ftlog,
     Front::FastLog,
+    Front::Ticklog,
 ];
 
 /// Front ends also timed on the first call after idle.
@@ -168,7 +172,7 @@ const IDLE_FRONTS: [Front; 3] = [Front::MacroDrop, Front::Layer, Front::Appender
 
 /// Front ends of the throughput and paced runs (`MacroDrop` is left out:
 /// these runs are lossless, and `MacroBlock` is the same call).
-const TPUT_FRONTS: [Front; 8] = [
+const TPUT_FRONTS: [Front; 9] = [
     Front::None,
     Front::MacroBlock,
     Front::Layer,
@@ -177,9 +181,25 @@ const TPUT_FRONTS: [Front; 8] = [
     Front::Slog,
     Front::Ftlog,
     Front::FastLog,
+    Front::Ticklog,
 ];
 
 const PACED_RATES: [u64; 2] = [50_000, 500_000];
+
+/// `ticklog::info!` of request `i`: the same message and three values as
+/// the other front ends. At the crate root because ticklog's `configure!`
+/// defines the macros its `info!` calls there (`#[macro_export]` from an
+/// expansion), where only code of the root module finds them by name.
+#[inline]
+fn ticklog_request(i: u64) {
+    let r = nowait_benches::request(i);
+    ticklog::info!(
+        "served path={} status={} latency_us={}",
+        r.path,
+        r.status,
+        r.latency_us
+    );
+}
 
 // === child jobs ===
 
@@ -199,7 +219,12 @@ impl Job for LatJob<'_> {
                 let n = self.scale.spaced_n(spacing);
                 let (samples, period, made) = measure::spaced(timer, threads, spacing, n, call);
                 calls += made;
-                let mut row = Quantiles::of(samples, timer.p50).to_json();
+                let overhead = if spacing == Spacing::Batch {
+                    timer.p50 / measure::BATCH as f64
+                } else {
+                    timer.p50
+                };
+                let mut row = Quantiles::of(samples, overhead).to_json();
                 row["threads"] = json!(threads);
                 row["spacing"] = json!(spacing.label());
                 row["how"] = json!(spacing.how());
@@ -474,6 +499,7 @@ fn cases(scale: Scale) -> Vec<Case> {
                         Spacing::BackToBack => 1.1e-6,
                         Spacing::Spin(ns) => ns as f64 * 1e-9 + 0.3e-6,
                         Spacing::Sleep(ns) => ns as f64 * 1e-9 + 60e-6,
+                        Spacing::Batch => 2.1e-3,
                     }
                 })
                 .sum::<f64>()

@@ -24,7 +24,16 @@ pub enum Spacing {
     /// CPU. The real period is longer (timer slack, wake-up): the measured
     /// mean period is reported beside.
     Sleep(u64),
+    /// quill's `hot_path_latency` method: [`BATCH`] calls timed together
+    /// (one TSC read before, one after), the sample being the batch's time
+    /// over [`BATCH`]; then a pause of 2.0 to 2.2 ms (spinning on the TSC,
+    /// the length drawn from a fixed-seed generator), so each batch starts
+    /// after the logger's thread went idle.
+    Batch,
 }
+
+/// Calls per timed batch in [`Spacing::Batch`] (quill uses 20).
+pub const BATCH: usize = 20;
 
 /// Calls per burst in [`Spacing::BackToBack`].
 pub const BURST: usize = 1000;
@@ -35,6 +44,7 @@ impl Spacing {
     pub fn label(self) -> String {
         match self {
             Spacing::BackToBack => "b2b".into(),
+            Spacing::Batch => "q20x2ms".into(),
             Spacing::Spin(ns) | Spacing::Sleep(ns) => {
                 if ns >= 1_000_000 {
                     format!("{}ms", ns / 1_000_000)
@@ -51,6 +61,7 @@ impl Spacing {
             Spacing::BackToBack => "burst",
             Spacing::Spin(_) => "spin",
             Spacing::Sleep(_) => "sleep",
+            Spacing::Batch => "batch",
         }
     }
 }
@@ -178,6 +189,9 @@ fn spaced_thread(
     warmup: usize,
     call: &impl Fn(u64),
 ) -> (Vec<f64>, f64, usize) {
+    if spacing == Spacing::Batch {
+        return batched_thread(timer, first, n, warmup, call);
+    }
     let mut samples = Vec::with_capacity(n);
     let total = warmup + n;
     let mut extra = 0;
@@ -212,6 +226,7 @@ fn spaced_thread(
                     thread::sleep(Duration::from_nanos(ns));
                 }
             }
+            Spacing::Batch => unreachable!("batches are timed by batched_thread"),
         }
         let t = timer.time(i, call);
         if k >= warmup {
@@ -220,6 +235,46 @@ fn spaced_thread(
     }
     let period = (timer.now() - began).as_nanos() as f64 / n.max(1) as f64;
     (samples, period, total + extra)
+}
+
+/// [`Spacing::Batch`] on one thread: `n` batches of [`BATCH`] calls (after
+/// `warmup` untimed batches), each followed by a spin of 2.0 to 2.2 ms.
+/// Returns the per-call samples (batch time over [`BATCH`], gross: one
+/// timed region per batch, so the caller subtracts the timer's cost over
+/// [`BATCH`]), the mean period per batch, and the calls made.
+fn batched_thread(
+    timer: &Timer,
+    first: u64,
+    n: usize,
+    warmup: usize,
+    call: &impl Fn(u64),
+) -> (Vec<f64>, f64, usize) {
+    let mut samples = Vec::with_capacity(n);
+    // xorshift64 with a fixed seed per thread: the same pauses every run.
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ first;
+    let mut began = timer.now();
+    let mut i = first;
+    for k in 0..warmup + n {
+        if k == warmup {
+            began = timer.now();
+        }
+        let s = timer.raw();
+        for _ in 0..BATCH {
+            call(i);
+            i += 1;
+        }
+        let e = timer.raw();
+        if k >= warmup {
+            samples.push(timer.ns(s, e) / BATCH as f64);
+        }
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let pause = 2_000_000 + seed % 200_001;
+        timer.spin_until(timer.now() + Duration::from_nanos(pause));
+    }
+    let period = (timer.now() - began).as_nanos() as f64 / n.max(1) as f64;
+    (samples, period, (warmup + n) * BATCH)
 }
 
 /// Untimed calls after each pause between bursts.
@@ -237,7 +292,11 @@ pub fn spaced(
     call: &(impl Fn(u64) + Sync),
 ) -> (Vec<f64>, f64, usize) {
     let per = n / threads;
-    let warmup = (per / 10).clamp(10, 2000);
+    let warmup = if spacing == Spacing::Batch {
+        50
+    } else {
+        (per / 10).clamp(10, 2000)
+    };
     let barrier = Barrier::new(threads);
     let results: Vec<(Vec<f64>, f64, usize)> = thread::scope(|s| {
         let handles: Vec<_> = (0..threads)

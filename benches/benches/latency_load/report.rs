@@ -1,4 +1,4 @@
-//! Tables on stdout, the goals of issues 10 and 11 with met / missed, and
+//! Tables on stdout, the goals of issues 10, 11 and 21 with met / missed, and
 //! the JSON document.
 
 use std::process::Command;
@@ -127,38 +127,47 @@ fn spaced_row<'a>(r: &'a Value, threads: u64, spacing: &str) -> Option<&'a Value
 fn goals(results: &[Value]) -> Vec<Goal> {
     let mut goals = Vec::new();
     let lat = |name: &str| of_kind(results, "lat").find(|r| r["name"] == name);
-    // Per-call latency, one thread, at every spacing.
-    for (name, p50, p999, what) in [
-        ("nowait-macro-drop", 20.0, 100.0, "own macros"),
-        ("nowait-macro-block", 20.0, 100.0, "own macros"),
-        ("nowait-layer", 45.0, 400.0, "tracing layer"),
-    ] {
+    // Per-call latency, one thread (issue 21: quill's figures on this VM,
+    // with its method and back to back and 10 µs apart).
+    for name in ["nowait-macro-drop", "nowait-macro-block"] {
         let Some(r) = lat(name) else { continue };
-        for row in spaced_rows(r).iter().filter(|row| row["threads"] == 1) {
+        for spacing in ["q20x2ms", "b2b", "10us"] {
+            let Some(row) = spaced_row(r, 1, spacing) else {
+                continue;
+            };
+            for (key, target, goal) in [
+                ("p50_ns", 19.0, "own macros p50 <= 19 ns net (quill)"),
+                ("p999_ns", 100.0, "own macros p99.9 <= 100 ns net (quill)"),
+            ] {
+                goals.push(Goal {
+                    goal,
+                    subject: format!("{name}, 1 thread, {spacing}"),
+                    measured: num(row, &[key]),
+                    target,
+                    unit: "ns",
+                    at_most: true,
+                    fails: None,
+                });
+            }
+        }
+    }
+    // The tracing layer against tracing's own floor, same spacing.
+    if let (Some(layer), Some(floor)) = (lat("nowait-layer"), lat("tracing-floor")) {
+        for row in spaced_rows(layer).iter().filter(|row| row["threads"] == 1) {
             let spacing = row["spacing"].as_str().unwrap_or("?");
+            let over = match (
+                num(row, &["p50_ns"]),
+                spaced_row(floor, 1, spacing).and_then(|f| num(f, &["p50_ns"])),
+            ) {
+                (Some(l), Some(f)) => Some(l - f),
+                _ => None,
+            };
             goals.push(Goal {
-                goal: if what == "own macros" {
-                    "own macros p50 <= 20 ns net"
-                } else {
-                    "tracing layer p50 <= 45 ns net"
-                },
-                subject: format!("{name}, 1 thread, {spacing}"),
-                measured: num(row, &["p50_ns"]),
-                target: p50,
-                unit: "ns",
-                at_most: true,
-                fails: None,
-            });
-            goals.push(Goal {
-                goal: if what == "own macros" {
-                    "own macros p99.9 <= 100 ns net"
-                } else {
-                    "tracing layer p99.9 <= 400 ns net"
-                },
-                subject: format!("{name}, 1 thread, {spacing}"),
-                measured: num(row, &["p999_ns"]),
-                target: p999,
-                unit: "ns",
+                goal: "tracing layer p50 <= tracing's floor + 60 ns",
+                subject: format!("nowait-layer, 1 thread, {spacing}"),
+                measured: over,
+                target: 60.0,
+                unit: "ns over",
                 at_most: true,
                 fails: None,
             });
@@ -181,10 +190,10 @@ fn goals(results: &[Value]) -> Vec<Goal> {
                 _ => None,
             };
             goals.push(Goal {
-                goal: "2 threads per-call p50 <= 1.3x one thread's",
+                goal: "2 threads per-call p50 <= 1.2x one thread's",
                 subject: format!("{name}, {spacing}"),
                 measured: ratio,
-                target: 1.3,
+                target: 1.2,
                 unit: "x",
                 at_most: true,
                 fails: None,
@@ -220,13 +229,13 @@ fn goals(results: &[Value]) -> Vec<Goal> {
     for (name, target, goal) in [
         (
             "nowait-macro-block",
-            8e6,
-            "lossless >= 8M lines/s, own macros",
+            4.9e6,
+            "lossless >= 4.9M lines/s, own macros",
         ),
         (
             "nowait-layer",
-            6e6,
-            "lossless >= 6M lines/s, tracing events",
+            5.7e6,
+            "lossless >= 5.7M lines/s, tracing events",
         ),
     ] {
         for r in of_kind(results, "tput").filter(|r| r["name"] == name) {
@@ -443,7 +452,7 @@ fn machine() -> Value {
 pub fn report(results: &[Value], quick: bool, cpus: Option<&str>) -> Value {
     print_tables(results);
     let goals = goals(results);
-    println!("\n## Goals (issues 10 and 11)");
+    println!("\n## Goals (issues 10, 11 and 21)");
     println!(
         "{:<64} {:<40} {:>10} {:>8}  verdict",
         "goal", "subject", "measured", "target"
