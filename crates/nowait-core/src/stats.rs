@@ -185,7 +185,9 @@ pub struct Stats {
     pub abandoned_unknown_bytes: u64,
     /// The ring's capacity in bytes.
     pub ring_capacity: u64,
-    /// The most bytes the writer thread ever found in the ring.
+    /// The most bytes the writer thread took from the ring in one drain:
+    /// about the most the ring ever held (it never reads the producers'
+    /// claim position to know exactly, which would slow their next claim).
     pub ring_high_water: u64,
     /// One entry per sink, in the order they were added.
     pub sinks: Vec<SinkStats>,

@@ -109,6 +109,38 @@ fn full_ring_reuses_released_space() {
     });
 }
 
+/// Producers claim against `seen_tail`, a copy of `tail` that one of them
+/// refreshes when a claim does not fit. One producer retries on a full
+/// ring while the consumer frees it, the other tries once: when it claims,
+/// it may do so through the copy the first one stored, and loom checks
+/// that the consumer's reads of the reused words still happen before the
+/// producers' writes.
+#[test]
+fn producers_reuse_space_through_the_shared_tail_copy() {
+    loom::model(|| {
+        let ring = Arc::new(Ring::new(64)); // 8 words
+        ring.try_push(1, 0, &[&[1; 24]]).unwrap();
+        ring.try_push(2, 0, &[&[2; 24]]).unwrap();
+        let retrying = {
+            let ring = Arc::clone(&ring);
+            thread::spawn(move || push_retrying(&ring, 3, &[3; 24]))
+        };
+        let once = {
+            let ring = Arc::clone(&ring);
+            thread::spawn(move || ring.try_push(4, 0, &[&[4; 24]]).is_ok())
+        };
+        let mut got = drain(&ring, 3);
+        retrying.join().unwrap();
+        let pushed = once.join().unwrap();
+        ring.consume(usize::MAX, |h, p| got.push((h.level, p.to_vec())));
+        assert_eq!(got.len(), 3 + usize::from(pushed));
+        assert_eq!(&got[..2], &[(1, vec![1; 24]), (2, vec![2; 24])]);
+        for (level, bytes) in &got {
+            assert!(bytes.iter().all(|b| b == level), "torn record {bytes:?}");
+        }
+    });
+}
+
 /// Closing races two producers: every claim that succeeded lies before the
 /// position `close` returns (the consumer finds all of them there), and
 /// every other claim fails with `Closed`. This is what makes the shutdown's

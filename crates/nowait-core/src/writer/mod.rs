@@ -77,7 +77,7 @@ pub(crate) struct Writer {
     sleep: Duration,
     /// When the last drain started, and the ring's claim position then.
     drain_at: Instant,
-    claimed_at: u64,
+    taken_at: u64,
     /// The interval between drains at which the producers fill
     /// `1 / FILL_SHARE` of the ring, at the rate the last drain saw.
     fill_time: Duration,
@@ -171,7 +171,7 @@ impl Writer {
             idle_interval: idle_interval.max(interval),
             sleep: interval,
             drain_at: Instant::now(),
-            claimed_at: 0,
+            taken_at: 0,
             fill_time: Duration::MAX,
             marks: [None, None],
             reopen_done: 0,
@@ -260,9 +260,12 @@ impl Writer {
     /// Returns the number of records taken.
     fn drain(&mut self) -> u64 {
         let shared = Arc::clone(&self.shared);
-        let used = shared.ring.used_bytes() as u64;
-        self.high_water = self.high_water.max(used);
-        self.note_fill(Instant::now());
+        // Neither this nor `note_fill` reads `head`: a read puts the
+        // producers' cache line in shared state, and the next claim pays
+        // for taking it back (issue 21). What the drain takes tells the
+        // same, one drain later for the rate.
+        let from = shared.ring.consumed();
+        self.note_fill(Instant::now(), from);
         let mut total = 0;
         // Bound one round to about one ring's worth, so that control
         // requests are answered even under sustained load.
@@ -297,6 +300,11 @@ impl Writer {
             }
             total += n;
             self.records += n;
+            // Positions count 8-byte words.
+            let took = shared.ring.consumed().wrapping_sub(from) * 8;
+            self.high_water = self
+                .high_water
+                .max(took.min(shared.ring.capacity_bytes() as u64));
             shared.space.notify();
             let now = Instant::now();
             for i in 0..self.sinks.len() {
@@ -329,14 +337,14 @@ impl Writer {
         ring.release();
     }
 
-    /// Notes that a drain starts at `now`: from the ring space claimed
-    /// since the last one started, the time the producers take at that
+    /// Notes that a drain starts at `now`, at ring position `consumed`:
+    /// from the ring space taken since the last one started (what the
+    /// producers claimed before it), the time the producers take at that
     /// rate to claim `1 / FILL_SHARE` of the ring.
-    fn note_fill(&mut self, now: Instant) {
-        let claimed = self.shared.ring.claimed();
-        let came = claimed.wrapping_sub(self.claimed_at);
+    fn note_fill(&mut self, now: Instant, consumed: u64) {
+        let came = consumed.wrapping_sub(self.taken_at);
         let since = now.saturating_duration_since(self.drain_at);
-        (self.drain_at, self.claimed_at) = (now, claimed);
+        (self.drain_at, self.taken_at) = (now, consumed);
         self.fill_time = fill_time(since, came, self.shared.ring.capacity_words() / FILL_SHARE);
     }
 
