@@ -16,7 +16,8 @@
 //! contains one of them; `--durable DIR` builds nowait's loggers with
 //! `Builder::crash_durable` on a file in DIR (its cost: see
 //! `benches/durable_ab.py`); `--sink null` discards bytes instead of writing a file;
-//! `--out PATH` writes the JSON elsewhere; `--dry-run` lists the cases
+//! `--out PATH` writes the JSON elsewhere; `NOWAIT_BENCH_SPACINGS=q20x2ms,b2b`
+//! times only those spacings in the latency cases; `--dry-run` lists the cases
 //! and their expected durations without running them. `NOWAIT_BENCH_DIR` chooses where
 //! the temporary log files go (default: the system temp dir, which must be
 //! a real disk or tmpfs, not a network file system). The expected duration
@@ -214,8 +215,13 @@ impl Job for LatJob<'_> {
         let timer = self.timer;
         let mut rows = Vec::new();
         let mut calls = 0;
+        let only = std::env::var("NOWAIT_BENCH_SPACINGS").ok();
+        let chosen = |s: Spacing| {
+            only.as_deref()
+                .is_none_or(|list| list.split(',').any(|l| l == s.label()))
+        };
         for threads in [1, 2] {
-            for spacing in SPACINGS {
+            for spacing in SPACINGS.into_iter().filter(|&s| chosen(s)) {
                 let n = self.scale.spaced_n(spacing);
                 let (samples, period, made) = measure::spaced(timer, threads, spacing, n, call);
                 calls += made;
