@@ -711,8 +711,14 @@ impl Builder {
         let mut states = Vec::with_capacity(self.sinks.len());
         let mut counters = Vec::with_capacity(self.sinks.len());
         let mut startup = Vec::new();
-        for sink in self.sinks {
+        for mut sink in self.sinks {
             let name = sink.target.name();
+            #[cfg(feature = "otlp")]
+            if matches!(sink.target, Target::Otlp(_)) {
+                // Its records must be OTLP's, whatever else was asked.
+                sink.format = Some(Arc::new(crate::otlp::MakeOtlp));
+                sink.syslog = None;
+            }
             let (opened, reopen) = match sink.target {
                 Target::Stdout => (output::open_stdio(1), Reopen::Stdio(1)),
                 Target::Stderr => (output::open_stdio(2), Reopen::Stdio(2)),
@@ -744,6 +750,16 @@ impl Builder {
                     Datagram::open(&path).map(|d| Opened::new(Output::Datagram(d), false)),
                     Reopen::Datagram(path),
                 ),
+                #[cfg(feature = "otlp")]
+                Target::Otlp(otlp) => {
+                    otlp.check()
+                        .map_err(|e| BuildError::config(format!("sink {name}: {e}")))?;
+                    (
+                        otlp.open()
+                            .map(|c| Opened::new(Output::Otlp(Box::new(c)), false)),
+                        Reopen::Otlp(otlp),
+                    )
+                }
             };
             let opened =
                 opened.map_err(|e| BuildError::io(format!("cannot open sink {name}"), e))?;
@@ -886,6 +902,9 @@ enum Reopen {
     Stream(Peer),
     /// A datagram socket: connect again.
     Datagram(PathBuf),
+    /// An OTLP receiver: connect again.
+    #[cfg(feature = "otlp")]
+    Otlp(crate::otlp::Otlp),
 }
 
 /// A sink as configured, kept for a forked child's writer.
@@ -939,6 +958,10 @@ impl Spec {
                 Output::Datagram(Datagram::unconnected(path)),
                 false,
             )),
+            #[cfg(feature = "otlp")]
+            Reopen::Otlp(otlp) => otlp
+                .open()
+                .map(|c| Opened::new(Output::Otlp(Box::new(c)), false)),
         };
         let opened = opened.unwrap_or_else(|e| {
             Opened::new(

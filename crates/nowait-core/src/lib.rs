@@ -243,6 +243,8 @@ mod logger;
 mod macros;
 #[cfg(feature = "metrics")]
 mod metrics;
+#[cfg(feature = "otlp")]
+mod otlp;
 mod output;
 mod policy;
 mod record;
@@ -276,6 +278,8 @@ pub use level::{Level, ParseLevelError};
 pub use logger::Logger;
 #[cfg(feature = "metrics")]
 pub use metrics::METRIC_NAMES;
+#[cfg(feature = "otlp")]
+pub use otlp::Otlp;
 pub use policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
 pub use record::{escape_into, kind, Format, MakeFormat, Notice, Plain, Record, SinkInfo};
 pub use rolling::{Rolling, Rotation};

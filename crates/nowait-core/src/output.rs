@@ -33,6 +33,15 @@ pub(crate) enum WriteOutcome {
     /// The receiver refuses this one record for good (a datagram too
     /// large): drop it, keep going.
     Rejected(io::Error),
+    /// The receiver took the first `bytes` (whole records) and refused
+    /// `records` of them for good (an OTLP 400, a partial success; capped
+    /// at the records there are): those are dropped, the rest written.
+    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
+    Refused {
+        bytes: usize,
+        records: u64,
+        error: io::Error,
+    },
 }
 
 /// An opened sink.
@@ -73,6 +82,9 @@ pub(crate) enum Output {
     /// A sink that cannot be had (a custom writer in a forked child): every
     /// write fails for good with this reason.
     Gone(String),
+    /// An OTLP/HTTP receiver ([`Sink::otlp`](crate::Sink::otlp)).
+    #[cfg(feature = "otlp")]
+    Otlp(Box<crate::otlp::Client>),
 }
 
 impl std::fmt::Debug for Output {
@@ -87,6 +99,8 @@ impl std::fmt::Debug for Output {
             Output::Rolling(_) => "Rolling",
             Output::Writer(_) => "Writer",
             Output::Gone(_) => "Gone",
+            #[cfg(feature = "otlp")]
+            Output::Otlp(_) => "Otlp",
         })
     }
 }
@@ -259,6 +273,39 @@ impl Output {
             Output::NonBlocking { fd, .. } | Output::Socket(fd) => Some(fd.waitable()),
             Output::Stream(s) => s.poll_fd(),
             Output::Datagram(d) => d.poll_fd(),
+            #[cfg(feature = "otlp")]
+            Output::Otlp(c) => c.poll_fd(),
+            _ => None,
+        }
+    }
+
+    /// What to poll for bytes to read while the sink waits for an answer
+    /// (OTLP).
+    pub(crate) fn poll_read_fd(&self) -> Option<Waitable<'_>> {
+        match self {
+            #[cfg(feature = "otlp")]
+            Output::Otlp(c) => c.poll_read_fd(),
+            _ => None,
+        }
+    }
+
+    /// How long the sink may take no bytes, with bytes pending, before it
+    /// counts as stalled: `default` (100 ms) for all but an
+    /// OTLP sink, whose answer may take its timeout.
+    pub(crate) fn stall_after(&self, default: std::time::Duration) -> std::time::Duration {
+        match self {
+            #[cfg(feature = "otlp")]
+            Output::Otlp(c) => c.stall_after(),
+            _ => default,
+        }
+    }
+
+    /// The delay the receiver asked for before the next retry, if any
+    /// (OTLP's `Retry-After`), once.
+    pub(crate) fn take_retry_after(&mut self) -> Option<std::time::Duration> {
+        match self {
+            #[cfg(feature = "otlp")]
+            Output::Otlp(c) => c.take_retry_after(),
             _ => None,
         }
     }
@@ -267,7 +314,12 @@ impl Output {
     /// may come back: the output connects again), even `EPIPE` or
     /// `ECONNRESET`, which are final for an inherited descriptor.
     pub(crate) fn reconnects(&self) -> bool {
-        matches!(self, Output::Stream(_) | Output::Datagram(_))
+        match self {
+            Output::Stream(_) | Output::Datagram(_) => true,
+            #[cfg(feature = "otlp")]
+            Output::Otlp(_) => true,
+            _ => false,
+        }
     }
 
     /// Whether each write must be exactly one record (datagrams).
@@ -296,6 +348,8 @@ impl Output {
         match self {
             Output::Relayed(relay) => relay.abandon(),
             Output::Stream(s) => s.abandon_held(),
+            #[cfg(feature = "otlp")]
+            Output::Otlp(c) => c.in_flight(),
             _ => 0,
         }
     }
@@ -332,6 +386,8 @@ impl Output {
             Output::Gone(why) => {
                 WriteOutcome::Failed(io::Error::new(io::ErrorKind::BrokenPipe, why.clone()))
             }
+            #[cfg(feature = "otlp")]
+            Output::Otlp(c) => c.write(buf),
         }
     }
 
@@ -441,7 +497,9 @@ mod tests {
             match out.write(&chunk[total..]) {
                 WriteOutcome::Wrote(n) => total += n,
                 WriteOutcome::WouldBlock => std::thread::sleep(std::time::Duration::from_millis(5)),
-                WriteOutcome::Failed(e) | WriteOutcome::Rejected(e) => panic!("{e}"),
+                WriteOutcome::Failed(e)
+                | WriteOutcome::Rejected(e)
+                | WriteOutcome::Refused { error: e, .. } => panic!("{e}"),
             }
             assert!(
                 t.elapsed() < std::time::Duration::from_millis(50),

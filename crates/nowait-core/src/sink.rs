@@ -51,6 +51,9 @@ pub(crate) enum Target {
     Unix(PathBuf),
     /// A Unix datagram socket.
     UnixDatagram(PathBuf),
+    /// An OTLP/HTTP receiver.
+    #[cfg(feature = "otlp")]
+    Otlp(crate::otlp::Otlp),
 }
 
 impl fmt::Debug for Sink {
@@ -301,6 +304,51 @@ impl Sink {
         Sink::new(Target::UnixDatagram(path.into()))
     }
 
+    /// An OpenTelemetry receiver over OTLP/HTTP with protobuf (the
+    /// Collector, Grafana Alloy, Vector, Fluent Bit, rotel...): each record
+    /// a `LogRecord` (time, observed time, severity number and text, the
+    /// message as body, event and span fields as typed attributes, with
+    /// `target`, `code.filepath`, `code.lineno` and `thread.name`; fields
+    /// named `trace_id` and `span_id` in hex as the record's ids), sent in
+    /// batched requests by the writer thread itself. Feature `otlp`; Unix
+    /// only (on Windows [`Builder::build`](crate::Builder::build) fails
+    /// with a clear error).
+    ///
+    /// The sink's format is OTLP's whatever [`Sink::format`] says. Nothing
+    /// waits on the receiver: connect, send and answer are polled with the
+    /// writer's other descriptors, one request in flight. Records count as
+    /// written when the receiver acknowledged them (a 2xx); a partial
+    /// success's `rejected_log_records`, and the records of a request
+    /// refused (400 and other statuses OTLP says not to retry), are dropped
+    /// for good, counted in
+    /// [`SinkStats::dropped_rejected`](crate::SinkStats::dropped_rejected)
+    /// and reported in every sink. 429, 502, 503 and 504 (honouring
+    /// `Retry-After`, at most 30 s), a lost connection or no answer within
+    /// [`Otlp::timeout`](crate::Otlp::timeout) are failures: the same
+    /// records are sent again after a back-off, while new ones wait in the
+    /// sink's buffer, then are dropped and counted: a receiver down or slow
+    /// sheds this sink alone. See [`Otlp`](crate::Otlp) for the endpoint,
+    /// resource, gzip and batch size.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Otlp, Sink};
+    ///
+    /// # let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    /// # let endpoint = format!("http://{}", listener.local_addr().unwrap());
+    /// // e.g. endpoint = "http://127.0.0.1:4318", an OpenTelemetry Collector
+    /// let (logger, guard) = Builder::new()
+    ///     .sink(Sink::otlp(Otlp::new(&endpoint).service_name("checkout")))
+    ///     .build()?;
+    /// # drop((logger, guard));
+    /// # Ok::<(), nowait_core::BuildError>(())
+    /// ```
+    #[cfg(feature = "otlp")]
+    pub fn otlp(otlp: crate::otlp::Otlp) -> Sink {
+        Sink::new(Target::Otlp(otlp))
+    }
+
     /// The local syslog daemon: `/dev/log` as a datagram socket
     /// ([`Sink::unix_datagram`]) with RFC 5424 framing ([`Syslog::new`]:
     /// facility `user`). Where `/dev/log` does not exist (many containers)
@@ -450,6 +498,8 @@ impl Target {
             Target::Tcp(Err(_)) => "tcp:?".into(),
             Target::Unix(p) => format!("unix:{}", p.display()),
             Target::UnixDatagram(p) => format!("unix-datagram:{}", p.display()),
+            #[cfg(feature = "otlp")]
+            Target::Otlp(o) => format!("otlp:{}", o.url()),
         }
     }
 }

@@ -69,6 +69,8 @@ pub(crate) struct SinkCounters {
     pub(crate) filtered: AtomicU64,
     pub(crate) abandoned: AtomicU64,
     pub(crate) write_errors: AtomicU64,
+    /// Part of `dropped_failed`: refused by the receiver for good.
+    pub(crate) dropped_rejected: AtomicU64,
     pub(crate) rotations: AtomicU64,
     pub(crate) rotation_errors: AtomicU64,
     pub(crate) pending_bytes: AtomicU64,
@@ -103,6 +105,7 @@ impl SinkCounters {
             &self.filtered,
             &self.abandoned,
             &self.write_errors,
+            &self.dropped_rejected,
             &self.rotations,
             &self.rotation_errors,
             &self.pending_bytes,
@@ -224,7 +227,7 @@ impl Stats {
 #[non_exhaustive]
 pub struct SinkStats {
     /// The sink's name (`stdout`, `stderr`, `file:PATH`, `writer`,
-    /// `tcp:ADDR`, `unix:PATH`, `unix-datagram:PATH`).
+    /// `tcp:ADDR`, `unix:PATH`, `unix-datagram:PATH`, `otlp:URL`).
     pub name: String,
     /// Records completely written to this sink.
     pub records_written: u64,
@@ -241,6 +244,13 @@ pub struct SinkStats {
     pub dropped_failed: u64,
     /// Records this sink's format panicked on (the partial line is removed).
     pub dropped_format: u64,
+    /// The part of [`dropped_failed`](SinkStats::dropped_failed) that the
+    /// receiver refused for good, never retried: a datagram larger than
+    /// the socket takes ([`Sink::unix_datagram`](crate::Sink::unix_datagram)),
+    /// the records of an OTLP request answered 400 (or another status
+    /// OTLP says not to retry), and an OTLP partial success's
+    /// `rejected_log_records`. Each refusal is also reported as a notice.
+    pub dropped_rejected: u64,
     /// Records skipped for this sink because they were below its level
     /// ([`Sink::level`](crate::Sink::level)). Not a loss: not in
     /// [`dropped`](SinkStats::dropped), never reported as a notice.
@@ -316,6 +326,7 @@ impl Counters {
                     dropped_overflow: s.dropped_overflow.load(Relaxed),
                     dropped_failed: s.dropped_failed.load(Relaxed),
                     dropped_format: s.dropped_format.load(Relaxed),
+                    dropped_rejected: s.dropped_rejected.load(Relaxed),
                     filtered: s.filtered.load(Relaxed),
                     abandoned: s.abandoned.load(Relaxed),
                     write_errors: s.write_errors.load(Relaxed),

@@ -660,7 +660,8 @@ impl Writer {
     }
 
     /// Sleeps on the doorbell (if `doorbell`) and the sinks waiting for
-    /// room, at most `timeout` ([`crate::sys::sleep`]: `poll` on Unix).
+    /// room or for an answer (OTLP), at most `timeout`
+    /// ([`crate::sys::sleep`]: `poll` on Unix).
     fn poll(&mut self, timeout: Duration, doorbell: bool) {
         let shared = Arc::clone(&self.shared);
         let waits: Vec<_> = self
@@ -669,7 +670,14 @@ impl Writer {
             .filter(|sink| sink.waiting_for_room())
             .filter_map(|sink| sink.output.poll_fd())
             .collect();
-        crate::sys::sleep(doorbell.then_some(&shared.doorbell), &waits, timeout);
+        let reads: Vec<_> = self
+            .sinks
+            .iter()
+            .filter(|sink| sink.waiting_for_room())
+            .filter_map(|sink| sink.output.poll_read_fd())
+            .collect();
+        let bell = doorbell.then_some(&shared.doorbell);
+        crate::sys::sleep(bell, &waits, &reads, timeout);
     }
 }
 

@@ -102,8 +102,9 @@ pub(crate) struct SinkState {
     pub(super) dropped_dead: u64,
     pub(super) dropped_format: u64,
     filtered: u64,
-    /// Records the receiver refused for good (a datagram too large); part
-    /// of `dropped_failed`, reported in every sink.
+    /// Records the receiver refused for good (a datagram too large, an
+    /// OTLP 400 or partial success); part of `dropped_failed`, reported in
+    /// every sink.
     pub(super) dropped_rejected: u64,
     pub(super) abandoned: u64,
     write_errors: u64,
@@ -193,8 +194,9 @@ impl SinkState {
     }
 
     pub(super) fn stalled(&self, now: Instant) -> bool {
+        let after = self.output.stall_after(STALL_AFTER);
         self.blocked_since
-            .is_some_and(|t| now.saturating_duration_since(t) >= STALL_AFTER)
+            .is_some_and(|t| now.saturating_duration_since(t) >= after)
     }
 
     /// Whether a flush need not wait for this sink: it failed, is failing,
@@ -214,7 +216,9 @@ impl SinkState {
     /// Whether it has bytes to write but no descriptor to poll for room
     /// (a user's writer that returned `WouldBlock`): retry on a timer.
     pub(super) fn needs_retry_timer(&self) -> bool {
-        self.waiting_for_room() && self.output.poll_fd().is_none()
+        self.waiting_for_room()
+            && self.output.poll_fd().is_none()
+            && self.output.poll_read_fd().is_none()
     }
 
     /// Whether a poll for `POLLOUT` should wake the writer for this sink.
@@ -468,27 +472,30 @@ impl SinkState {
             };
             match self.output.write(&self.buf[self.sent..self.sent + len]) {
                 WriteOutcome::Wrote(n) => {
-                    self.sent += n;
-                    self.written += n as u64;
-                    self.bytes_written += n as u64;
-                    self.write_calls += 1;
-                    self.blocked_since = None;
-                    while let Some(&end) = self.ends.front() {
-                        if end & !NOTICE_BIT > self.written {
-                            break;
-                        }
-                        if end & NOTICE_BIT == 0 {
-                            self.records_written += 1;
-                            self.pending -= 1;
-                        }
-                        self.line_start = end & !NOTICE_BIT;
-                        self.ends.pop_front();
-                    }
-                    self.mid_line = self.written > self.line_start;
+                    self.took(n, 0);
                     if self.error_streak > 0 {
                         event = self.recovered();
                     }
                     if n == 0 {
+                        break;
+                    }
+                }
+                WriteOutcome::Refused {
+                    bytes,
+                    records,
+                    error,
+                } => {
+                    // The receiver answered: it works, and these records
+                    // are settled (some refused for good).
+                    self.took(bytes, records);
+                    self.last_error = Some(error.to_string());
+                    if self.unpublished_error.is_none() {
+                        self.unpublished_error = Some(error);
+                    }
+                    if self.error_streak > 0 {
+                        event = self.recovered();
+                    }
+                    if bytes == 0 {
                         break;
                     }
                 }
@@ -531,6 +538,35 @@ impl SinkState {
             self.end_shedding();
         }
         event
+    }
+
+    /// The output took `n` more bytes: the records they complete are
+    /// written, except the first `refused` of them, which the receiver
+    /// refused for good (dropped, counted as rejected).
+    fn took(&mut self, n: usize, mut refused: u64) {
+        self.sent += n;
+        self.written += n as u64;
+        self.bytes_written += n as u64;
+        self.write_calls += 1;
+        self.blocked_since = None;
+        while let Some(&end) = self.ends.front() {
+            if end & !NOTICE_BIT > self.written {
+                break;
+            }
+            if end & NOTICE_BIT == 0 {
+                if refused > 0 {
+                    refused -= 1;
+                    self.dropped_failed += 1;
+                    self.dropped_rejected += 1;
+                } else {
+                    self.records_written += 1;
+                }
+                self.pending -= 1;
+            }
+            self.line_start = end & !NOTICE_BIT;
+            self.ends.pop_front();
+        }
+        self.mid_line = self.written > self.line_start;
     }
 
     /// Drops the record at the front, which the receiver refused for good
@@ -594,6 +630,8 @@ impl SinkState {
         let backoff = Duration::from_millis(10)
             .saturating_mul(1 << self.error_streak.min(7))
             .min(MAX_BACKOFF);
+        // A receiver may say how long to wait (OTLP's `Retry-After`).
+        let backoff = self.output.take_retry_after().unwrap_or(backoff);
         self.retry_at = Some(now + backoff);
         first.then(|| {
             (
@@ -750,6 +788,8 @@ impl SinkState {
         c.filtered.store(self.filtered, Ordering::Relaxed);
         c.abandoned.store(self.abandoned, Ordering::Relaxed);
         c.write_errors.store(self.write_errors, Ordering::Relaxed);
+        c.dropped_rejected
+            .store(self.dropped_rejected, Ordering::Relaxed);
         if let Output::Rolling(r) = &self.output {
             c.rotations.store(r.rotations, Ordering::Relaxed);
             c.rotation_errors

@@ -151,6 +151,16 @@ impl Stream {
         Ok(s)
     }
 
+    /// A stream for request/response exchanges ([`Stream::send`],
+    /// [`Stream::recv`]), its connect started as [`Stream::connecting`]'s.
+    ///
+    /// # Errors
+    ///
+    /// None on Unix (on Windows: not supported).
+    pub(crate) fn exchanging(peer: Peer) -> io::Result<Stream> {
+        Stream::connecting(peer)
+    }
+
     /// Whether a connection is up (for tests and stats).
     #[cfg(test)]
     pub(crate) fn connected(&self) -> bool {
@@ -214,6 +224,50 @@ impl Stream {
 
     /// One write attempt: connects first if needed.
     pub(crate) fn write(&mut self, buf: &[u8]) -> Sent {
+        self.send_with(buf, true)
+    }
+
+    /// One write attempt that leaves what the receiver sent unread, for a
+    /// caller that reads the answers itself ([`Stream::recv`]): an HTTP
+    /// exchange.
+    pub(crate) fn send(&mut self, buf: &[u8]) -> Sent {
+        self.send_with(buf, false)
+    }
+
+    /// Reads what the receiver sent, without waiting: `Ok(Some(0))` at the
+    /// end of the stream, `Ok(None)` if nothing came yet. Not connected is
+    /// an error.
+    pub(crate) fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        let State::Connected(fd) = &self.state else {
+            return Err(io::ErrorKind::NotConnected.into());
+        };
+        loop {
+            return match rustix::net::recv(fd, &mut *buf, RecvFlags::DONTWAIT) {
+                Ok((n, _)) => Ok(Some(n)),
+                Err(Errno::AGAIN) => Ok(None),
+                Err(Errno::INTR) => continue,
+                Err(e) => {
+                    self.state = State::Idle;
+                    Err(e.into())
+                }
+            };
+        }
+    }
+
+    /// The connection to poll for `POLLIN` while an answer is awaited.
+    pub(crate) fn read_fd(&self) -> Option<BorrowedFd<'_>> {
+        match &self.state {
+            State::Connected(fd) => Some(fd.as_fd()),
+            _ => None,
+        }
+    }
+
+    /// Drops the connection (the next write makes a new one).
+    pub(crate) fn disconnect(&mut self) {
+        self.state = State::Idle;
+    }
+
+    fn send_with(&mut self, buf: &[u8], drain: bool) -> Sent {
         let now = Instant::now();
         loop {
             match &self.state {
@@ -248,8 +302,10 @@ impl Stream {
                     }
                 }
                 State::Connected(fd) => {
-                    if let Err(e) = drain_incoming(fd.as_fd()) {
-                        return self.fail(e);
+                    if drain {
+                        if let Err(e) = drain_incoming(fd.as_fd()) {
+                            return self.fail(e);
+                        }
                     }
                     return match rustix::net::send(fd, buf, SEND) {
                         Ok(n) => Sent::Wrote(n),

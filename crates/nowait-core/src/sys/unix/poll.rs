@@ -11,20 +11,29 @@ use super::Doorbell;
 /// Something to poll for room (`POLLOUT`): a sink's descriptor.
 pub(crate) type Waitable<'a> = BorrowedFd<'a>;
 
-/// Sleeps until the doorbell rings (if given), one of `waits` has room, or
-/// `timeout` passes. Clears the doorbell if it rang.
-pub(crate) fn sleep(bell: Option<&Doorbell>, waits: &[Waitable<'_>], timeout: Duration) {
+/// Sleeps until the doorbell rings (if given), one of `waits` has room, one
+/// of `reads` has bytes to read (an answer awaited), or `timeout` passes.
+/// Clears the doorbell if it rang.
+pub(crate) fn sleep(
+    bell: Option<&Doorbell>,
+    waits: &[Waitable<'_>],
+    reads: &[Waitable<'_>],
+    timeout: Duration,
+) {
     if cfg!(miri) {
         // Miri runs no `poll`; a short sleep is a correct (slower) stand-in.
         std::thread::sleep(timeout.min(Duration::from_millis(1)));
         return;
     }
-    let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(waits.len() + 1);
+    let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(waits.len() + reads.len() + 1);
     if let Some(bell) = bell {
         fds.push(PollFd::from_borrowed_fd(bell.fd(), PollFlags::IN));
     }
     for fd in waits {
         fds.push(PollFd::from_borrowed_fd(*fd, PollFlags::OUT));
+    }
+    for fd in reads {
+        fds.push(PollFd::from_borrowed_fd(*fd, PollFlags::IN));
     }
     if fds.is_empty() {
         std::thread::sleep(timeout);

@@ -70,8 +70,16 @@ impl Doorbell {
 }
 
 /// Sleeps until the doorbell rings (if given) or `timeout` passes.
-pub(crate) fn sleep(bell: Option<&Doorbell>, waits: &[Waitable<'_>], timeout: Duration) {
-    debug_assert!(waits.is_empty(), "nowait bug: a Windows sink to poll");
+pub(crate) fn sleep(
+    bell: Option<&Doorbell>,
+    waits: &[Waitable<'_>],
+    reads: &[Waitable<'_>],
+    timeout: Duration,
+) {
+    debug_assert!(
+        waits.is_empty() && reads.is_empty(),
+        "nowait bug: a Windows sink to poll"
+    );
     match bell {
         Some(bell) => {
             if bell.rung.load(Ordering::SeqCst) == 0 {

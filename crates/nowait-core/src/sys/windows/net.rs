@@ -113,6 +113,21 @@ impl Stream {
         }
     }
 
+    /// A stream for request/response exchanges (the OTLP sink): not
+    /// supported on Windows, where nowait's sockets are written by a relay
+    /// thread that never reads.
+    ///
+    /// # Errors
+    ///
+    /// Always.
+    pub(crate) fn exchanging(_peer: Peer) -> io::Result<Stream> {
+        Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "the OTLP sink is not supported on Windows yet (it needs non-blocking sockets, \
+             which nowait has on Unix only)",
+        ))
+    }
+
     /// A shutdown gives up: see `Relay::abandon`.
     pub(crate) fn abandon_held(&self) -> usize {
         self.relay.as_ref().map_or(0, Relay::abandon)
@@ -129,6 +144,29 @@ impl Stream {
     pub(crate) fn poll_fd(&self) -> Option<Waitable<'_>> {
         None
     }
+
+    /// Request/response exchanges (the OTLP sink) need a non-blocking
+    /// socket, which nowait has on Unix only: never called here, since
+    /// such a sink cannot be built on Windows.
+    pub(crate) fn send(&mut self, _buf: &[u8]) -> Sent {
+        Sent::Failed(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "request/response sockets are not supported on Windows",
+        ))
+    }
+
+    /// See [`Stream::send`]: not supported on Windows.
+    pub(crate) fn recv(&mut self, _buf: &mut [u8]) -> io::Result<Option<usize>> {
+        Err(io::ErrorKind::Unsupported.into())
+    }
+
+    /// Nothing to poll on Windows.
+    pub(crate) fn read_fd(&self) -> Option<Waitable<'_>> {
+        None
+    }
+
+    /// See [`Stream::send`]: nothing to drop on Windows.
+    pub(crate) fn disconnect(&mut self) {}
 
     /// One write attempt; never waits.
     pub(crate) fn write(&mut self, buf: &[u8]) -> Sent {

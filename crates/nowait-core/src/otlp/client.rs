@@ -1,0 +1,365 @@
+//! The OTLP sink's output: one HTTP request in flight, never a wait (see
+//! the [module docs](super)).
+//!
+//! # The exchange, one `write` call at a time
+//!
+//! 1. Idle: the longest run of whole records at the start of the offered
+//!    bytes that fits in the batch bound (at least one record) becomes a
+//!    request: head, envelope, records, gzipped if asked.
+//! 2. Sending: as much of the request as the socket takes (the connect
+//!    finishes first, polled like [`Sink::tcp`](crate::Sink::tcp)'s);
+//!    "would block" until all of it went.
+//! 3. Waiting: whatever the receiver sent is read and parsed; "would
+//!    block" until the answer is whole or the timeout passed.
+//! 4. The answer decides: written (2xx), partly refused (2xx with
+//!    `partial_success`), refused (other 4xx and 5xx), or a failure to
+//!    retry (429, 502, 503, 504, a broken connection, the timeout; the
+//!    connection is dropped unless the answer came whole on a keep-alive
+//!    connection). The writer's buffer kept the records meanwhile: a retry
+//!    builds the request again from them.
+//!
+//! The offered bytes start with the request's records on every call
+//! until the answer (the writer only appends while they are pending).
+
+use std::io::{self, Write as _};
+use std::time::{Duration, Instant};
+
+use super::encode::{entry_len, fields, Envelope};
+use super::http::{request_head, Parsed, Reader, Response};
+use super::{Endpoint, Otlp};
+use crate::output::{Peer, Sent, Stream, WriteOutcome};
+
+/// A `Retry-After` longer than this is cut to it: a receiver cannot keep
+/// the sink shedding for an hour with one header.
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Phase {
+    Idle,
+    Sending,
+    Waiting,
+}
+
+/// The OTLP sink's output.
+#[derive(Debug)]
+pub(crate) struct Client {
+    conn: Stream,
+    endpoint: Endpoint,
+    envelope: Envelope,
+    gzip: bool,
+    max_batch: usize,
+    timeout: Duration,
+    phase: Phase,
+    /// The request (head and body) and how much of it went.
+    req: Vec<u8>,
+    req_sent: usize,
+    /// The offered bytes the request carries, and its records.
+    covers: usize,
+    records: u64,
+    started: Instant,
+    reader: Reader,
+    /// The body before compression.
+    body: Vec<u8>,
+    /// The delay a 429/503 asked for, for the writer's next retry.
+    retry_after: Option<Duration>,
+}
+
+impl Client {
+    pub(crate) fn new(endpoint: Endpoint, envelope: Envelope, cfg: &Otlp) -> io::Result<Client> {
+        let conn = Stream::exchanging(Peer::Tcp(endpoint.addr))?;
+        Ok(Client {
+            conn,
+            endpoint,
+            envelope,
+            gzip: cfg.gzip,
+            max_batch: cfg.max_batch_bytes,
+            timeout: cfg.timeout,
+            phase: Phase::Idle,
+            req: Vec::new(),
+            req_sent: 0,
+            covers: 0,
+            records: 0,
+            started: Instant::now(),
+            reader: Reader::default(),
+            body: Vec::new(),
+            retry_after: None,
+        })
+    }
+
+    /// The socket to poll for room (connecting, or sending).
+    pub(crate) fn poll_fd(&self) -> Option<crate::sys::Waitable<'_>> {
+        (self.phase == Phase::Sending)
+            .then(|| self.conn.poll_fd())
+            .flatten()
+    }
+
+    /// The socket to poll for the answer.
+    pub(crate) fn poll_read_fd(&self) -> Option<crate::sys::Waitable<'_>> {
+        (self.phase == Phase::Waiting)
+            .then(|| self.conn.read_fd())
+            .flatten()
+    }
+
+    /// The bytes of the sink's buffer the request in flight carries.
+    pub(crate) fn in_flight(&self) -> usize {
+        if self.phase == Phase::Idle {
+            0
+        } else {
+            self.covers
+        }
+    }
+
+    /// How long the writer may see this output take no bytes before it
+    /// calls it stalled: a request can legitimately wait for its answer up
+    /// to the timeout (after which it fails).
+    pub(crate) fn stall_after(&self) -> Duration {
+        self.timeout
+    }
+
+    /// The delay the receiver asked for before the next try, once.
+    pub(crate) fn take_retry_after(&mut self) -> Option<Duration> {
+        self.retry_after.take()
+    }
+
+    /// Drops the connection and the request; the failure to report.
+    fn fail(&mut self, e: io::Error) -> WriteOutcome {
+        self.conn.disconnect();
+        self.phase = Phase::Idle;
+        WriteOutcome::Failed(e)
+    }
+
+    /// Makes the request from the start of `buf`.
+    fn start(&mut self, buf: &[u8]) -> Result<(), WriteOutcome> {
+        let (mut covers, mut records) = (0, 0u64);
+        while covers < buf.len() {
+            let Some(len) = entry_len(&buf[covers..]) else {
+                break;
+            };
+            if records > 0 && covers + len > self.max_batch {
+                break;
+            }
+            covers += len;
+            records += 1;
+        }
+        if records == 0 {
+            // Not a record of the OTLP format: nothing a receiver could
+            // take, and nothing a retry would mend.
+            return Err(WriteOutcome::Refused {
+                bytes: buf.len(),
+                records: u64::MAX,
+                error: io::Error::other("nowait bug: the OTLP sink's buffer is not records"),
+            });
+        }
+        self.body.clear();
+        self.envelope.wrap(&buf[..covers], &mut self.body);
+        self.req.clear();
+        if self.gzip {
+            // Writes into a Vec cannot fail.
+            let mut gz = flate2::write::GzEncoder::new(
+                Vec::with_capacity(self.body.len() / 4),
+                flate2::Compression::fast(),
+            );
+            let _ = gz.write_all(&self.body);
+            let zipped = gz.finish().unwrap_or_default();
+            let (path, host) = (&self.endpoint.path, &self.endpoint.host);
+            request_head(path, host, zipped.len(), true, &mut self.req);
+            self.req.extend_from_slice(&zipped);
+        } else {
+            request_head(
+                &self.endpoint.path,
+                &self.endpoint.host,
+                self.body.len(),
+                false,
+                &mut self.req,
+            );
+            self.req.extend_from_slice(&self.body);
+        }
+        self.req_sent = 0;
+        self.covers = covers;
+        self.records = records;
+        self.started = Instant::now();
+        self.reader.clear();
+        self.phase = Phase::Sending;
+        Ok(())
+    }
+
+    /// One step of the exchange; never waits.
+    pub(crate) fn write(&mut self, buf: &[u8]) -> WriteOutcome {
+        loop {
+            match self.phase {
+                Phase::Idle => {
+                    if buf.is_empty() {
+                        return WriteOutcome::Wrote(0);
+                    }
+                    if let Err(outcome) = self.start(buf) {
+                        return outcome;
+                    }
+                }
+                Phase::Sending | Phase::Waiting if buf.len() < self.covers => {
+                    // The writer gave up the bytes (it never does while a
+                    // request is pending); start again from what it has.
+                    self.conn.disconnect();
+                    self.phase = Phase::Idle;
+                }
+                Phase::Sending => {
+                    if self.started.elapsed() >= self.timeout {
+                        return self.timed_out();
+                    }
+                    match self.conn.send(&self.req[self.req_sent..]) {
+                        Sent::Wrote(n) => {
+                            self.req_sent += n;
+                            if self.req_sent == self.req.len() {
+                                self.phase = Phase::Waiting;
+                            }
+                        }
+                        Sent::WouldBlock => return WriteOutcome::WouldBlock,
+                        Sent::Failed(e) | Sent::Rejected(e) => return self.fail(e),
+                    }
+                }
+                Phase::Waiting => return self.read_answer(),
+            }
+        }
+    }
+
+    fn timed_out(&mut self) -> WriteOutcome {
+        let e = io::Error::new(
+            io::ErrorKind::TimedOut,
+            format!(
+                "no answer from the OTLP receiver within {} ms",
+                self.timeout.as_millis()
+            ),
+        );
+        self.fail(e)
+    }
+
+    fn read_answer(&mut self) -> WriteOutcome {
+        let mut chunk = [0u8; 4096];
+        // Bounded: the reader refuses answers past its size.
+        loop {
+            let (n, eof) = match self.conn.recv(&mut chunk) {
+                Ok(Some(0)) => (0, true),
+                Ok(Some(n)) => (n, false),
+                Ok(None) if self.started.elapsed() >= self.timeout => return self.timed_out(),
+                Ok(None) => return WriteOutcome::WouldBlock,
+                Err(e) => return self.fail(e),
+            };
+            match self.reader.feed(&chunk[..n], eof) {
+                Parsed::Partial if eof => {
+                    let e = io::Error::new(
+                        io::ErrorKind::ConnectionReset,
+                        "the OTLP receiver closed the connection before answering",
+                    );
+                    return self.fail(e);
+                }
+                Parsed::Partial => {}
+                Parsed::Invalid(why) => {
+                    let e = io::Error::new(io::ErrorKind::InvalidData, why);
+                    return self.fail(e);
+                }
+                Parsed::Done(response) => return self.answered(response),
+            }
+        }
+    }
+
+    /// What the answer means for the request's records.
+    fn answered(&mut self, r: Response) -> WriteOutcome {
+        self.phase = Phase::Idle;
+        if !r.keep_alive {
+            self.conn.disconnect();
+        }
+        let covers = self.covers;
+        match r.status {
+            200..=299 => match partial_success(&r.body) {
+                Some((rejected, message)) if rejected > 0 => WriteOutcome::Refused {
+                    bytes: covers,
+                    records: rejected,
+                    error: io::Error::other(format!(
+                        "the OTLP receiver rejected {rejected} of {} records: {message}",
+                        self.records
+                    )),
+                },
+                _ => WriteOutcome::Wrote(covers),
+            },
+            429 | 502 | 503 | 504 => {
+                self.retry_after = r.retry_after.map(|d| d.min(MAX_RETRY_AFTER));
+                let e = io::Error::other(format!(
+                    "the OTLP receiver answered {} {}{}",
+                    r.status,
+                    r.reason,
+                    match r.retry_after {
+                        Some(d) => format!(" (retry after {} s)", d.as_secs()),
+                        None => String::new(),
+                    }
+                ));
+                // The records stay pending: the writer retries.
+                self.conn.disconnect();
+                WriteOutcome::Failed(e)
+            }
+            status => WriteOutcome::Refused {
+                bytes: covers,
+                records: u64::MAX,
+                error: io::Error::other(format!(
+                    "the OTLP receiver refused a request of {} records: {status} {}{}",
+                    self.records,
+                    r.reason,
+                    status_message(&r.body)
+                        .map(|m| format!(": {m}"))
+                        .unwrap_or_default()
+                )),
+            },
+        }
+    }
+}
+
+/// Printable text of a receiver's message, at most 200 characters.
+fn printable(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes)
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(200)
+        .collect()
+}
+
+/// `ExportLogsServiceResponse { partial_success = 1: { rejected_log_records
+/// = 1; error_message = 2 } }`: the count rejected and the message.
+fn partial_success(body: &[u8]) -> Option<(u64, String)> {
+    let ps = fields(body)
+        .find_map(|f| f.filter(|f| f.0 == 1 && f.1 == 2))?
+        .3;
+    let (mut rejected, mut message) = (0, String::new());
+    for (field, wire, value, bytes) in fields(ps).map_while(|f| f) {
+        match (field, wire) {
+            (1, 0) => rejected = value,
+            (2, 2) => message = printable(bytes),
+            _ => {}
+        }
+    }
+    Some((rejected, message))
+}
+
+/// `google.rpc.Status { message = 2 }`, the body of an OTLP error answer.
+fn status_message(body: &[u8]) -> Option<String> {
+    fields(body)
+        .map_while(|f| f)
+        .find(|f| f.0 == 2 && f.1 == 2)
+        .map(|f| printable(f.3))
+        .filter(|m| !m.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn partial_success_and_status_bodies() {
+        // partial_success { rejected_log_records: 3, error_message: "bad\n" }
+        let body = [0x0a, 0x08, 0x08, 0x03, 0x12, 0x04, b'b', b'a', b'd', b'\n'];
+        assert_eq!(partial_success(&body), Some((3, "bad ".into())));
+        assert_eq!(partial_success(&[]), None);
+        // Status { code: 3, message: "no" }
+        assert_eq!(
+            status_message(&[0x08, 0x03, 0x12, 0x02, b'n', b'o']),
+            Some("no".into())
+        );
+    }
+}
