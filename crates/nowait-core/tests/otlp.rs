@@ -1,0 +1,583 @@
+//! The OTLP sink against real receivers started here on loopback:
+//!
+//! * `otlp_receiver.py` (beside this file), which decodes every request
+//!   with OpenTelemetry's own protobuf types (`opentelemetry-proto`) and
+//!   answers as each test scripts it: fields checked exactly, 503 then
+//!   recovery, 400, partial success, a receiver killed mid-run and started
+//!   again, one that never answers. After each, every accepted record is
+//!   accounted for exactly, per reason.
+//! * rotel (`rotel-agent`, a Rust OpenTelemetry collector from PyPI),
+//!   which proves an independent implementation takes our bytes.
+//!
+//! Receivers are stopped by their PID. Install both with
+//! `ci/deps-otlp.sh`; without them these tests say why and pass, unless
+//! `NOWAIT_REQUIRE_TEST_TOOLS=1`.
+#![cfg(all(unix, feature = "otlp", not(miri)))] // processes and sockets
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use nowait_core::event::{register_callsite, Callsite, EventBuf, FieldName, SiteKey};
+use nowait_core::{kind, Builder, Level, Otlp, Plain, Sink, SinkStats};
+use nowait_testkit::Shared;
+
+fn require_tools() -> bool {
+    std::env::var_os("NOWAIT_REQUIRE_TEST_TOOLS").is_some_and(|v| v == "1")
+}
+
+fn skip(why: &str) {
+    assert!(!require_tools(), "NOWAIT_REQUIRE_TEST_TOOLS=1 but {why}");
+    eprintln!("skipping: {why} (run ci/deps-otlp.sh)");
+}
+
+fn python_receiver_available() -> bool {
+    let ok = Command::new("python3")
+        .args(["-c", "import opentelemetry.proto.collector.logs.v1.logs_service_pb2"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        skip("python3 with opentelemetry-proto is not installed");
+    }
+    ok
+}
+
+/// One decoded request, as the receiver logged it.
+#[derive(Debug)]
+struct Request {
+    status: u16,
+    rejected: u64,
+    gzip: bool,
+    at: f64,
+    head: String,
+    /// `(mark, record)`: `REC` accepted, `REJ` refused for good, `NAK`
+    /// not answered or to be retried.
+    records: Vec<(String, String)>,
+}
+
+/// Our receiver, killed on drop.
+struct Receiver {
+    child: Child,
+    port: u16,
+    out: PathBuf,
+}
+
+impl Receiver {
+    fn start(dir: &Path, script: &str, port: u16) -> Receiver {
+        let out = dir.join("received.txt");
+        let script_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/otlp_receiver.py");
+        let mut child = Command::new("python3")
+            .arg(&script_path)
+            .arg(port.to_string())
+            .arg(&out)
+            .arg(script)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .strip_prefix("PORT ")
+            .and_then(|p| p.trim().parse().ok())
+            .unwrap_or_else(|| panic!("receiver said {line:?}"));
+        Receiver { child, port, out }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    fn requests(&self) -> Vec<Request> {
+        let text = std::fs::read_to_string(&self.out).unwrap_or_default();
+        let mut reqs: Vec<Request> = Vec::new();
+        for line in text.lines() {
+            let (mark, rest) = line.split_once(' ').unwrap();
+            if mark == "REQ" {
+                let w: Vec<&str> = rest.splitn(6, ' ').collect();
+                reqs.push(Request {
+                    status: w[0].parse().unwrap(),
+                    rejected: w[1].parse().unwrap(),
+                    gzip: w[3] == "1",
+                    at: w[4].parse().unwrap(),
+                    head: w.get(5).unwrap_or(&"").to_string(),
+                    records: Vec::new(),
+                });
+            } else {
+                let req = reqs.last_mut().unwrap();
+                req.records.push((mark.to_owned(), rest.to_owned()));
+            }
+        }
+        reqs
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn is_notice(rec: &str) -> bool {
+    rec.contains("target=str:'nowait'")
+}
+
+/// The `seq` attribute of a record.
+fn seq(rec: &str) -> Option<u64> {
+    let at = rec.find("seq=int:")? + "seq=int:".len();
+    rec[at..].split(['|', ' ']).next()?.parse().ok()
+}
+
+/// Every accepted record in exactly one outcome.
+fn assert_accounted(s: &SinkStats, accepted: u64) {
+    assert_eq!(
+        s.records_written + s.dropped_overflow + s.dropped_failed + s.dropped_format + s.filtered + s.abandoned,
+        accepted,
+        "{s:?}"
+    );
+    assert!(s.dropped_rejected <= s.dropped_failed, "{s:?}");
+}
+
+/// Counts the records (not notices) by mark, and the seqs of the accepted.
+fn tally(reqs: &[Request]) -> (BTreeMap<String, u64>, BTreeMap<u64, u32>) {
+    let (mut marks, mut seqs) = (BTreeMap::new(), BTreeMap::new());
+    for r in reqs {
+        for (mark, rec) in &r.records {
+            if is_notice(rec) {
+                continue;
+            }
+            *marks.entry(mark.clone()).or_insert(0) += 1;
+            if mark == "REC" {
+                *seqs.entry(seq(rec).unwrap()).or_insert(0) += 1;
+            }
+        }
+    }
+    (marks, seqs)
+}
+
+fn log_seqs(logger: &nowait_core::Logger, range: std::ops::Range<u64>) {
+    let mut buf = EventBuf::new();
+    for i in range {
+        buf.clear();
+        buf.begin_inline(nowait_core::event::timestamp(), "otlp_test");
+        buf.str(FieldName::Inline("message"), "record");
+        buf.u64(FieldName::Inline("seq"), i);
+        logger.push(Level::Info, kind::EVENT, &[buf.as_bytes()]).unwrap();
+    }
+}
+
+fn now_nanos() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64
+}
+
+static SITE: u8 = 0;
+static SPAN: u8 = 0;
+
+/// Every field of a record, decoded by the official types, and the
+/// request's resource and scope, exactly; plain and gzipped.
+#[test]
+fn fields_arrive_exactly_as_the_official_types_decode_them() {
+    if !python_receiver_available() {
+        return;
+    }
+    register_callsite(
+        SiteKey::of(&SITE),
+        Callsite::new(Level::Info, "shop::cart", "event")
+            .fields(vec!["message", "items", "delta", "ratio", "paid", "who", "trace_id", "span_id", "big", "c"])
+            .location(Some("shop::cart"), Some("src/cart.rs"), Some(42)),
+    );
+    register_callsite(
+        SiteKey::of(&SPAN),
+        Callsite::new(Level::Info, "shop", "request").fields(vec!["user"]),
+    );
+    for gzip in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let rx = Receiver::start(dir.path(), "ok", 0);
+        let before = now_nanos();
+        let (logger, guard) = Builder::new()
+            .sink(Sink::otlp(
+                Otlp::new(&rx.url())
+                    .service_name("otlp-test")
+                    .resource_attribute("deployment.environment", "ci")
+                    .gzip(gzip),
+            ))
+            .build()
+            .unwrap();
+        let t = nowait_core::event::timestamp();
+        let mut buf = EventBuf::new();
+        buf.begin_at(t, SiteKey::of(&SITE));
+        buf.thread();
+        buf.begin_span(SiteKey::of(&SPAN));
+        buf.str(FieldName::Index(0), "ann");
+        buf.end_span();
+        buf.str(FieldName::Index(0), "added \u{1b}[31m\nline");
+        buf.u64(FieldName::Index(1), 3);
+        buf.i64(FieldName::Index(2), -7);
+        buf.f64(FieldName::Index(3), 0.25);
+        buf.bool(FieldName::Index(4), true);
+        buf.str(FieldName::Index(5), "b\u{e9}a");
+        buf.str(FieldName::Index(6), "4bf92f3577b34da6a3ce929d0e0e4736");
+        buf.str(FieldName::Index(7), "00f067aa0ba902b7");
+        buf.u64(FieldName::Index(8), u64::MAX);
+        buf.char(FieldName::Index(9), 'x');
+        logger.push(Level::Warn, kind::EVENT, &[buf.as_bytes()]).unwrap();
+        logger.log(Level::Error, "plain text").unwrap();
+        drop(guard);
+        let after = now_nanos();
+        let stats = logger.stats();
+        let s = &stats.sinks[0];
+        assert_eq!((s.records_written, s.dropped()), (2, 0), "{s:?}");
+        assert_eq!(s.name, format!("otlp:{}/v1/logs", rx.url()));
+        let reqs = rx.requests();
+        let recs: Vec<_> = reqs.iter().flat_map(|r| r.records.iter()).collect();
+        assert_eq!(recs.len(), 2, "{reqs:?}");
+        for r in &reqs {
+            assert_eq!(r.status, 200);
+            assert_eq!(r.gzip, gzip);
+            assert_eq!(
+                r.head,
+                format!(
+                    "resource=service.name=str:'otlp-test'|deployment.environment=str:'ci' scope=nowait/{}",
+                    env!("CARGO_PKG_VERSION")
+                )
+            );
+        }
+        // Times are checked apart, then blanked.
+        let times = |rec: &str| -> (u64, u64, String) {
+            let num = |key: &str| -> u64 {
+                let at = rec.find(key).unwrap() + key.len();
+                rec[at..].split(' ').next().unwrap().parse().unwrap()
+            };
+            let (time, observed) = (num(" time="), num(" observed="));
+            let blank = rec
+                .replace(&format!(" time={time} "), " time=T ")
+                .replace(&format!(" observed={observed} "), " observed=O ");
+            (time, observed, blank)
+        };
+        let (time, observed, event) = times(&recs[0].1);
+        assert!(before <= time && time <= observed && observed <= after, "{before} {time} {observed} {after}");
+        let thread = std::thread::current();
+        let thread = thread.name().unwrap();
+        assert_eq!(
+            event,
+            format!(
+                "sev=13 text=WARN body=str:'added \\x1b[31m\\nline' time=T observed=O \
+                 trace=4bf92f3577b34da6a3ce929d0e0e4736 span=00f067aa0ba902b7 flags=0 \
+                 attrs=items=int:3|delta=int:-7|ratio=double:0.25|paid=bool:True|who=str:'béa'|\
+                 big=str:'18446744073709551615'|c=str:'x'|user=str:'ann'|target=str:'shop::cart'|\
+                 code.filepath=str:'src/cart.rs'|code.lineno=int:42|thread.name=str:'{thread}'"
+            )
+        );
+        let (time, observed, text) = times(&recs[1].1);
+        assert!(before <= time && time <= observed && observed <= after);
+        assert_eq!(
+            text,
+            "sev=17 text=ERROR body=str:'plain text' time=T observed=O trace= span= flags=0 attrs="
+        );
+        assert_eq!(recs[0].0, "REC");
+    }
+}
+
+/// 503 twice with `Retry-After: 1`, then 200: every record arrives once,
+/// the retries wait as asked, the recovery is reported.
+#[test]
+fn retries_503_honouring_retry_after_then_recovers() {
+    if !python_receiver_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start(dir.path(), "503:1,503:1,ok", 0);
+    let others = Shared::default();
+    let (logger, guard) = Builder::new()
+        .shutdown_timeout(Duration::from_secs(10))
+        .sink(Sink::writer(others.clone()).format(Plain))
+        .sink(Sink::otlp(Otlp::new(&rx.url())))
+        .build()
+        .unwrap();
+    log_seqs(&logger, 0..1000);
+    // A failing sink is not waited for by flushes or the shutdown (after
+    // a short grace): wait here until it is through.
+    let start = Instant::now();
+    while logger.stats().sinks[1].records_written < 1000 {
+        assert!(start.elapsed() < Duration::from_secs(10), "{:?}", logger.stats());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(guard);
+    let s = &logger.stats().sinks[1];
+    assert_accounted(s, 1000);
+    assert_eq!((s.records_written, s.dropped()), (1000, 0), "{s:?}");
+    let reqs = rx.requests();
+    assert_eq!(reqs[0].status, 503);
+    assert_eq!(reqs[1].status, 503);
+    assert!(reqs[1].at - reqs[0].at >= 0.95, "Retry-After honoured: {}", reqs[1].at - reqs[0].at);
+    assert!(reqs[2].at - reqs[1].at >= 0.95, "Retry-After honoured: {}", reqs[2].at - reqs[1].at);
+    let (_, seqs) = tally(&reqs);
+    assert_eq!(seqs.len(), 1000);
+    assert!(seqs.values().all(|&n| n == 1), "each record accepted once");
+    let text = others.take();
+    assert!(text.contains("answered 503 Service Unavailable (retry after 1 s)"), "{text}");
+    assert!(text.contains("recovered after 2 failed writes"), "{text}");
+}
+
+/// A 400 refuses that request's records for good: counted as rejected,
+/// reported (in the OTLP sink itself too), never sent again.
+#[test]
+fn a_400_is_counted_as_rejected_and_never_retried() {
+    if !python_receiver_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start(dir.path(), "400,ok", 0);
+    let others = Shared::default();
+    let (logger, guard) = Builder::new()
+        .sink(Sink::writer(others.clone()).format(Plain))
+        .sink(Sink::otlp(Otlp::new(&rx.url())))
+        .build()
+        .unwrap();
+    log_seqs(&logger, 0..100);
+    let _ = logger.flush();
+    log_seqs(&logger, 100..200);
+    drop(guard);
+    let s = &logger.stats().sinks[1];
+    assert_accounted(s, 200);
+    let reqs = rx.requests();
+    assert_eq!(reqs[0].status, 400);
+    let refused: Vec<u64> = reqs[0].records.iter().filter_map(|r| seq(&r.1)).collect();
+    assert!(!refused.is_empty());
+    assert_eq!(s.dropped_rejected, refused.len() as u64, "{s:?}");
+    assert_eq!(s.dropped_failed, s.dropped_rejected, "{s:?}");
+    assert_eq!(s.records_written, 200 - refused.len() as u64, "{s:?}");
+    let (marks, seqs) = tally(&reqs);
+    assert_eq!(marks.get("REJ").copied().unwrap_or(0), refused.len() as u64);
+    assert_eq!(seqs.len() as u64, s.records_written);
+    assert!(refused.iter().all(|r| !seqs.contains_key(r)), "never retried");
+    let text = others.take();
+    assert!(text.contains("refused them: the OTLP receiver refused a request of"), "{text}");
+    assert!(text.contains("400 Bad Request: bad"), "{text}");
+    // The OTLP sink is told too, in a later request.
+    assert!(
+        reqs[1..].iter().flat_map(|r| &r.records).any(|(_, r)| is_notice(r) && r.contains("refused them")),
+        "{reqs:?}"
+    );
+}
+
+/// Partial success: `rejected_log_records` of each request counted as
+/// rejected, the rest written.
+#[test]
+fn partial_success_counts_the_rejected_and_writes_the_rest() {
+    if !python_receiver_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start(dir.path(), "partial:3", 0);
+    let (logger, guard) = Builder::new()
+        .sink(Sink::otlp(Otlp::new(&rx.url()).max_batch_bytes(4096)))
+        .build()
+        .unwrap();
+    for i in 0..5 {
+        log_seqs(&logger, i * 100..(i + 1) * 100);
+        let _ = logger.flush();
+    }
+    drop(guard);
+    let s = &logger.stats().sinks[0];
+    assert_accounted(s, 500);
+    let reqs = rx.requests();
+    assert!(reqs.len() >= 5, "{}", reqs.len());
+    let rejected: u64 = reqs.iter().map(|r| r.rejected).sum();
+    let (marks, seqs) = tally(&reqs);
+    assert_eq!(s.dropped_rejected, rejected, "{s:?}");
+    assert_eq!(marks.get("REJ").copied().unwrap_or(0), rejected);
+    assert_eq!(s.records_written, seqs.len() as u64);
+    assert_eq!(s.records_written + rejected, 500, "{s:?}");
+    assert_eq!(s.dropped(), rejected);
+}
+
+/// The receiver is killed mid-run (SIGKILL) and started again on the same
+/// port: the writer never waits, the sink sheds alone, counted, and
+/// delivery resumes. Records the dead receiver had taken but not answered
+/// may arrive twice or without being counted written (at most one
+/// request's worth).
+#[test]
+fn receiver_killed_mid_run_then_back() {
+    if !python_receiver_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let mut rx = Receiver::start(dir.path(), "ok", 0);
+    let port = rx.port;
+    let file = Shared::default();
+    let (logger, guard) = Builder::new()
+        .shutdown_timeout(Duration::from_secs(5))
+        .sink(Sink::writer(file.clone()).format(Plain))
+        .sink(
+            Sink::otlp(Otlp::new(&rx.url()).max_batch_bytes(16 << 10))
+                .buffer_size(64 << 10),
+        )
+        .build()
+        .unwrap();
+    let total = 30_000;
+    let mut slowest = Duration::ZERO;
+    let mut second = None;
+    for i in 0..total / 100 {
+        let t = Instant::now();
+        log_seqs(&logger, i * 100..(i + 1) * 100);
+        slowest = slowest.max(t.elapsed());
+        if i == 60 {
+            rx.kill();
+        }
+        if i == 200 {
+            second = Some(Receiver::start(dir.path(), "ok", port));
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let t = Instant::now();
+    drop(guard);
+    assert!(t.elapsed() < Duration::from_secs(6));
+    let stats = logger.stats();
+    let s = &stats.sinks[1];
+    assert_accounted(s, total);
+    assert_eq!(stats.sinks[0].records_written, total, "the other sink lost nothing");
+    assert!(s.dropped_overflow + s.dropped_failed > 0, "a 280 ms outage with a 64 KiB buffer sheds: {s:?}");
+    assert_eq!(s.dropped_rejected, 0);
+    let reqs = second.as_ref().unwrap().requests();
+    let (_, seqs) = tally(&reqs);
+    let unique = seqs.len() as u64;
+    let max_request = reqs.iter().map(|r| r.records.len() as u64).max().unwrap();
+    assert!(unique >= s.records_written, "{unique} {s:?}");
+    assert!(unique - s.records_written <= max_request, "{unique} {s:?}");
+    let twice = seqs.values().filter(|&&n| n > 1).count() as u64;
+    assert!(twice <= max_request, "{twice}");
+    let text = file.take();
+    assert!(text.contains("write failed"), "the failure is reported");
+    assert!(text.contains("recovered after"), "the recovery is reported");
+    eprintln!(
+        "killed mid-run: accepted {total}, arrived {unique} unique ({twice} twice), written {}, \
+         dropped overflow {} failed {} abandoned {}; slowest push of 100: {slowest:?}",
+        s.records_written, s.dropped_overflow, s.dropped_failed, s.abandoned
+    );
+}
+
+/// A receiver that takes the connection and the request and never
+/// answers: the request times out, the sink sheds alone, counted; the
+/// other sink gets everything and the shutdown keeps its bound.
+#[test]
+fn a_receiver_that_never_answers_sheds_alone() {
+    if !python_receiver_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start(dir.path(), "hang", 0);
+    let file = Shared::default();
+    let (logger, guard) = Builder::new()
+        .shutdown_timeout(Duration::from_secs(2))
+        .sink(Sink::writer(file.clone()).format(Plain))
+        .sink(
+            Sink::otlp(Otlp::new(&rx.url()).timeout(Duration::from_millis(300)))
+                .buffer_size(64 << 10),
+        )
+        .build()
+        .unwrap();
+    let total = 10_000;
+    for i in 0..total / 100 {
+        log_seqs(&logger, i * 100..(i + 1) * 100);
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let t = Instant::now();
+    drop(guard);
+    let took = t.elapsed();
+    assert!(took < Duration::from_millis(2500), "{took:?}");
+    let stats = logger.stats();
+    let s = &stats.sinks[1];
+    assert_accounted(s, total);
+    assert_eq!(s.records_written, 0, "{s:?}");
+    assert!(s.dropped_overflow + s.dropped_failed > 0, "{s:?}");
+    assert_eq!(stats.sinks[0].records_written, total);
+    let text = file.take();
+    assert!(text.contains("no answer from the OTLP receiver within 300 ms"), "{text}");
+    let reqs = rx.requests();
+    assert!(reqs.iter().all(|r| r.records.iter().all(|(m, _)| m == "NAK")));
+}
+
+// === rotel ===
+
+fn rotel() -> Option<PathBuf> {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    if let Some(p) = std::env::split_paths(&path).map(|d| d.join("rotel-agent")).find(|p| p.is_file()) {
+        return Some(p);
+    }
+    // pip puts the binary inside the package.
+    let out = Command::new("python3")
+        .args(["-c", "import rotel, os; print(os.path.join(os.path.dirname(rotel.__file__), 'rotel-agent'))"])
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let p = PathBuf::from(String::from_utf8_lossy(&out.stdout).trim());
+    p.is_file().then_some(p)
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// rotel, a collector written apart from us, takes our requests (200) and
+/// its debug log shows the records, resource and attributes it decoded.
+#[test]
+fn rotel_accepts_our_requests() {
+    let Some(bin) = rotel() else {
+        return skip("rotel-agent is not installed (pip install --pre rotel)");
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let (http, grpc) = (free_port(), free_port());
+    let log = dir.path().join("rotel.log");
+    let mut child = Command::new(bin)
+        .args(["start", "--exporter", "blackhole", "--debug-log", "logs", "--debug-log-verbosity", "detailed"])
+        .arg("--otlp-http-endpoint")
+        .arg(format!("127.0.0.1:{http}"))
+        .arg("--otlp-grpc-endpoint")
+        .arg(format!("127.0.0.1:{grpc}"))
+        .arg("--pid-file")
+        .arg(dir.path().join("rotel.pid"))
+        .stdout(std::fs::File::create(&log).unwrap())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Until it listens.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while std::net::TcpStream::connect(("127.0.0.1", http)).is_err() {
+        assert!(Instant::now() < deadline, "rotel did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let (logger, guard) = Builder::new()
+        .sink(Sink::otlp(
+            Otlp::new(&format!("http://127.0.0.1:{http}")).service_name("rotel-test").gzip(true),
+        ))
+        .build()
+        .unwrap();
+    log_seqs(&logger, 0..500);
+    drop(guard);
+    let s = &logger.stats().sinks[0];
+    assert_accounted(s, 500);
+    assert_eq!((s.records_written, s.dropped(), s.write_errors), (500, 0, 0), "{s:?}");
+    // Its debug log is written asynchronously.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let text = loop {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        if text.matches("seq").count() >= 500 || Instant::now() > deadline {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let _ = child.kill();
+    let _ = child.wait();
+    assert!(text.contains("rotel-test"), "{text}");
+    assert_eq!(text.matches("seq").count(), 500, "{text}");
+}
