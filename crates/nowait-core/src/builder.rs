@@ -711,14 +711,18 @@ impl Builder {
         let mut states = Vec::with_capacity(self.sinks.len());
         let mut counters = Vec::with_capacity(self.sinks.len());
         let mut startup = Vec::new();
-        for mut sink in self.sinks {
+        for sink in self.sinks {
             let name = sink.target.name();
+            // An OTLP sink's records must be OTLP's, whatever else was asked.
             #[cfg(feature = "otlp")]
-            if matches!(sink.target, Target::Otlp(_)) {
-                // Its records must be OTLP's, whatever else was asked.
-                sink.format = Some(Arc::new(crate::otlp::MakeOtlp));
-                sink.syslog = None;
-            }
+            let sink = match sink.target {
+                Target::Otlp(_) => Sink {
+                    format: Some(Arc::new(crate::otlp::MakeOtlp)),
+                    syslog: None,
+                    ..sink
+                },
+                _ => sink,
+            };
             let (opened, reopen) = match sink.target {
                 Target::Stdout => (output::open_stdio(1), Reopen::Stdio(1)),
                 Target::Stderr => (output::open_stdio(2), Reopen::Stdio(2)),

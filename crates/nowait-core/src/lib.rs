@@ -186,6 +186,8 @@
 //! * `signals` (default): [`Builder::drain_on_signals`] and
 //!   [`Builder::reopen_on_sighup`], through `signal-hook`.
 //! * `gzip` (default): [`Rolling::compress`], through `flate2`.
+//! * `otlp`: `Sink::otlp`, OTLP/HTTP with protobuf to an OpenTelemetry
+//!   receiver, sent by the writer thread without waiting (Unix).
 //! * `metrics`: the [`Stats`] counters published through the
 //!   [`metrics`](https://docs.rs/metrics) facade once a second by the writer
 //!   thread, and finally when the guard is dropped, so a Prometheus exporter

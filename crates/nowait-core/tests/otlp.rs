@@ -35,7 +35,10 @@ fn skip(why: &str) {
 
 fn python_receiver_available() -> bool {
     let ok = Command::new("python3")
-        .args(["-c", "import opentelemetry.proto.collector.logs.v1.logs_service_pb2"])
+        .args([
+            "-c",
+            "import opentelemetry.proto.collector.logs.v1.logs_service_pb2",
+        ])
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
@@ -140,7 +143,12 @@ fn seq(rec: &str) -> Option<u64> {
 /// Every accepted record in exactly one outcome.
 fn assert_accounted(s: &SinkStats, accepted: u64) {
     assert_eq!(
-        s.records_written + s.dropped_overflow + s.dropped_failed + s.dropped_format + s.filtered + s.abandoned,
+        s.records_written
+            + s.dropped_overflow
+            + s.dropped_failed
+            + s.dropped_format
+            + s.filtered
+            + s.abandoned,
         accepted,
         "{s:?}"
     );
@@ -171,12 +179,17 @@ fn log_seqs(logger: &nowait_core::Logger, range: std::ops::Range<u64>) {
         buf.begin_inline(nowait_core::event::timestamp(), "otlp_test");
         buf.str(FieldName::Inline("message"), "record");
         buf.u64(FieldName::Inline("seq"), i);
-        logger.push(Level::Info, kind::EVENT, &[buf.as_bytes()]).unwrap();
+        logger
+            .push(Level::Info, kind::EVENT, &[buf.as_bytes()])
+            .unwrap();
     }
 }
 
 fn now_nanos() -> u64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_nanos() as u64
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as u64
 }
 
 static SITE: u8 = 0;
@@ -192,7 +205,10 @@ fn fields_arrive_exactly_as_the_official_types_decode_them() {
     register_callsite(
         SiteKey::of(&SITE),
         Callsite::new(Level::Info, "shop::cart", "event")
-            .fields(vec!["message", "items", "delta", "ratio", "paid", "who", "trace_id", "span_id", "big", "c"])
+            .fields(vec![
+                "message", "items", "delta", "ratio", "paid", "who", "trace_id", "span_id", "big",
+                "c",
+            ])
             .location(Some("shop::cart"), Some("src/cart.rs"), Some(42)),
     );
     register_callsite(
@@ -229,7 +245,9 @@ fn fields_arrive_exactly_as_the_official_types_decode_them() {
         buf.str(FieldName::Index(7), "00f067aa0ba902b7");
         buf.u64(FieldName::Index(8), u64::MAX);
         buf.char(FieldName::Index(9), 'x');
-        logger.push(Level::Warn, kind::EVENT, &[buf.as_bytes()]).unwrap();
+        logger
+            .push(Level::Warn, kind::EVENT, &[buf.as_bytes()])
+            .unwrap();
         logger.log(Level::Error, "plain text").unwrap();
         drop(guard);
         let after = now_nanos();
@@ -264,7 +282,10 @@ fn fields_arrive_exactly_as_the_official_types_decode_them() {
             (time, observed, blank)
         };
         let (time, observed, event) = times(&recs[0].1);
-        assert!(before <= time && time <= observed && observed <= after, "{before} {time} {observed} {after}");
+        assert!(
+            before <= time && time <= observed && observed <= after,
+            "{before} {time} {observed} {after}"
+        );
         let thread = std::thread::current();
         let thread = thread.name().unwrap();
         assert_eq!(
@@ -308,7 +329,11 @@ fn retries_503_honouring_retry_after_then_recovers() {
     // a short grace): wait here until it is through.
     let start = Instant::now();
     while logger.stats().sinks[1].records_written < 1000 {
-        assert!(start.elapsed() < Duration::from_secs(10), "{:?}", logger.stats());
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "{:?}",
+            logger.stats()
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
     drop(guard);
@@ -318,13 +343,24 @@ fn retries_503_honouring_retry_after_then_recovers() {
     let reqs = rx.requests();
     assert_eq!(reqs[0].status, 503);
     assert_eq!(reqs[1].status, 503);
-    assert!(reqs[1].at - reqs[0].at >= 0.95, "Retry-After honoured: {}", reqs[1].at - reqs[0].at);
-    assert!(reqs[2].at - reqs[1].at >= 0.95, "Retry-After honoured: {}", reqs[2].at - reqs[1].at);
+    assert!(
+        reqs[1].at - reqs[0].at >= 0.95,
+        "Retry-After honoured: {}",
+        reqs[1].at - reqs[0].at
+    );
+    assert!(
+        reqs[2].at - reqs[1].at >= 0.95,
+        "Retry-After honoured: {}",
+        reqs[2].at - reqs[1].at
+    );
     let (_, seqs) = tally(&reqs);
     assert_eq!(seqs.len(), 1000);
     assert!(seqs.values().all(|&n| n == 1), "each record accepted once");
     let text = others.take();
-    assert!(text.contains("answered 503 Service Unavailable (retry after 1 s)"), "{text}");
+    assert!(
+        text.contains("answered 503 Service Unavailable (retry after 1 s)"),
+        "{text}"
+    );
     assert!(text.contains("recovered after 2 failed writes"), "{text}");
 }
 
@@ -359,13 +395,22 @@ fn a_400_is_counted_as_rejected_and_never_retried() {
     let (marks, seqs) = tally(&reqs);
     assert_eq!(marks.get("REJ").copied().unwrap_or(0), refused.len() as u64);
     assert_eq!(seqs.len() as u64, s.records_written);
-    assert!(refused.iter().all(|r| !seqs.contains_key(r)), "never retried");
+    assert!(
+        refused.iter().all(|r| !seqs.contains_key(r)),
+        "never retried"
+    );
     let text = others.take();
-    assert!(text.contains("refused them: the OTLP receiver refused a request of"), "{text}");
+    assert!(
+        text.contains("refused them: the OTLP receiver refused a request of"),
+        "{text}"
+    );
     assert!(text.contains("400 Bad Request: bad"), "{text}");
     // The OTLP sink is told too, in a later request.
     assert!(
-        reqs[1..].iter().flat_map(|r| &r.records).any(|(_, r)| is_notice(r) && r.contains("refused them")),
+        reqs[1..]
+            .iter()
+            .flat_map(|r| &r.records)
+            .any(|(_, r)| is_notice(r) && r.contains("refused them")),
         "{reqs:?}"
     );
 }
@@ -418,10 +463,7 @@ fn receiver_killed_mid_run_then_back() {
     let (logger, guard) = Builder::new()
         .shutdown_timeout(Duration::from_secs(5))
         .sink(Sink::writer(file.clone()).format(Plain))
-        .sink(
-            Sink::otlp(Otlp::new(&rx.url()).max_batch_bytes(16 << 10))
-                .buffer_size(64 << 10),
-        )
+        .sink(Sink::otlp(Otlp::new(&rx.url()).max_batch_bytes(16 << 10)).buffer_size(64 << 10))
         .build()
         .unwrap();
     let total = 30_000;
@@ -445,8 +487,14 @@ fn receiver_killed_mid_run_then_back() {
     let stats = logger.stats();
     let s = &stats.sinks[1];
     assert_accounted(s, total);
-    assert_eq!(stats.sinks[0].records_written, total, "the other sink lost nothing");
-    assert!(s.dropped_overflow + s.dropped_failed > 0, "a 280 ms outage with a 64 KiB buffer sheds: {s:?}");
+    assert_eq!(
+        stats.sinks[0].records_written, total,
+        "the other sink lost nothing"
+    );
+    assert!(
+        s.dropped_overflow + s.dropped_failed > 0,
+        "a 280 ms outage with a 64 KiB buffer sheds: {s:?}"
+    );
     assert_eq!(s.dropped_rejected, 0);
     let reqs = second.as_ref().unwrap().requests();
     let (_, seqs) = tally(&reqs);
@@ -502,21 +550,32 @@ fn a_receiver_that_never_answers_sheds_alone() {
     assert!(s.dropped_overflow + s.dropped_failed > 0, "{s:?}");
     assert_eq!(stats.sinks[0].records_written, total);
     let text = file.take();
-    assert!(text.contains("no answer from the OTLP receiver within 300 ms"), "{text}");
+    assert!(
+        text.contains("no answer from the OTLP receiver within 300 ms"),
+        "{text}"
+    );
     let reqs = rx.requests();
-    assert!(reqs.iter().all(|r| r.records.iter().all(|(m, _)| m == "NAK")));
+    assert!(reqs
+        .iter()
+        .all(|r| r.records.iter().all(|(m, _)| m == "NAK")));
 }
 
 // === rotel ===
 
 fn rotel() -> Option<PathBuf> {
     let path = std::env::var_os("PATH").unwrap_or_default();
-    if let Some(p) = std::env::split_paths(&path).map(|d| d.join("rotel-agent")).find(|p| p.is_file()) {
+    if let Some(p) = std::env::split_paths(&path)
+        .map(|d| d.join("rotel-agent"))
+        .find(|p| p.is_file())
+    {
         return Some(p);
     }
     // pip puts the binary inside the package.
     let out = Command::new("python3")
-        .args(["-c", "import rotel, os; print(os.path.join(os.path.dirname(rotel.__file__), 'rotel-agent'))"])
+        .args([
+            "-c",
+            "import rotel, os; print(os.path.join(os.path.dirname(rotel.__file__), 'rotel-agent'))",
+        ])
         .stderr(Stdio::null())
         .output()
         .ok()?;
@@ -525,7 +584,11 @@ fn rotel() -> Option<PathBuf> {
 }
 
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
 }
 
 /// rotel, a collector written apart from us, takes our requests (200) and
@@ -539,7 +602,15 @@ fn rotel_accepts_our_requests() {
     let (http, grpc) = (free_port(), free_port());
     let log = dir.path().join("rotel.log");
     let mut child = Command::new(bin)
-        .args(["start", "--exporter", "blackhole", "--debug-log", "logs", "--debug-log-verbosity", "detailed"])
+        .args([
+            "start",
+            "--exporter",
+            "blackhole",
+            "--debug-log",
+            "logs",
+            "--debug-log-verbosity",
+            "detailed",
+        ])
         .arg("--otlp-http-endpoint")
         .arg(format!("127.0.0.1:{http}"))
         .arg("--otlp-grpc-endpoint")
@@ -558,7 +629,9 @@ fn rotel_accepts_our_requests() {
     }
     let (logger, guard) = Builder::new()
         .sink(Sink::otlp(
-            Otlp::new(&format!("http://127.0.0.1:{http}")).service_name("rotel-test").gzip(true),
+            Otlp::new(&format!("http://127.0.0.1:{http}"))
+                .service_name("rotel-test")
+                .gzip(true),
         ))
         .build()
         .unwrap();
@@ -566,7 +639,11 @@ fn rotel_accepts_our_requests() {
     drop(guard);
     let s = &logger.stats().sinks[0];
     assert_accounted(s, 500);
-    assert_eq!((s.records_written, s.dropped(), s.write_errors), (500, 0, 0), "{s:?}");
+    assert_eq!(
+        (s.records_written, s.dropped(), s.write_errors),
+        (500, 0, 0),
+        "{s:?}"
+    );
     // Its debug log is written asynchronously.
     let deadline = Instant::now() + Duration::from_secs(5);
     let text = loop {

@@ -157,6 +157,7 @@ impl Stream {
     /// # Errors
     ///
     /// None on Unix (on Windows: not supported).
+    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
     pub(crate) fn exchanging(peer: Peer) -> io::Result<Stream> {
         Stream::connecting(peer)
     }
@@ -230,6 +231,7 @@ impl Stream {
     /// One write attempt that leaves what the receiver sent unread, for a
     /// caller that reads the answers itself ([`Stream::recv`]): an HTTP
     /// exchange.
+    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
     pub(crate) fn send(&mut self, buf: &[u8]) -> Sent {
         self.send_with(buf, false)
     }
@@ -237,6 +239,7 @@ impl Stream {
     /// Reads what the receiver sent, without waiting: `Ok(Some(0))` at the
     /// end of the stream, `Ok(None)` if nothing came yet. Not connected is
     /// an error.
+    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
     pub(crate) fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
         let State::Connected(fd) = &self.state else {
             return Err(io::ErrorKind::NotConnected.into());
@@ -255,6 +258,7 @@ impl Stream {
     }
 
     /// The connection to poll for `POLLIN` while an answer is awaited.
+    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
     pub(crate) fn read_fd(&self) -> Option<BorrowedFd<'_>> {
         match &self.state {
             State::Connected(fd) => Some(fd.as_fd()),
@@ -263,6 +267,7 @@ impl Stream {
     }
 
     /// Drops the connection (the next write makes a new one).
+    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
     pub(crate) fn disconnect(&mut self) {
         self.state = State::Idle;
     }

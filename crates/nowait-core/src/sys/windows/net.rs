@@ -120,6 +120,7 @@ impl Stream {
     /// # Errors
     ///
     /// Always.
+    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
     pub(crate) fn exchanging(_peer: Peer) -> io::Result<Stream> {
         Err(io::Error::new(
             io::ErrorKind::Unsupported,
@@ -148,6 +149,7 @@ impl Stream {
     /// Request/response exchanges (the OTLP sink) need a non-blocking
     /// socket, which nowait has on Unix only: never called here, since
     /// such a sink cannot be built on Windows.
+    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
     pub(crate) fn send(&mut self, _buf: &[u8]) -> Sent {
         Sent::Failed(io::Error::new(
             io::ErrorKind::Unsupported,
@@ -156,16 +158,19 @@ impl Stream {
     }
 
     /// See [`Stream::send`]: not supported on Windows.
+    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
     pub(crate) fn recv(&mut self, _buf: &mut [u8]) -> io::Result<Option<usize>> {
         Err(io::ErrorKind::Unsupported.into())
     }
 
     /// Nothing to poll on Windows.
+    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
     pub(crate) fn read_fd(&self) -> Option<Waitable<'_>> {
         None
     }
 
     /// See [`Stream::send`]: nothing to drop on Windows.
+    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
     pub(crate) fn disconnect(&mut self) {}
 
     /// One write attempt; never waits.
