@@ -24,6 +24,15 @@ use nowait_core::event::{register_callsite, Callsite, EventBuf, FieldName, SiteK
 use nowait_core::{kind, Builder, Level, Otlp, Plain, Sink, SinkStats};
 use nowait_testkit::Shared;
 
+/// The tests run one at a time: `receiver_killed_mid_run_then_back`
+/// starts its second receiver on the port the first one freed, which a
+/// receiver of a test running beside it could otherwise be given.
+static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn require_tools() -> bool {
     std::env::var_os("NOWAIT_REQUIRE_TEST_TOOLS").is_some_and(|v| v == "1")
 }
@@ -199,6 +208,7 @@ static SPAN: u8 = 0;
 /// request's resource and scope, exactly; plain and gzipped.
 #[test]
 fn fields_arrive_exactly_as_the_official_types_decode_them() {
+    let _serial = serial();
     if !python_receiver_available() {
         return;
     }
@@ -312,6 +322,7 @@ fn fields_arrive_exactly_as_the_official_types_decode_them() {
 /// the retries wait as asked, the recovery is reported.
 #[test]
 fn retries_503_honouring_retry_after_then_recovers() {
+    let _serial = serial();
     if !python_receiver_available() {
         return;
     }
@@ -368,6 +379,7 @@ fn retries_503_honouring_retry_after_then_recovers() {
 /// reported (in the OTLP sink itself too), never sent again.
 #[test]
 fn a_400_is_counted_as_rejected_and_never_retried() {
+    let _serial = serial();
     if !python_receiver_available() {
         return;
     }
@@ -419,6 +431,7 @@ fn a_400_is_counted_as_rejected_and_never_retried() {
 /// rejected, the rest written.
 #[test]
 fn partial_success_counts_the_rejected_and_writes_the_rest() {
+    let _serial = serial();
     if !python_receiver_available() {
         return;
     }
@@ -453,6 +466,7 @@ fn partial_success_counts_the_rejected_and_writes_the_rest() {
 /// request's worth).
 #[test]
 fn receiver_killed_mid_run_then_back() {
+    let _serial = serial();
     if !python_receiver_available() {
         return;
     }
@@ -519,6 +533,7 @@ fn receiver_killed_mid_run_then_back() {
 /// other sink gets everything and the shutdown keeps its bound.
 #[test]
 fn a_receiver_that_never_answers_sheds_alone() {
+    let _serial = serial();
     if !python_receiver_available() {
         return;
     }
@@ -595,6 +610,7 @@ fn free_port() -> u16 {
 /// its debug log shows the records, resource and attributes it decoded.
 #[test]
 fn rotel_accepts_our_requests() {
+    let _serial = serial();
     let Some(bin) = rotel() else {
         return skip("rotel-agent is not installed (pip install --pre rotel)");
     };
