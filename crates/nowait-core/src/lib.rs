@@ -221,6 +221,7 @@
     clippy::undocumented_unsafe_blocks
 )]
 
+mod backtrace;
 mod builder;
 mod clock;
 mod crash;
@@ -264,6 +265,7 @@ mod writer;
 #[path = "private.rs"]
 pub mod __private;
 pub use __private::STATIC_MAX_LEVEL;
+pub use backtrace::Backtrace;
 pub use builder::{
     Builder, DEFAULT_BATCH_SIZE, DEFAULT_CAPACITY, DEFAULT_FLUSH_INTERVAL, DEFAULT_IDLE_INTERVAL,
 };
