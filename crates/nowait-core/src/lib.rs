@@ -91,7 +91,8 @@
 //! Each sink takes its own level ([`Sink::level`]) and format; a record
 //! below every sink's level ([`Logger::min_level`]) is never pushed by the
 //! front ends, and one below a sink's level is skipped for that sink and
-//! counted in [`SinkStats::filtered`]. Targets are filtered with
+//! counted in [`SinkStats::filtered`] (or kept, and written before the
+//! next error, by the sink's [`Backtrace`]). Targets are filtered with
 //! `RUST_LOG`-style directives ([`Filter`], installed with [`set_filter`],
 //! reloaded with [`FilterHandle`]); each macro call site caches its
 //! decision, so a disabled call is one relaxed load and a branch (see
