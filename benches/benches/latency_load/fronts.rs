@@ -70,6 +70,15 @@ pub enum Front {
     MacroDrop,
     /// `nowait::info!` with 3 fields, global logger, [`nowait::FullPolicy::Block`].
     MacroBlock,
+    /// `nowait::debug!` with 3 fields, global logger, Drop policy, the
+    /// file sink at INFO with a backtrace (`Backtrace::records(100)`): the
+    /// call passes the logger's level and is pushed; the writer keeps it
+    /// (raw) and never writes it (no ERROR comes).
+    DebugKept,
+    /// The same `nowait::debug!` call and file sink at INFO, without a
+    /// backtrace: the call site's cached interest says never (one load
+    /// and a branch).
+    DebugOff,
     /// `tracing::info!` with 3 fields into `Registry` + `NowaitLayer`.
     Layer,
     /// `tracing::info!` with 3 fields into `Registry` and a layer that
@@ -91,10 +100,12 @@ pub enum Front {
 }
 
 /// Every front end, in table order.
-pub const ALL: [Front; 11] = [
+pub const ALL: [Front; 13] = [
     Front::None,
     Front::MacroDrop,
     Front::MacroBlock,
+    Front::DebugKept,
+    Front::DebugOff,
     Front::Layer,
     Front::TracingFloor,
     Front::Log,
@@ -112,6 +123,8 @@ impl Front {
             Front::None => "none",
             Front::MacroDrop => "nowait-macro-drop",
             Front::MacroBlock => "nowait-macro-block",
+            Front::DebugKept => "nowait-debug-kept",
+            Front::DebugOff => "nowait-debug-off",
             Front::Layer => "nowait-layer",
             Front::TracingFloor => "tracing-floor",
             Front::Log => "nowait-log",
@@ -131,7 +144,12 @@ impl Front {
     pub fn is_nowait(self) -> bool {
         matches!(
             self,
-            Front::MacroDrop | Front::MacroBlock | Front::Layer | Front::Log
+            Front::MacroDrop
+                | Front::MacroBlock
+                | Front::DebugKept
+                | Front::DebugOff
+                | Front::Layer
+                | Front::Log
         )
     }
 
@@ -142,6 +160,8 @@ impl Front {
             (Front::TracingFloor, _) => "Registry + a layer visiting the fields into nothing",
             (Front::MacroDrop, _) => "global logger, Drop policy, 1 MiB ring",
             (Front::MacroBlock, _) => "global logger, Block policy, 1 MiB ring",
+            (Front::DebugKept, _) => "debug!, sink at INFO + Backtrace::records(100), Drop",
+            (Front::DebugOff, _) => "debug!, sink at INFO, no backtrace (filtered at the call)",
             (Front::Layer | Front::Log, false) => "Drop policy (default), 1 MiB ring",
             (Front::Layer | Front::Log, true) => "Block policy, 1 MiB ring",
             (Front::Appender, false) => "fmt, non_blocking default (lossy, 128k lines)",
@@ -181,7 +201,28 @@ pub fn log_request(i: u64) {
     );
 }
 
+/// `nowait::debug!` of request `i`: the same message and fields as
+/// [`macro_request`], one level lower.
+#[inline]
+pub fn macro_debug_request(i: u64) {
+    let r = request(i);
+    nowait::debug!(
+        path = r.path,
+        status = r.status,
+        latency_us = r.latency_us,
+        "served"
+    );
+}
+
 fn nowait_logger(out: &Out, block: bool) -> (nowait::Logger, nowait::Guard) {
+    nowait_logger_with(out, block, |sink| sink)
+}
+
+fn nowait_logger_with(
+    out: &Out,
+    block: bool,
+    sink: impl FnOnce(nowait::Sink) -> nowait::Sink,
+) -> (nowait::Logger, nowait::Guard) {
     let policy = if block {
         nowait::FullPolicy::Block
     } else {
@@ -189,7 +230,7 @@ fn nowait_logger(out: &Out, block: bool) -> (nowait::Logger, nowait::Guard) {
     };
     let builder = nowait::Builder::new()
         .full_policy(policy)
-        .sink(out.nowait_sink());
+        .sink(sink(out.nowait_sink()));
     let builder = match durable_file() {
         Some(path) => builder.crash_durable(path),
         None => builder,
@@ -229,6 +270,28 @@ pub fn drive<J: Job>(front: Front, out: &Out, lossless: bool, job: &J) -> Value 
             nowait::set_global(logger.clone()).expect("first global logger");
             job.run(
                 &macro_request,
+                Box::new(move || nowait_teardown(logger, guard)),
+            )
+        }
+        Front::DebugKept | Front::DebugOff => {
+            let kept = front == Front::DebugKept;
+            let (logger, guard) = nowait_logger_with(out, false, |sink| {
+                let sink = sink.level(nowait::Level::Info);
+                if kept {
+                    sink.backtrace(nowait::Backtrace::records(100))
+                } else {
+                    sink
+                }
+            });
+            let want = if kept {
+                nowait::Level::Debug
+            } else {
+                nowait::Level::Info
+            };
+            assert_eq!(logger.min_level(), want);
+            nowait::set_global(logger.clone()).expect("first global logger");
+            job.run(
+                &macro_debug_request,
                 Box::new(move || nowait_teardown(logger, guard)),
             )
         }

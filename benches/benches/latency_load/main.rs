@@ -155,9 +155,11 @@ const SPACINGS: [Spacing; 6] = [
 ];
 
 /// Front ends timed per call.
-const LAT_FRONTS: [Front; 10] = [
+const LAT_FRONTS: [Front; 12] = [
     Front::MacroDrop,
     Front::MacroBlock,
+    Front::DebugKept,
+    Front::DebugOff,
     Front::Layer,
     Front::TracingFloor,
     Front::Log,

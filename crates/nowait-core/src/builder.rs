@@ -662,6 +662,14 @@ impl Builder {
                 bad.buffer_size
             )));
         }
+        for sink in &self.sinks {
+            if let Some(Err(why)) = sink.backtrace.as_ref().map(|b| b.check()) {
+                return Err(BuildError::config(format!(
+                    "sink {}: {why}",
+                    sink.target.name()
+                )));
+            }
+        }
         #[cfg(not(feature = "signals"))]
         if self.drain_on_signals {
             return Err(BuildError::config(
@@ -723,6 +731,7 @@ impl Builder {
                 },
                 _ => sink,
             };
+            let wanted = sink.wanted_level();
             let (opened, reopen) = match sink.target {
                 Target::Stdout => (output::open_stdio(1), Reopen::Stdio(1)),
                 Target::Stderr => (output::open_stdio(2), Reopen::Stdio(2)),
@@ -773,6 +782,8 @@ impl Builder {
                 format: sink.format.unwrap_or_else(|| Arc::clone(&self.format)),
                 buffer_size: sink.buffer_size,
                 level: sink.level,
+                wanted,
+                backtrace: sink.backtrace,
                 syslog: sink.syslog,
             };
             let c = SinkCounters::new(spec.name.clone(), opened.durable);
@@ -795,7 +806,7 @@ impl Builder {
             FullPolicy::Drop
         });
 
-        let min_level = specs.iter().map(|s| s.level).min().unwrap_or(Level::Trace);
+        let min_level = specs.iter().map(|s| s.wanted).min().unwrap_or(Level::Trace);
         let config = Config {
             min_level,
             policy,
@@ -918,6 +929,9 @@ struct Spec {
     format: Arc<dyn MakeFormat>,
     buffer_size: usize,
     level: Level,
+    /// `level`, or the backtrace's lowest level if lower.
+    wanted: Level,
+    backtrace: Option<crate::Backtrace>,
     syslog: Option<Syslog>,
 }
 
@@ -943,6 +957,9 @@ impl Spec {
             batch,
         );
         state.level = self.level;
+        if let Some(bt) = self.backtrace {
+            state.set_backtrace(bt);
+        }
         state
     }
 

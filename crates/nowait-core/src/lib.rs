@@ -91,7 +91,8 @@
 //! Each sink takes its own level ([`Sink::level`]) and format; a record
 //! below every sink's level ([`Logger::min_level`]) is never pushed by the
 //! front ends, and one below a sink's level is skipped for that sink and
-//! counted in [`SinkStats::filtered`]. Targets are filtered with
+//! counted in [`SinkStats::filtered`] (or kept, and written before the
+//! next error, by the sink's [`Backtrace`]). Targets are filtered with
 //! `RUST_LOG`-style directives ([`Filter`], installed with [`set_filter`],
 //! reloaded with [`FilterHandle`]); each macro call site caches its
 //! decision, so a disabled call is one relaxed load and a branch (see
@@ -223,6 +224,7 @@
     clippy::undocumented_unsafe_blocks
 )]
 
+mod backtrace;
 mod builder;
 mod clock;
 mod crash;
@@ -268,6 +270,7 @@ mod writer;
 #[path = "private.rs"]
 pub mod __private;
 pub use __private::STATIC_MAX_LEVEL;
+pub use backtrace::Backtrace;
 pub use builder::{
     Builder, DEFAULT_BATCH_SIZE, DEFAULT_CAPACITY, DEFAULT_FLUSH_INTERVAL, DEFAULT_IDLE_INTERVAL,
 };

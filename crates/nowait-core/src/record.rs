@@ -263,6 +263,46 @@ pub trait Format: Send + 'static {
     /// Appends the rendering of a notice from nowait itself: one line ending
     /// in `\n`.
     fn notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>);
+
+    /// Appends the rendering of a record that a sink's
+    /// [`Backtrace`](crate::Backtrace) kept and a trigger released: one
+    /// line ending in `\n`. The default is [`format`](Format::format); the
+    /// lines of [`kept_notice`](Format::kept_notice) around the released
+    /// records then mark them. [`Json`](crate::Json) adds a key instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Format, Level, Plain, Record};
+    ///
+    /// let mut out = Vec::new();
+    /// Plain.format_kept(&Record::new(Level::Debug, 0, b"connecting"), &mut out);
+    /// assert_eq!(out, b"connecting\n");
+    /// ```
+    fn format_kept(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
+        self.format(record, out)
+    }
+
+    /// Appends the line written before the records a backtrace releases
+    /// (`--- 3 earlier records below INFO, kept for this ERROR ---`) and
+    /// the one after them (`--- end of the 3 earlier records ---`). The
+    /// default is [`notice`](Format::notice). A format that marks each
+    /// released record itself in [`format_kept`](Format::format_kept) may
+    /// append nothing (as [`Json`](crate::Json) does), or one line.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Format, Level, Notice, Plain};
+    ///
+    /// let mut out = Vec::new();
+    /// let n = Notice::new(Level::Info, std::time::SystemTime::UNIX_EPOCH, "--- end ---");
+    /// Plain.kept_notice(&n, &mut out);
+    /// assert_eq!(out, b"nowait: INFO --- end ---\n");
+    /// ```
+    fn kept_notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>) {
+        self.notice(notice, out)
+    }
 }
 
 impl fmt::Debug for dyn Format {

@@ -36,6 +36,7 @@ pub struct Sink {
     pub(crate) level: Level,
     pub(crate) syslog: Option<Syslog>,
     pub(crate) own_thread: bool,
+    pub(crate) backtrace: Option<crate::Backtrace>,
 }
 
 pub(crate) enum Target {
@@ -62,6 +63,7 @@ impl fmt::Debug for Sink {
             .field("target", &self.target.name())
             .field("buffer_size", &self.buffer_size)
             .field("level", &self.level)
+            .field("backtrace", &self.backtrace)
             .finish_non_exhaustive()
     }
 }
@@ -78,6 +80,7 @@ impl Sink {
             level: Level::Trace,
             syslog: None,
             own_thread: false,
+            backtrace: None,
         }
     }
 
@@ -483,6 +486,60 @@ impl Sink {
     pub fn own_thread(mut self) -> Sink {
         self.own_thread = true;
         self
+    }
+
+    /// Keeps the last records below this sink's [`level`](Sink::level)
+    /// and writes them, marked as such, before the next record at or above
+    /// the backtrace's trigger level (default ERROR) that this sink takes;
+    /// see [`Backtrace`](crate::Backtrace) for what is kept, the bounds,
+    /// the output and the accounting. The other sinks are not affected.
+    ///
+    /// The records must reach the writer thread to be kept: the logger's
+    /// [`min_level`](crate::Logger::min_level) goes down to the
+    /// backtrace's [`lowest`](crate::Backtrace::lowest) level (default
+    /// DEBUG), and a process filter (`RUST_LOG`, [`set_filter`](crate::set_filter),
+    /// a `tracing` `EnvFilter`) must let DEBUG through as well; each DEBUG
+    /// call then costs its thread a push.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Backtrace, Builder, Level, Sink, Text};
+    ///
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("app.log");
+    /// let (logger, guard) = Builder::new()
+    ///     // The terminal shows INFO and above, and nothing else.
+    ///     .sink(Sink::writer(std::io::sink()).level(Level::Info))
+    ///     // The file too, plus the last 50 DEBUG records before each ERROR.
+    ///     .sink(
+    ///         Sink::file(&path)
+    ///             .format(Text::new().without_time())
+    ///             .level(Level::Info)
+    ///             .backtrace(Backtrace::records(50)),
+    ///     )
+    ///     .build()?;
+    /// assert_eq!(logger.min_level(), Level::Debug);
+    /// logger.log(Level::Debug, "cache miss")?;
+    /// logger.log(Level::Error, "upstream timed out")?;
+    /// drop(guard);
+    /// assert!(std::fs::read_to_string(&path)?.contains("cache miss\n"));
+    /// assert_eq!(logger.stats().sinks[0].filtered, 1);
+    /// assert_eq!(logger.stats().sinks[1].backtrace_released, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn backtrace(mut self, backtrace: crate::Backtrace) -> Sink {
+        self.backtrace = Some(backtrace);
+        self
+    }
+
+    /// The least severe level this sink needs the front ends to push: its
+    /// level, or its backtrace's lowest if that is lower.
+    pub(crate) fn wanted_level(&self) -> Level {
+        match &self.backtrace {
+            Some(bt) => self.level.min(bt.lowest),
+            None => self.level,
+        }
     }
 }
 

@@ -67,6 +67,11 @@ pub(crate) struct SinkCounters {
     pub(crate) dropped_format: AtomicU64,
     /// Records below the sink's level (see `Sink::level`).
     pub(crate) filtered: AtomicU64,
+    /// Records a backtrace's trigger released (see `Sink::backtrace`).
+    pub(crate) backtrace_released: AtomicU64,
+    /// Records a backtrace keeps now, counted nowhere else yet (what a
+    /// takeover counts as filtered).
+    pub(crate) backtrace_kept: AtomicU64,
     pub(crate) abandoned: AtomicU64,
     pub(crate) write_errors: AtomicU64,
     /// Part of `dropped_failed`: refused by the receiver for good.
@@ -103,6 +108,8 @@ impl SinkCounters {
             &self.dropped_failed,
             &self.dropped_format,
             &self.filtered,
+            &self.backtrace_released,
+            &self.backtrace_kept,
             &self.abandoned,
             &self.write_errors,
             &self.dropped_rejected,
@@ -134,7 +141,8 @@ impl SinkCounters {
 /// [`SinkStats::records_written`], [`SinkStats::dropped_overflow`],
 /// [`SinkStats::dropped_failed`], [`SinkStats::dropped_format`],
 /// [`SinkStats::filtered`] (below the sink's level) and
-/// [`SinkStats::abandoned`], or is still pending while the logger runs.
+/// [`SinkStats::abandoned`], or is still pending (or kept by the sink's
+/// backtrace: [`SinkStats::backtrace_kept`]) while the logger runs.
 /// Records refused at push time (an `Err` return) are counted in the
 /// `dropped_*` fields and [`discarded`](Stats::discarded). Once the guard
 /// has been dropped these equations hold exactly.
@@ -253,8 +261,21 @@ pub struct SinkStats {
     pub dropped_rejected: u64,
     /// Records skipped for this sink because they were below its level
     /// ([`Sink::level`](crate::Sink::level)). Not a loss: not in
-    /// [`dropped`](SinkStats::dropped), never reported as a notice.
+    /// [`dropped`](SinkStats::dropped), never reported as a notice. With a
+    /// backtrace ([`Sink::backtrace`](crate::Sink::backtrace)), a record it
+    /// keeps is counted here only once it is forgotten (to make room, or
+    /// at shutdown), never if a trigger released it.
     pub filtered: u64,
+    /// Records below the sink's level that its backtrace keeps now, to
+    /// write if a trigger comes: counted in no other field yet (zero once
+    /// the guard is dropped).
+    pub backtrace_kept: u64,
+    /// Records a backtrace's trigger released into the sink. Each is also
+    /// counted once in the outcome it then had
+    /// ([`records_written`](SinkStats::records_written), a `dropped_*`
+    /// field, [`abandoned`](SinkStats::abandoned)), never in
+    /// [`filtered`](SinkStats::filtered).
+    pub backtrace_released: u64,
     /// Records still pending for this sink when the shutdown timeout ran
     /// out, or that it could not take at exit because it was stalled (a
     /// terminal or pipe nobody reads) or failing. Includes the records of a
@@ -328,6 +349,8 @@ impl Counters {
                     dropped_format: s.dropped_format.load(Relaxed),
                     dropped_rejected: s.dropped_rejected.load(Relaxed),
                     filtered: s.filtered.load(Relaxed),
+                    backtrace_kept: s.backtrace_kept.load(Relaxed),
+                    backtrace_released: s.backtrace_released.load(Relaxed),
                     abandoned: s.abandoned.load(Relaxed),
                     write_errors: s.write_errors.load(Relaxed),
                     rotations: s.rotations.load(Relaxed),

@@ -9,7 +9,10 @@
 //! short writes, ENOSPC, slow writes, a rare EPIPE that kills it for good)
 //! behind a format that panics on some records. Each sink gets a random
 //! level (issue 9 §2) and the records a random level: a record below a
-//! sink's level ends in that sink's `filtered`.
+//! sink's level ends in that sink's `filtered`. Each sink may also get a
+//! random backtrace (issue 20, part 3): its kept records end in `filtered`
+//! or, released by a trigger, in one of the other outcomes, and none of
+//! them is counted twice.
 #![cfg(not(miri))] // threads and timing; the ring itself runs under Miri
 
 mod common;
@@ -21,8 +24,8 @@ use std::time::Duration;
 
 use common::Shared as Memory;
 use nowait_core::{
-    Builder, Format, FullPolicy, Level, MakeFormat, Notice, Plain, PushError, Record, Sink,
-    SinkInfo,
+    Backtrace, Builder, Format, FullPolicy, Level, MakeFormat, Notice, Plain, PushError, Record,
+    Sink, SinkInfo,
 };
 use nowait_testkit::Rng;
 
@@ -92,6 +95,23 @@ struct Outcomes {
     refused: AtomicU64,
 }
 
+/// Half the time, a backtrace with random bounds and levels.
+fn random_backtrace(rng: &mut Rng) -> Option<Backtrace> {
+    (rng.below(2) == 0).then(|| {
+        Backtrace::records(1 + rng.below(50) as usize)
+            .max_bytes(1024 + rng.below(8192) as usize)
+            .trigger(Level::ALL[rng.below(5) as usize])
+            .lowest(Level::ALL[rng.below(5) as usize])
+    })
+}
+
+fn with_backtrace(sink: Sink, bt: Option<Backtrace>) -> Sink {
+    match bt {
+        Some(bt) => sink.backtrace(bt),
+        None => sink,
+    }
+}
+
 fn round(seed: u64) {
     let mut rng = Rng::new(seed);
     let capacity = [1024usize, 4096, 64 << 10][rng.below(3) as usize];
@@ -105,6 +125,8 @@ fn round(seed: u64) {
     let run_for = Duration::from_millis(rng.below(60));
     let clean_level = Level::ALL[rng.below(5) as usize];
     let faulty_level = Level::ALL[rng.below(5) as usize];
+    let clean_bt = random_backtrace(&mut rng);
+    let faulty_bt = random_backtrace(&mut rng);
     let clean = Memory::default();
     let faulty_out = Memory::default();
     // Custom writers sleep in `write` at times: silence the panic hook's
@@ -115,8 +137,11 @@ fn round(seed: u64) {
         .shutdown_timeout(timeout)
         .catch_panics(false)
         .flush_on_exit(false)
-        .sink(Sink::writer(clean.clone()).format(Plain).level(clean_level))
-        .sink(
+        .sink(with_backtrace(
+            Sink::writer(clean.clone()).format(Plain).level(clean_level),
+            clean_bt,
+        ))
+        .sink(with_backtrace(
             Sink::writer(Faulty {
                 rng: Rng::new(seed ^ 0x5555),
                 out: faulty_out.clone(),
@@ -125,7 +150,8 @@ fn round(seed: u64) {
             .format(MakePanicky)
             .buffer_size(4096)
             .level(faulty_level),
-        )
+            faulty_bt,
+        ))
         .build()
         .unwrap();
     let outcomes = Arc::new(Outcomes::default());
@@ -180,7 +206,7 @@ fn round(seed: u64) {
     let s = logger.stats();
     let ctx = format!(
         "seed {seed}, {policy:?}, capacity {capacity}, timeout {timeout:?}, \
-         levels {clean_level}/{faulty_level}: {s:#?}"
+         levels {clean_level}/{faulty_level}, backtraces {clean_bt:?}/{faulty_bt:?}: {s:#?}"
     );
     let accepted = outcomes.accepted.load(Ordering::Relaxed);
     let refused = outcomes.refused.load(Ordering::Relaxed);
@@ -207,6 +233,7 @@ fn round(seed: u64) {
             "sink {}: {ctx}",
             sink.name
         );
+        assert_eq!(sink.backtrace_kept, 0, "sink {}: {ctx}", sink.name);
     }
     // Below its level, a sink takes nothing; at Trace it filters nothing.
     if clean_level == Level::Trace {
@@ -215,20 +242,54 @@ fn round(seed: u64) {
     if faulty_level == Level::Trace {
         assert_eq!(s.sinks[1].filtered, 0, "{ctx}");
     }
-    // The clean sink's bytes agree with its counter.
+    // Without a backtrace nothing is released.
+    for (sink, bt) in s.sinks.iter().zip([clean_bt, faulty_bt]) {
+        if bt.is_none() {
+            assert_eq!(sink.backtrace_released, 0, "{ctx}");
+        }
+    }
+    // The clean sink's bytes agree with its counters.
     let lines = clean.lines();
     let records = lines.iter().filter(|l| l.starts_with("r ")).count() as u64;
     assert_eq!(records, s.sinks[0].records_written, "{ctx}");
-    // Per-thread order holds in the clean sink.
+    // Per-thread order holds in the clean sink, among the records it took
+    // and among those a backtrace released (each block between its two
+    // notices); only those are below its level.
     let mut last = vec![None::<u64>; threads as usize];
-    for l in lines.iter().filter(|l| l.starts_with("r ")) {
+    let mut last_released = vec![None::<u64>; threads as usize];
+    let (mut in_block, mut released) = (false, 0);
+    for l in &lines {
+        if l.starts_with("nowait: INFO --- ") {
+            in_block = !l.starts_with("nowait: INFO --- end of");
+            continue;
+        }
+        if !l.starts_with("r ") {
+            continue;
+        }
         let mut it = l.split(' ').skip(1);
         let t: usize = it.next().unwrap().parse().unwrap();
         let i: u64 = it.next().unwrap().parse().unwrap();
-        assert!(last[t].map_or(true, |p| i > p), "order: {l} {ctx}");
         let level: Level = it.nth(1).unwrap().parse().unwrap();
-        assert!(level >= clean_level, "below the sink's level: {l} {ctx}");
+        let last = if in_block {
+            released += 1;
+            assert!(
+                level < clean_level,
+                "released at the sink's level: {l} {ctx}"
+            );
+            &mut last_released
+        } else {
+            assert!(level >= clean_level, "below the sink's level: {l} {ctx}");
+            &mut last
+        };
+        assert!(last[t].map_or(true, |p| i > p), "order: {l} {ctx}");
         last[t] = Some(i);
+    }
+    assert!(!in_block, "a block without its end notice: {ctx}");
+    // The clean sink never fails: what it released, it wrote (or dropped
+    // at a shutdown that timed out).
+    assert!(released <= s.sinks[0].backtrace_released, "{ctx}");
+    if s.sinks[0].abandoned == 0 && s.sinks[0].dropped_overflow == 0 {
+        assert_eq!(released, s.sinks[0].backtrace_released, "{ctx}");
     }
 }
 

@@ -78,6 +78,13 @@ use crate::Level;
 ///   `name` and the span's fields. A span field set again with
 ///   `Span::record` appears twice, in order; JSON parsers keep the last.
 ///
+/// # Records a backtrace released (both schemas)
+///
+/// A record that a sink's [`Backtrace`](crate::Backtrace) kept and a
+/// trigger released is its usual line with one more key, last:
+/// `"backtrace":true`. No prose line marks the block, so every line stays
+/// one JSON object of the schema.
+///
 /// Field names are written as given: an event field named `message` other
 /// than the first goes to `fields`, and nothing stops a field from being
 /// named like a top-level key (it stays inside `fields`).
@@ -578,6 +585,28 @@ impl Format for JsonFormat {
         json_str(notice.message().as_bytes(), out);
         out.extend_from_slice(b",\"fields\":{},\"spans\":[]}\n");
     }
+
+    fn format_kept(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
+        let start = out.len();
+        self.format(record, out);
+        mark_kept(out, start);
+    }
+
+    fn kept_notice(&mut self, _notice: &Notice<'_>, _out: &mut Vec<u8>) {}
+}
+
+/// Adds the key `"backtrace":true` last to the line appended to `out`
+/// since `start` (a record a backtrace released; see
+/// [`Backtrace`](crate::Backtrace)).
+fn mark_kept(out: &mut Vec<u8>, start: usize) {
+    if out.len() < start + 3 || !out.ends_with(b"}\n") {
+        return;
+    }
+    out.truncate(out.len() - 2);
+    if out.last() != Some(&b'{') {
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"backtrace\":true}\n");
 }
 
 /// The per-sink state of [`JsonSchema::TracingSubscriber`].
@@ -975,6 +1004,14 @@ impl Format for FmtJson {
             out,
         );
     }
+
+    fn format_kept(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
+        let start = out.len();
+        self.format(record, out);
+        mark_kept(out, start);
+    }
+
+    fn kept_notice(&mut self, _notice: &Notice<'_>, _out: &mut Vec<u8>) {}
 }
 
 #[cfg(test)]

@@ -331,6 +331,20 @@ impl Format for SyslogFormat {
         self.inner.notice(notice, &mut self.scratch);
         self.frame(notice.level(), out);
     }
+
+    fn format_kept(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
+        self.scratch.clear();
+        self.inner.format_kept(record, &mut self.scratch);
+        self.frame(record.level(), out);
+    }
+
+    fn kept_notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>) {
+        self.scratch.clear();
+        self.inner.kept_notice(notice, &mut self.scratch);
+        if !self.scratch.is_empty() {
+            self.frame(notice.level(), out);
+        }
+    }
 }
 
 #[cfg(test)]

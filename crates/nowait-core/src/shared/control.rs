@@ -328,14 +328,18 @@ impl Shared {
 
     /// Run by whoever holds the consumer role once draining is over: counts
     /// every record left in the ring as abandoned and, if `takeover`, the
-    /// records the writer last said were pending per sink; marks the counts
-    /// final and wakes every waiter.
+    /// records the writer last said were pending per sink (and those its
+    /// backtraces kept, as filtered); marks the counts final and wakes every waiter.
     pub(crate) fn finish_counting(&self, takeover: bool) {
         self.abandon_ring();
         if takeover {
             for s in self.sinks.iter() {
                 let pending = s.pending_records.swap(0, Ordering::Relaxed);
                 s.abandoned.fetch_add(pending, Ordering::Relaxed);
+                // A backtrace's records were never going to be written
+                // without a trigger: filtered, as at a normal shutdown.
+                let kept = s.backtrace_kept.swap(0, Ordering::Relaxed);
+                s.filtered.fetch_add(kept, Ordering::Relaxed);
             }
         }
         self.mark_finished();

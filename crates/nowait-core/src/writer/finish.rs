@@ -97,6 +97,8 @@ impl Writer {
             } else {
                 Some("too slow for the shutdown timeout")
             };
+            // What no trigger released is filtered, never written.
+            sink.discard_backtrace();
             let (n, held, shed) = sink.abandon_pending();
             if let Some(msg) = shed {
                 shed_notices.push((i, msg));

@@ -27,6 +27,7 @@
 //! [`Builder::flush_interval`]: crate::Builder::flush_interval
 //! [`Builder::idle_interval`]: crate::Builder::idle_interval
 
+mod backtrace;
 mod finish;
 mod loss;
 mod sink;

@@ -7,6 +7,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 
+use super::backtrace::Kept;
 use super::loss::{loss_message, Loss};
 use crate::output::{Output, WriteOutcome};
 use crate::record::{Format, Notice, Record};
@@ -54,8 +55,12 @@ pub(crate) struct SinkState {
     format: Box<dyn Format>,
     /// Whether completeness is wanted (files, custom writers).
     pub(crate) durable: bool,
-    /// Records below this level are skipped (counted in `filtered`).
+    /// Records below this level are skipped (counted in `filtered`), or
+    /// kept in `backtrace`.
     pub(crate) level: Level,
+    /// The records below `level` kept until a trigger or the shutdown
+    /// (see `crate::backtrace`); counted nowhere while kept.
+    backtrace: Option<Box<Kept>>,
     /// Formatted bytes; `buf[sent..]` are not yet written.
     buf: Vec<u8>,
     sent: usize,
@@ -102,6 +107,9 @@ pub(crate) struct SinkState {
     pub(super) dropped_dead: u64,
     pub(super) dropped_format: u64,
     filtered: u64,
+    /// Records a trigger released from the backtrace (each also counted
+    /// in the outcome it then had).
+    backtrace_released: u64,
     /// Records the receiver refused for good (a datagram too large, an
     /// OTLP 400 or partial success); part of `dropped_failed`, reported in
     /// every sink.
@@ -128,6 +136,7 @@ impl SinkState {
             format,
             durable,
             level: Level::Trace,
+            backtrace: None,
             buf: Vec::with_capacity(batch.min(limit) + 4096),
             sent: 0,
             ends: VecDeque::with_capacity(1024),
@@ -156,6 +165,7 @@ impl SinkState {
             dropped_dead: 0,
             dropped_format: 0,
             filtered: 0,
+            backtrace_released: 0,
             dropped_rejected: 0,
             abandoned: 0,
             write_errors: 0,
@@ -236,12 +246,66 @@ impl SinkState {
         self.retry_at = None;
     }
 
-    /// Formats one record into the sink's buffer, or counts it as dropped.
+    /// Gives the sink a backtrace (see `crate::backtrace`).
+    pub(crate) fn set_backtrace(&mut self, config: crate::Backtrace) {
+        self.backtrace = Some(Box::new(Kept::new(config)));
+    }
+
+    /// Formats one record into the sink's buffer, or counts it as dropped;
+    /// one below the sink's level is filtered or kept in the backtrace,
+    /// and a trigger first releases what the backtrace kept.
     pub(super) fn add_record(&mut self, record: &Record<'_>) {
         if record.level() < self.level {
-            self.filtered += 1;
+            match &mut self.backtrace {
+                Some(kept) if record.level() >= kept.config.lowest => {
+                    self.filtered += kept.keep(record);
+                }
+                _ => self.filtered += 1,
+            }
             return;
         }
+        if let Some(kept) = &self.backtrace {
+            if record.level() >= kept.config.trigger && kept.len() > 0 {
+                self.release_backtrace(record.level());
+            }
+        }
+        self.admit(record, false);
+    }
+
+    /// Writes the kept records, oldest first, between two kept notices,
+    /// ahead of a trigger of level `trigger`.
+    #[cold]
+    fn release_backtrace(&mut self, trigger: Level) {
+        let Some(mut kept) = self.backtrace.take() else {
+            return;
+        };
+        let n = kept.len();
+        let s = if n == 1 { "" } else { "s" };
+        let older = match kept.not_kept {
+            0 => String::new(),
+            1 => "; 1 older one was not kept".to_owned(),
+            m => format!("; {m} older ones were not kept"),
+        };
+        let below = self.level;
+        self.add_kept_notice(&format!(
+            "--- {n} earlier record{s} below {below}, kept for this {trigger}{older} ---"
+        ));
+        kept.release(|r| self.admit(r, true));
+        self.backtrace_released += n;
+        self.add_kept_notice(&format!("--- end of the {n} earlier record{s} ---"));
+        self.backtrace = Some(kept);
+    }
+
+    /// At shutdown: the records still kept are filtered (never written).
+    pub(super) fn discard_backtrace(&mut self) {
+        if let Some(kept) = &mut self.backtrace {
+            self.filtered += kept.discard();
+        }
+    }
+
+    /// Formats a record that the sink takes into its buffer (`kept`: one
+    /// a trigger released), or counts it as dropped.
+    fn admit(&mut self, record: &Record<'_>, kept: bool) {
         if self.dead {
             self.dropped_failed += 1;
             self.dropped_dead += 1;
@@ -269,7 +333,14 @@ impl SinkState {
         let before = self.buf.len();
         let format = &mut self.format;
         let buf = &mut self.buf;
-        if catch_unwind(AssertUnwindSafe(|| format.format(record, buf))).is_err() {
+        let formatted = catch_unwind(AssertUnwindSafe(|| {
+            if kept {
+                format.format_kept(record, buf);
+            } else {
+                format.format(record, buf);
+            }
+        }));
+        if formatted.is_err() {
             self.buf.truncate(before);
             self.dropped_format += 1;
             return;
@@ -328,6 +399,26 @@ impl SinkState {
         }
         self.appended += (self.buf.len() - before) as u64;
         self.ends.push_back(self.appended | NOTICE_BIT);
+    }
+
+    /// Formats a line around released records (nothing if the format
+    /// marks the records themselves).
+    fn add_kept_notice(&mut self, message: &str) {
+        if self.dead {
+            return;
+        }
+        let before = self.buf.len();
+        let notice = Notice::new(Level::Info, SystemTime::now(), message);
+        let format = &mut self.format;
+        let buf = &mut self.buf;
+        if catch_unwind(AssertUnwindSafe(|| format.kept_notice(&notice, buf))).is_err() {
+            self.buf.truncate(before);
+            return;
+        }
+        if self.buf.len() > before {
+            self.appended += (self.buf.len() - before) as u64;
+            self.ends.push_back(self.appended | NOTICE_BIT);
+        }
     }
 
     /// How many of the unsent bytes to offer in one write: all of them,
@@ -786,6 +877,12 @@ impl SinkState {
         c.dropped_format
             .store(self.dropped_format, Ordering::Relaxed);
         c.filtered.store(self.filtered, Ordering::Relaxed);
+        c.backtrace_released
+            .store(self.backtrace_released, Ordering::Relaxed);
+        c.backtrace_kept.store(
+            self.backtrace.as_ref().map_or(0, |k| k.len()),
+            Ordering::Relaxed,
+        );
         c.abandoned.store(self.abandoned, Ordering::Relaxed);
         c.write_errors.store(self.write_errors, Ordering::Relaxed);
         c.dropped_rejected
