@@ -11,7 +11,7 @@ use crate::error::BuildError;
 use crate::format::{Framing, Syslog};
 use crate::guard::Guard;
 use crate::logger::Logger;
-use crate::output::{self, Datagram, Opened, Output, Peer, Stream};
+use crate::output::{self, Datagram, Journal, Opened, Output, Peer, Stream};
 use crate::policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
 use crate::record::{MakeFormat, SinkInfo};
 use crate::registry::Options;
@@ -773,6 +773,25 @@ impl Builder {
                         Reopen::Otlp(otlp),
                     )
                 }
+                Target::Journald(journald, made) => {
+                    // Its entries are its format: another one would send
+                    // journald lines it cannot parse.
+                    let own = sink
+                        .format
+                        .as_ref()
+                        .is_some_and(|f| std::ptr::addr_eq(Arc::as_ptr(f), Arc::as_ptr(&made)));
+                    if !own || sink.syslog.is_some() {
+                        return Err(BuildError::config(format!(
+                            "sink {name}: a journald sink writes journald's own format; \
+                             set its options with Journald, not Sink::format or Sink::syslog"
+                        )));
+                    }
+                    let path = journald.path().to_owned();
+                    (
+                        Journal::open(&path).map(|j| Opened::new(Output::Journal(j), false)),
+                        Reopen::Journal(path),
+                    )
+                }
             };
             let opened =
                 opened.map_err(|e| BuildError::io(format!("cannot open sink {name}"), e))?;
@@ -920,6 +939,8 @@ enum Reopen {
     /// An OTLP receiver: connect again.
     #[cfg(feature = "otlp")]
     Otlp(crate::otlp::Otlp),
+    /// journald's socket: connect again.
+    Journal(PathBuf),
 }
 
 /// A sink as configured, kept for a forked child's writer.
@@ -983,6 +1004,10 @@ impl Spec {
             Reopen::Otlp(otlp) => otlp
                 .open()
                 .map(|c| Opened::new(Output::Otlp(Box::new(c)), false)),
+            Reopen::Journal(path) => Ok(Opened::new(
+                Output::Journal(Journal::unconnected(path)),
+                false,
+            )),
         };
         let opened = opened.unwrap_or_else(|e| {
             Opened::new(

@@ -276,7 +276,7 @@ pub use builder::{
 };
 pub use error::{BuildError, FlushError, PushError, SetGlobalError};
 pub use filter::{set_filter, set_max_level, Filter, FilterError, FilterHandle};
-pub use format::{Facility, Json, JsonSchema, Syslog, Text, Timer};
+pub use format::{Facility, Journald, Json, JsonSchema, Syslog, Text, Timer};
 pub use global::{global, set_global};
 pub use guard::Guard;
 pub use level::{Level, ParseLevelError};

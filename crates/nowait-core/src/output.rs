@@ -20,7 +20,7 @@ use std::sync::Arc;
 use crate::relay::{Plain, Relay, Relayed, Waker};
 use crate::sys::{self, Descriptor, FileId, Open, Waitable};
 
-pub(crate) use crate::sys::{Datagram, Peer, Sent, Stream};
+pub(crate) use crate::sys::{Datagram, Journal, Peer, Sent, Stream};
 
 /// The outcome of one attempt to write.
 pub(crate) enum WriteOutcome {
@@ -71,6 +71,11 @@ pub(crate) enum Output {
     ///
     /// [`Sink::unix_datagram`]: crate::Sink::unix_datagram
     Datagram(Datagram),
+    /// journald's native socket ([`Sink::journald`]): one entry per
+    /// datagram, a sealed memfd for an entry too large for one.
+    ///
+    /// [`Sink::journald`]: crate::Sink::journald
+    Journal(Journal),
     /// A terminal, pipe or console that cannot be written without blocking
     /// here: written by an I/O thread of its own.
     Relayed(Relay),
@@ -95,6 +100,7 @@ impl std::fmt::Debug for Output {
             Output::Socket(_) => "Socket",
             Output::Stream(_) => "Stream",
             Output::Datagram(_) => "Datagram",
+            Output::Journal(_) => "Journal",
             Output::Relayed(_) => "Relayed",
             Output::Rolling(_) => "Rolling",
             Output::Writer(_) => "Writer",
@@ -273,6 +279,7 @@ impl Output {
             Output::NonBlocking { fd, .. } | Output::Socket(fd) => Some(fd.waitable()),
             Output::Stream(s) => s.poll_fd(),
             Output::Datagram(d) => d.poll_fd(),
+            Output::Journal(j) => j.poll_fd(),
             #[cfg(feature = "otlp")]
             Output::Otlp(c) => c.poll_fd(),
             _ => None,
@@ -315,7 +322,7 @@ impl Output {
     /// `ECONNRESET`, which are final for an inherited descriptor.
     pub(crate) fn reconnects(&self) -> bool {
         match self {
-            Output::Stream(_) | Output::Datagram(_) => true,
+            Output::Stream(_) | Output::Datagram(_) | Output::Journal(_) => true,
             #[cfg(feature = "otlp")]
             Output::Otlp(_) => true,
             _ => false,
@@ -324,7 +331,7 @@ impl Output {
 
     /// Whether each write must be exactly one record (datagrams).
     pub(crate) fn per_record(&self) -> bool {
-        matches!(self, Output::Datagram(_))
+        matches!(self, Output::Datagram(_) | Output::Journal(_))
     }
 
     /// Free room in bytes, where the kernel can tell (pipes and FIFOs).
@@ -370,6 +377,7 @@ impl Output {
             Output::Socket(fd) => from_io(fd.send(buf)),
             Output::Stream(s) => from_sent(s.write(buf)),
             Output::Datagram(d) => from_sent(d.write(buf)),
+            Output::Journal(j) => from_sent(j.write(buf)),
             Output::Relayed(relay) => match relay.write(buf) {
                 Relayed::Wrote(n) => WriteOutcome::Wrote(n),
                 Relayed::Pending => WriteOutcome::WouldBlock,

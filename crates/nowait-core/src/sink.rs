@@ -55,6 +55,9 @@ pub(crate) enum Target {
     /// An OTLP/HTTP receiver.
     #[cfg(feature = "otlp")]
     Otlp(crate::otlp::Otlp),
+    /// journald's native socket, and the format the sink was made with
+    /// (another one set with `Sink::format` is a build error).
+    Journald(crate::format::Journald, Arc<dyn MakeFormat>),
 }
 
 impl fmt::Debug for Sink {
@@ -370,6 +373,81 @@ impl Sink {
         Sink::unix_datagram("/dev/log").syslog(Syslog::new())
     }
 
+    /// The systemd journal: each record one journal entry in journald's
+    /// native protocol (`MESSAGE`, `PRIORITY`, `SYSLOG_IDENTIFIER`,
+    /// `TARGET`, `CODE_FILE`, `CODE_LINE`, span and event fields: see
+    /// [`Journald`](crate::Journald) for every field and how names are
+    /// made acceptable to journald), sent to
+    /// `/run/systemd/journal/socket`. Same as
+    /// `Sink::journald_with(Journald::new())`.
+    ///
+    /// Nothing waits on journald, and nothing is lost without a count:
+    ///
+    /// * Each entry is one datagram on a non-blocking socket. When
+    ///   journald's queue is full (the kernel queues as few as 10
+    ///   datagrams: `net.unix.max_dgram_qlen`), the writer polls the socket
+    ///   for room along with its other work; the sink's buffer
+    ///   ([`Sink::buffer_size`]) holds what waits, and past it the sink
+    ///   sheds its records, counted in
+    ///   [`SinkStats::dropped_overflow`](crate::SinkStats::dropped_overflow)
+    ///   and reported in the journal (an entry with `NOWAIT_NOTICE=1`) once
+    ///   it drains. A flush or shutdown does not wait for a journald that
+    ///   took nothing for 100 ms: its pending entries are counted abandoned.
+    /// * An entry larger than a datagram can be (`EMSGSIZE`: above the
+    ///   socket's send buffer, 208 KiB by default) goes through a sealed
+    ///   memfd passed over the same socket, as `sd_journal_send` does.
+    /// * A journald that restarts is reconnected to with back-off; what it
+    ///   had queued but not read when it died is lost without a count (no
+    ///   sender can know of it).
+    ///
+    /// journald itself may drop entries it received: its rate limit
+    /// (`RateLimitIntervalSec`, `RateLimitBurst` in `journald.conf`; it
+    /// then logs how many it suppressed) and its disk limits. Those losses
+    /// are journald's, reported by journald.
+    ///
+    /// journald exists only on Linux: elsewhere (and with Linux's portable
+    /// backend, `--cfg nowait_portable`) this sink compiles but
+    /// [`Builder::build`](crate::Builder::build) fails with a
+    /// [`BuildError`](crate::BuildError) saying so; where journald does not
+    /// run (no socket at the path: many containers) `build` fails too.
+    ///
+    /// # Examples
+    ///
+    /// ```no_run
+    /// use nowait_core::{Builder, Sink};
+    ///
+    /// let (logger, _guard) = Builder::new().sink(Sink::journald()).build()?;
+    /// logger.log(nowait_core::Level::Info, "started")?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn journald() -> Sink {
+        Sink::journald_with(crate::format::Journald::new())
+    }
+
+    /// The systemd journal with settings ([`Journald`](crate::Journald)):
+    /// the `SYSLOG_IDENTIFIER`, thread fields, another socket (a journald
+    /// namespace's, a test's). See [`Sink::journald`].
+    ///
+    /// The sink's format is its `Journald`: the logger's format does not
+    /// apply, and setting another with [`Sink::format`] (or
+    /// [`Sink::syslog`]) makes [`Builder::build`](crate::Builder::build)
+    /// fail.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Journald, Sink};
+    ///
+    /// let sink = Sink::journald_with(Journald::new().syslog_identifier("billing"));
+    /// # let _ = sink;
+    /// ```
+    pub fn journald_with(journald: crate::format::Journald) -> Sink {
+        let format: Arc<dyn MakeFormat> = Arc::new(journald.clone());
+        let mut sink = Sink::new(Target::Journald(journald, Arc::clone(&format)));
+        sink.format = Some(format);
+        sink
+    }
+
     /// Frames each line of this sink as a syslog message (RFC 5424; see
     /// [`Syslog`] for the fields): octet-counted (RFC 6587) on
     /// [`Sink::tcp`] and [`Sink::unix`], one per datagram on
@@ -557,6 +635,7 @@ impl Target {
             Target::UnixDatagram(p) => format!("unix-datagram:{}", p.display()),
             #[cfg(feature = "otlp")]
             Target::Otlp(o) => format!("otlp:{}", o.url()),
+            Target::Journald(j, _) => format!("journald:{}", j.path().display()),
         }
     }
 }

@@ -1,10 +1,12 @@
 //! The formats the writer thread renders records with: [`Text`] (close to
 //! `tracing-subscriber`'s default) and [`Json`] (one object per line).
 
+pub(crate) mod journald;
 mod json;
 mod syslog;
 mod text;
 
+pub use journald::Journald;
 pub use json::{Json, JsonSchema};
 pub(crate) use syslog::Framing;
 pub use syslog::{Facility, Syslog};

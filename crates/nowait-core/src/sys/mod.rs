@@ -10,6 +10,7 @@
 //! | pipe room ([`Descriptor::pipe_room`]) | `F_GETPIPE_SZ`, `FIONREAD` | unknown | (no descriptors) |
 //! | file identity ([`FileId`]) | device, inode | device, inode | volume serial, file index |
 //! | sockets (`net`) | non-blocking, `MSG_NOSIGNAL` | same; `SO_NOSIGPIPE` on macOS | TCP on a relay thread; no Unix sockets |
+//! | journald ([`Journal`]) | datagrams, sealed memfd past `EMSGSIZE` | none: a build error (`journal_none.rs`) | none: a build error |
 //! | signals (`signals`) | SIGTERM/SIGINT drain, SIGHUP reopen | same | Ctrl-C, close, logoff and shutdown events drain |
 //! | `atexit`, `fork` (`process`) | `atexit`, `pthread_atfork` | same | `atexit`; no fork |
 //!
@@ -39,13 +40,19 @@ use windows as imp;
 
 pub(crate) use imp::crash::{on_fatal_signals, signal_name, thread_name};
 pub(crate) use imp::file::{file_id, is_deleted, open_append, open_path, path_id, FileId};
+#[cfg(all(target_os = "linux", not(nowait_portable)))]
+pub(crate) use imp::journal::Journal;
 pub(crate) use imp::mapping::{try_lock, Mapping};
 pub(crate) use imp::net::{Datagram, Peer, Sent, Stream};
+#[cfg(not(all(target_os = "linux", not(nowait_portable))))]
+mod journal_none;
 pub(crate) use imp::process::{at_exit, at_fork, hostname};
 #[cfg(feature = "signals")]
 pub(crate) use imp::signals::{on_hangup, on_terminate};
 pub(crate) use imp::stdio::open as open_stdio;
 pub(crate) use imp::{is_permanent, sleep, Descriptor, Doorbell, Waitable};
+#[cfg(not(all(target_os = "linux", not(nowait_portable))))]
+pub(crate) use journal_none::Journal;
 
 use std::fs::File;
 use std::io::Write;

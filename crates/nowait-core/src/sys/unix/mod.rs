@@ -9,6 +9,8 @@ mod doorbell;
 #[path = "doorbell_pipe.rs"]
 mod doorbell;
 pub(crate) mod file;
+#[cfg(all(target_os = "linux", not(nowait_portable)))]
+pub(crate) mod journal;
 pub(crate) mod mapping;
 pub(crate) mod net;
 mod poll;
