@@ -7,6 +7,9 @@
 # Idempotent and quiet; works as root on a fresh Debian with python3.
 set -euo pipefail
 if ! python3 -m pip --version >/dev/null 2>&1; then
+    python3 -m ensurepip --upgrade >/dev/null 2>&1 || true
+fi
+if ! python3 -m pip --version >/dev/null 2>&1; then
     if ! apt-get install -y -qq python3-pip >/dev/null 2>&1; then
         apt-get update -qq && apt-get install -y -qq python3-pip >/dev/null
     fi
