@@ -37,6 +37,10 @@ pub(crate) const PUBLISH_INTERVAL: Duration = Duration::from_secs(1);
 /// | `nowait_sink_write_calls_total` | counter | `sink` | [`SinkStats::write_calls`] |
 /// | `nowait_sink_write_errors_total` | counter | `sink` | [`SinkStats::write_errors`] |
 /// | `nowait_sink_records_dropped_total` | counter | `sink`, `reason`: `overflow`, `failed`, `format`, `abandoned` | `dropped_overflow`, `dropped_failed`, `dropped_format`, `abandoned` |
+/// | `nowait_sink_records_rejected_total` | counter | `sink` | [`SinkStats::dropped_rejected`] (part of `failed` above: refused for good by the receiver) |
+/// | `nowait_sink_records_filtered_total` | counter | `sink` | [`SinkStats::filtered`] |
+/// | `nowait_sink_backtrace_kept` | gauge | `sink` | [`SinkStats::backtrace_kept`] |
+/// | `nowait_sink_backtrace_released_total` | counter | `sink` | [`SinkStats::backtrace_released`] |
 /// | `nowait_sink_pending_bytes` | gauge | `sink` | [`SinkStats::pending_bytes`] |
 /// | `nowait_sink_stalled` | gauge (0 or 1) | `sink` | [`SinkStats::stalled`] |
 ///
@@ -55,6 +59,10 @@ pub const METRIC_NAMES: &[&str] = &[
     "nowait_sink_write_calls_total",
     "nowait_sink_write_errors_total",
     "nowait_sink_records_dropped_total",
+    "nowait_sink_records_rejected_total",
+    "nowait_sink_records_filtered_total",
+    "nowait_sink_backtrace_kept",
+    "nowait_sink_backtrace_released_total",
     "nowait_sink_pending_bytes",
     "nowait_sink_stalled",
 ];
@@ -114,6 +122,12 @@ fn record_sink(s: &SinkStats) {
         counter!("nowait_sink_records_dropped_total", "sink" => name.clone(), "reason" => reason)
             .absolute(value);
     }
+    counter!("nowait_sink_records_rejected_total", "sink" => name.clone())
+        .absolute(s.dropped_rejected);
+    counter!("nowait_sink_records_filtered_total", "sink" => name.clone()).absolute(s.filtered);
+    gauge!("nowait_sink_backtrace_kept", "sink" => name.clone()).set(s.backtrace_kept as f64);
+    counter!("nowait_sink_backtrace_released_total", "sink" => name.clone())
+        .absolute(s.backtrace_released);
     gauge!("nowait_sink_pending_bytes", "sink" => name.clone()).set(s.pending_bytes as f64);
     gauge!("nowait_sink_stalled", "sink" => name).set(if s.stalled { 1.0 } else { 0.0 });
 }

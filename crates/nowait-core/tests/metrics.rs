@@ -144,7 +144,8 @@ fn stats_reach_the_recorder_while_running_and_at_the_end() {
             .find(|(k, _, _, _)| k.key().name() == *name)
             .map(|(k, _, _, _)| k.kind())
             .unwrap_or_else(|| panic!("{name} was not published"));
-        let gauge = name.ends_with("_bytes") || name.ends_with("_stalled");
+        let gauge =
+            name.ends_with("_bytes") || name.ends_with("_stalled") || name.ends_with("_kept");
         assert_eq!(kind == MetricKind::Gauge, gauge, "{name}: {kind:?}");
     }
 }
