@@ -28,6 +28,12 @@
 //!
 //! A request whose answer is lost (the receiver took it, then the
 //! connection broke) is sent again: OTLP delivery is at least once.
+//!
+//! Values go as they are: every string is length-delimited, so no value
+//! can forge an attribute or a record, and control characters are kept as
+//! data (invalid UTF-8 becomes U+FFFD). Unlike the text formats, which
+//! escape them because a terminal would act on them, a protobuf field is
+//! not a line; whatever later prints it to a terminal escapes it there.
 
 mod client;
 pub(crate) mod encode;
