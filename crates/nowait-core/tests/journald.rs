@@ -24,8 +24,10 @@
 //!
 //! Skipped, with the reason, where journald or journalctl is not installed
 //! (`ci/deps-journald.sh` installs them), or the namespace cannot be made
-//! (not root, no `unshare`); `NOWAIT_REQUIRE_TEST_TOOLS=1` turns every
-//! skip into a failure.
+//! (not root, no `unshare`, a sandbox that refuses a mount namespace);
+//! `NOWAIT_REQUIRE_TEST_TOOLS=1` (set by CI once it installed them) turns
+//! a missing tool into a failure, but not a namespace the machine cannot
+//! give: that one stays a skip with its reason, as the issue allows.
 //!
 //! Where there is no journald (every system but Linux, and Linux's
 //! portable backend), building a logger with the sink is a clear error.
@@ -74,11 +76,24 @@ mod real {
 
     const JOURNALD: &str = "/lib/systemd/systemd-journald";
 
-    fn skip(why: &str) {
-        if std::env::var_os("NOWAIT_REQUIRE_TEST_TOOLS").is_some_and(|v| v == "1") {
-            panic!("NOWAIT_REQUIRE_TEST_TOOLS=1 and {why}");
+    /// Why a journald cannot be had here: a tool is missing (a failure
+    /// under `NOWAIT_REQUIRE_TEST_TOOLS=1`), or the machine will not give
+    /// a mount namespace (always a skip).
+    enum NoJournal {
+        Missing(String),
+        NoNamespace(String),
+    }
+
+    fn skip(why: NoJournal) {
+        match why {
+            NoJournal::Missing(why) => {
+                if std::env::var_os("NOWAIT_REQUIRE_TEST_TOOLS").is_some_and(|v| v == "1") {
+                    panic!("NOWAIT_REQUIRE_TEST_TOOLS=1 and {why}");
+                }
+                eprintln!("skipping: {why}");
+            }
+            NoJournal::NoNamespace(why) => eprintln!("skipping: {why}"),
         }
-        eprintln!("skipping: {why}");
     }
 
     fn journalctl() -> Option<PathBuf> {
@@ -120,17 +135,21 @@ RuntimeMaxFileSize=256M
 
     impl Journal {
         /// Starts journald, or says why it cannot (the caller skips).
-        fn start() -> Result<Journal, String> {
+        fn start() -> Result<Journal, NoJournal> {
             if !Path::new(JOURNALD).is_file() {
-                return Err(format!(
+                return Err(NoJournal::Missing(format!(
                     "{JOURNALD} is not installed (bash ci/deps-journald.sh)"
-                ));
+                )));
             }
             let Some(journalctl) = journalctl() else {
-                return Err("journalctl is not installed (bash ci/deps-journald.sh)".into());
+                return Err(NoJournal::Missing(
+                    "journalctl is not installed (bash ci/deps-journald.sh)".into(),
+                ));
             };
             if !rustix::process::geteuid().is_root() {
-                return Err("not root: cannot make a mount namespace for journald".into());
+                return Err(NoJournal::NoNamespace(
+                    "not root: cannot make a mount namespace for journald".into(),
+                ));
             }
             let dir = tempfile::tempdir().unwrap();
             let t = dir.path();
@@ -158,7 +177,7 @@ RuntimeMaxFileSize=256M
                 .stdout(Stdio::null())
                 .stderr(Stdio::piped())
                 .spawn()
-                .map_err(|e| format!("cannot run unshare: {e}"))?;
+                .map_err(|e| NoJournal::Missing(format!("cannot run unshare: {e}")))?;
             let mut j = Journal {
                 dir,
                 child: Some(child),
@@ -177,10 +196,18 @@ RuntimeMaxFileSize=256M
                         .take()
                         .unwrap()
                         .read_to_string(&mut err);
-                    return Err(format!(
+                    let why = format!(
                         "cannot make the namespace for journald ({status}): {}",
                         err.trim()
-                    ));
+                    );
+                    // `unshare` or `mount` refused: the machine gives no
+                    // namespace. Anything else (journald itself failing)
+                    // is a failure to look at.
+                    return Err(if err.contains("unshare") || err.contains("mount") {
+                        NoJournal::NoNamespace(why)
+                    } else {
+                        NoJournal::Missing(why)
+                    });
                 }
                 assert!(Instant::now() < deadline, "journald never made its socket");
                 std::thread::sleep(Duration::from_millis(20));
@@ -265,7 +292,7 @@ RuntimeMaxFileSize=256M
         () => {
             match Journal::start() {
                 Ok(j) => j,
-                Err(why) => return skip(&why),
+                Err(why) => return skip(why),
             }
         };
     }
