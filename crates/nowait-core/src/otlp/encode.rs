@@ -81,7 +81,10 @@ fn utf8(bytes: &[u8]) -> Cow<'_, [u8]> {
 /// An `AnyValue` of one of the scalar kinds.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Scalar<'a> {
+    /// Bytes that may not be UTF-8 (from the ring): checked.
     Str(&'a [u8]),
+    /// A `str`: UTF-8 by its type, sent without a check.
+    Text(&'a str),
     Int(i64),
     Double(f64),
     Bool(bool),
@@ -92,6 +95,7 @@ impl Scalar<'_> {
     fn write(self, out: &mut Vec<u8>) {
         match self {
             Scalar::Str(s) => bytes_field(1, &utf8(s), out),
+            Scalar::Text(s) => bytes_field(1, s.as_bytes(), out),
             Scalar::Bool(b) => varint_field(2, u64::from(b), out),
             Scalar::Int(n) => varint_field(3, n as u64, out),
             Scalar::Double(x) => fixed64_field(4, x.to_bits(), out),
@@ -103,19 +107,19 @@ impl Scalar<'_> {
 /// of the enclosing message, through `scratch` (for the lengths).
 pub(crate) fn key_value(
     field: u8,
-    key: &[u8],
+    key: &str,
     value: Scalar<'_>,
     scratch: &mut Vec<u8>,
     out: &mut Vec<u8>,
 ) {
     scratch.clear();
     value.write(scratch);
-    let key = utf8(key);
+    let key = key.as_bytes();
     let inner = 1 + varint_len(key.len() as u64) + key.len();
     let inner = inner + 1 + varint_len(scratch.len() as u64) + scratch.len();
     out.push(tag(field, LEN));
     varint(inner as u64, out);
-    bytes_field(1, &key, out);
+    bytes_field(1, key, out);
     bytes_field(2, scratch, out);
 }
 
@@ -147,13 +151,7 @@ impl Envelope {
         let (mut scratch, mut body) = (Vec::new(), Vec::new());
         for (k, v) in attributes {
             // Resource { attributes = 1 }
-            key_value(
-                1,
-                k.as_bytes(),
-                Scalar::Str(v.as_bytes()),
-                &mut scratch,
-                &mut body,
-            );
+            key_value(1, k, Scalar::Text(v), &mut scratch, &mut body);
         }
         let mut resource = Vec::new();
         bytes_field(1, &body, &mut resource);
@@ -346,13 +344,7 @@ impl OtlpFormat {
             Value::Char(c) => {
                 let mut b = [0u8; 4];
                 let s = c.encode_utf8(&mut b);
-                key_value(
-                    6,
-                    name.as_bytes(),
-                    Scalar::Str(s.as_bytes()),
-                    &mut self.val,
-                    &mut self.attrs,
-                );
+                key_value(6, name, Scalar::Text(s), &mut self.val, &mut self.attrs);
                 return;
             }
             other => {
@@ -361,19 +353,13 @@ impl OtlpFormat {
                 self.text.clear();
                 message_with(other, site, &mut self.text, &mut self.scratch, copy_into);
                 let text = std::mem::take(&mut self.text);
-                key_value(
-                    6,
-                    name.as_bytes(),
-                    Scalar::Str(&text),
-                    &mut self.val,
-                    &mut self.attrs,
-                );
+                key_value(6, name, Scalar::Str(&text), &mut self.val, &mut self.attrs);
                 self.text = text;
                 return;
             }
         };
         // LogRecord { attributes = 6 }
-        key_value(6, name.as_bytes(), scalar, &mut self.val, &mut self.attrs);
+        key_value(6, name, scalar, &mut self.val, &mut self.attrs);
     }
 
     /// The record's fields, around the attributes gathered in `self.attrs`
@@ -420,8 +406,8 @@ impl OtlpFormat {
             let mut val = std::mem::take(&mut self.val);
             key_value(
                 6,
-                b"target",
-                Scalar::Str(b"nowait"),
+                "target",
+                Scalar::Text("nowait"),
                 &mut val,
                 &mut self.attrs,
             );
@@ -451,7 +437,7 @@ impl OtlpFormat {
                     let mut val = std::mem::take(&mut self.val);
                     key_value(
                         6,
-                        b"nowait.malformed",
+                        "nowait.malformed",
                         Scalar::Bool(true),
                         &mut val,
                         &mut self.attrs,
@@ -484,13 +470,13 @@ impl OtlpFormat {
         let mut val = std::mem::take(&mut self.val);
         let target = ev.target();
         if !target.is_empty() {
-            key_value(6, b"target", Scalar::Str(target), &mut val, &mut self.attrs);
+            key_value(6, "target", Scalar::Str(target), &mut val, &mut self.attrs);
         }
         let at = location.of(ev.site.as_deref());
         if let Some(file) = at.file {
             key_value(
                 6,
-                b"code.filepath",
+                "code.filepath",
                 Scalar::Str(file),
                 &mut val,
                 &mut self.attrs,
@@ -499,7 +485,7 @@ impl OtlpFormat {
         if let Some(line) = at.line {
             key_value(
                 6,
-                b"code.lineno",
+                "code.lineno",
                 Scalar::Int(line as i64),
                 &mut val,
                 &mut self.attrs,
@@ -509,8 +495,8 @@ impl OtlpFormat {
             let name = info.name.as_deref().unwrap_or(&info.id);
             key_value(
                 6,
-                b"thread.name",
-                Scalar::Str(name.as_bytes()),
+                "thread.name",
+                Scalar::Text(name),
                 &mut val,
                 &mut self.attrs,
             );
@@ -548,8 +534,8 @@ impl Format for OtlpFormat {
         let mut val = std::mem::take(&mut self.val);
         key_value(
             6,
-            b"target",
-            Scalar::Str(b"nowait"),
+            "target",
+            Scalar::Text("nowait"),
             &mut val,
             &mut self.attrs,
         );
