@@ -249,6 +249,7 @@ mod macros;
 mod metrics;
 #[cfg(feature = "otlp")]
 mod otlp;
+mod outcome;
 mod output;
 mod policy;
 mod record;

@@ -27,7 +27,8 @@ use std::time::{Duration, Instant};
 use super::encode::{entry_len, fields, Envelope};
 use super::http::{request_head, Parsed, Reader, Response};
 use super::{Endpoint, Otlp};
-use crate::output::{Peer, Sent, Stream, WriteOutcome};
+use crate::outcome::WriteOutcome;
+use crate::sys::{Peer, Sent, Stream};
 
 /// A `Retry-After` longer than this is cut to it: a receiver cannot keep
 /// the sink shedding for an hour with one header.
