@@ -362,6 +362,18 @@ impl OtlpFormat {
         key_value(6, name, scalar, &mut self.val, &mut self.attrs);
     }
 
+    /// The attribute `target = "nowait"`: a notice, or an event that could
+    /// not be read, is nowait's own record.
+    fn nowait_target(&mut self) {
+        key_value(
+            6,
+            "target",
+            Scalar::Text("nowait"),
+            &mut self.val,
+            &mut self.attrs,
+        );
+    }
+
     /// The record's fields, around the attributes gathered in `self.attrs`
     /// and the message in `self.msg`, as one `log_records` entry.
     fn finish(
@@ -403,15 +415,7 @@ impl OtlpFormat {
         let mut ids = ([0u8; 16], [0u8; 8], false, false);
         let Some(event) = Event::parse(record.payload()) else {
             self.msg.extend_from_slice(b"<malformed event>");
-            let mut val = std::mem::take(&mut self.val);
-            key_value(
-                6,
-                "target",
-                Scalar::Text("nowait"),
-                &mut val,
-                &mut self.attrs,
-            );
-            self.val = val;
+            self.nowait_target();
             return self.finish(observed, observed, record.level(), ids, out);
         };
         let site = event.site().and_then(|k| self.sites.get(k.get()));
@@ -531,15 +535,7 @@ impl Format for OtlpFormat {
         self.attrs.clear();
         self.msg.clear();
         self.msg.extend_from_slice(notice.message().as_bytes());
-        let mut val = std::mem::take(&mut self.val);
-        key_value(
-            6,
-            "target",
-            Scalar::Text("nowait"),
-            &mut val,
-            &mut self.attrs,
-        );
-        self.val = val;
+        self.nowait_target();
         let ids = ([0u8; 16], [0u8; 8], false, false);
         self.finish(
             time,
