@@ -452,6 +452,24 @@ mod tests {
     static SITE: u8 = 0;
     static SPAN: u8 = 0;
 
+    /// The event's call site (fields `message`, `status`, `_pid`,
+    /// `priority`, at src/http.rs:42) and the span's (`conn`, field
+    /// `peer`); returns the event's key.
+    fn register_sites() -> SiteKey {
+        let key = SiteKey::of(&SITE);
+        register_callsite(
+            key,
+            Callsite::new(Level::Info, "app::http", "event")
+                .fields(vec!["message", "status", "_pid", "priority"])
+                .location(Some("app::http"), Some("src/http.rs"), Some(42)),
+        );
+        register_callsite(
+            SiteKey::of(&SPAN),
+            Callsite::new(Level::Info, "app", "conn").fields(vec!["peer"]),
+        );
+        key
+    }
+
     /// journald's parser, as the native protocol defines it: the fields of
     /// one entry, or `None` if the bytes are not one well-formed entry.
     pub(crate) fn parse(mut entry: &[u8]) -> Option<Vec<(String, Vec<u8>)>> {
@@ -525,17 +543,7 @@ mod tests {
 
     #[test]
     fn event_entry_is_exact() {
-        let key = SiteKey::of(&SITE);
-        register_callsite(
-            key,
-            Callsite::new(Level::Info, "app::http", "event")
-                .fields(vec!["message", "status", "_pid", "priority"])
-                .location(Some("app::http"), Some("src/http.rs"), Some(42)),
-        );
-        register_callsite(
-            SiteKey::of(&SPAN),
-            Callsite::new(Level::Info, "app", "conn").fields(vec!["peer"]),
-        );
+        let key = register_sites();
         let mut buf = EventBuf::new();
         buf.begin_at(1_000, key);
         buf.begin_span(SiteKey::of(&SPAN));
@@ -623,17 +631,7 @@ mod tests {
     /// whole from the parser.
     #[test]
     fn random_events_parse_back_as_one_entry_of_valid_names() {
-        let key = SiteKey::of(&SITE);
-        register_callsite(
-            key,
-            Callsite::new(Level::Info, "app::http", "event")
-                .fields(vec!["message", "status", "_pid", "priority"])
-                .location(Some("app::http"), Some("src/http.rs"), Some(42)),
-        );
-        register_callsite(
-            SiteKey::of(&SPAN),
-            Callsite::new(Level::Info, "app", "conn").fields(vec!["peer"]),
-        );
+        let key = register_sites();
         let mut f = Journald::new()
             .with_thread_ids(true)
             .make_format(&SinkInfo::new("journald", false));
