@@ -86,12 +86,7 @@ mod real {
 
     fn skip(why: NoJournal) {
         match why {
-            NoJournal::Missing(why) => {
-                if std::env::var_os("NOWAIT_REQUIRE_TEST_TOOLS").is_some_and(|v| v == "1") {
-                    panic!("NOWAIT_REQUIRE_TEST_TOOLS=1 and {why}");
-                }
-                eprintln!("skipping: {why}");
-            }
+            NoJournal::Missing(why) => nowait_testkit::skip_missing_tool(&why),
             NoJournal::NoNamespace(why) => eprintln!("skipping: {why}"),
         }
     }

@@ -33,13 +33,8 @@ fn serial() -> std::sync::MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn require_tools() -> bool {
-    std::env::var_os("NOWAIT_REQUIRE_TEST_TOOLS").is_some_and(|v| v == "1")
-}
-
 fn skip(why: &str) {
-    assert!(!require_tools(), "NOWAIT_REQUIRE_TEST_TOOLS=1 but {why}");
-    eprintln!("skipping: {why} (run ci/deps-otlp.sh)");
+    nowait_testkit::skip_missing_tool(&format!("{why} (run ci/deps-otlp.sh)"));
 }
 
 fn python_receiver_available() -> bool {

@@ -173,6 +173,28 @@ pub fn expect_cut(text: &str, marker: &str) -> String {
     format!("{}{marker}", "x".repeat(kept))
 }
 
+/// A test that needs a tool it cannot find: prints why and returns (the
+/// caller skips), unless `NOWAIT_REQUIRE_TEST_TOOLS=1` (set by CI once it
+/// installed the tools), where a missing tool is a failure, so that a test
+/// cannot pass by skipping.
+///
+/// # Panics
+///
+/// Under `NOWAIT_REQUIRE_TEST_TOOLS=1`, always.
+///
+/// # Examples
+///
+/// ```no_run
+/// if std::process::Command::new("rotel-agent").arg("--help").status().is_err() {
+///     return nowait_testkit::skip_missing_tool("rotel-agent is not installed");
+/// }
+/// ```
+pub fn skip_missing_tool(why: &str) {
+    let required = std::env::var_os("NOWAIT_REQUIRE_TEST_TOOLS").is_some_and(|v| v == "1");
+    assert!(!required, "NOWAIT_REQUIRE_TEST_TOOLS=1 but {why}");
+    eprintln!("skipping: {why}");
+}
+
 /// Finds a program from a Debian package that an integration test drives
 /// (`rsyslogd`, `logrotate`), installing the package with `apt-get` first
 /// when it is missing and the test runs as root, so that `cargo test` on a
