@@ -16,6 +16,10 @@ use crate::policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
 use crate::record::{MakeFormat, SinkInfo};
 use crate::registry::Options;
 use crate::ring::{Ring, MAX_CAPACITY};
+use crate::shared::lanes::DEFAULT_LANES;
+
+/// The most lanes a logger may have ([`Builder::lanes`]).
+const MAX_LANES: usize = 4096;
 use crate::shared::{consumer, Config, Shared, Start};
 use crate::sink::{Sink, Target};
 use crate::stats::SinkCounters;
@@ -66,6 +70,8 @@ pub struct Builder {
     drain_on_crash: bool,
     crash_durable: Option<PathBuf>,
     thread_name: String,
+    lanes: usize,
+    lane_capacity: Option<usize>,
 }
 
 impl fmt::Debug for Builder {
@@ -200,6 +206,8 @@ impl Builder {
             drain_on_crash: true,
             crash_durable: None,
             thread_name: "nowait-writer".into(),
+            lanes: DEFAULT_LANES,
+            lane_capacity: None,
         }
     }
 
@@ -218,6 +226,50 @@ impl Builder {
     /// At most 1 GiB ([`build`](Builder::build) says so otherwise).
     pub fn capacity(mut self, bytes: usize) -> Builder {
         self.capacity = bytes;
+        self
+    }
+
+    /// How many threads get a lane of their own (default 16; 0 turns lanes
+    /// off; at most 4096, else [`build`](Builder::build) fails).
+    ///
+    /// A lane is a small ring that one thread fills without sharing a
+    /// cache line with other producers; the writer moves lane records into
+    /// the ring, merged by timestamp. The first `count` threads that log
+    /// take one each and give it back when they exit; later threads claim
+    /// in the shared ring directly. Memory is `count ×`
+    /// [`lane_capacity`](Builder::lane_capacity) (plus 1/8), allocated at
+    /// build, whatever the number of threads. A crash-durable logger has no
+    /// lanes (its records must be in the file from the start). See
+    /// `docs::design`, "Lanes".
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// // A server with 64 worker threads that all log.
+    /// let builder = nowait_core::Builder::new().lanes(64);
+    /// # let _ = builder;
+    /// ```
+    pub fn lanes(mut self, count: usize) -> Builder {
+        self.lanes = count;
+        self
+    }
+
+    /// Bytes of each lane (rounded up to a power of two; default 1/16 of
+    /// the [`capacity`](Builder::capacity), at least 256 bytes and at most
+    /// 64 KiB, and never more than the capacity). A lane is a thread's
+    /// room between two wake-ups of the writer: a thread that logs more
+    /// than this in one [`flush_interval`](Builder::flush_interval) meets
+    /// the [`FullPolicy`] in its lane. A record larger than half a lane
+    /// goes to the shared ring.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new().lane_capacity(256 << 10);
+    /// # let _ = builder;
+    /// ```
+    pub fn lane_capacity(mut self, bytes: usize) -> Builder {
+        self.lane_capacity = Some(bytes);
         self
     }
 
@@ -637,6 +689,19 @@ impl Builder {
             )));
         }
         crate::shared::check_batch_size(self.batch_size)?;
+        if self.lanes > MAX_LANES {
+            return Err(BuildError::config(format!(
+                "lanes must be at most {MAX_LANES}, got {}",
+                self.lanes
+            )));
+        }
+        if let Some(bytes) = self.lane_capacity {
+            if !(64..=MAX_CAPACITY).contains(&bytes) {
+                return Err(BuildError::config(format!(
+                    "lane capacity must be between 64 bytes and 1 GiB, got {bytes}"
+                )));
+            }
+        }
         if self.flush_interval.is_zero() || self.idle_interval.is_zero() {
             return Err(BuildError::config(
                 "flush_interval and idle_interval must not be zero",
@@ -838,6 +903,14 @@ impl Builder {
             crash_timeout: self.crash_timeout,
             flush_interval: self.flush_interval,
             batch_size: self.batch_size,
+            lanes: if self.crash_durable.is_some() {
+                (0, 0)
+            } else {
+                let bytes = self
+                    .lane_capacity
+                    .unwrap_or((self.capacity / 16).clamp(256, 64 << 10));
+                (self.lanes, bytes)
+            },
         };
         let initial = Mutex::new(Some((states, startup)));
         let (interval, idle, batch) = (self.flush_interval, self.idle_interval, self.batch_size);

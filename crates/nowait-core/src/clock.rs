@@ -47,6 +47,31 @@ pub(crate) fn now() -> u64 {
     }
 }
 
+/// A time field as a key that orders events (raw ticks or nanoseconds, in
+/// whichever form the process stamps; one process never mixes them once
+/// a logger is built, as building calibrates the clock first).
+#[inline]
+pub(crate) fn order_key(field: u64) -> u64 {
+    field & !RAW
+}
+
+/// The [`order_key`] of the time `ago` before now.
+pub(crate) fn order_key_ago(ago: Duration) -> u64 {
+    let ns = u64::try_from(ago.as_nanos()).unwrap_or(u64::MAX);
+    match CLOCK.get() {
+        Some(clock) => {
+            let per_tick = ns_per_tick();
+            let ticks = if per_tick > 0.0 {
+                (ns as f64 / per_tick) as u64
+            } else {
+                ns
+            };
+            clock.raw().saturating_sub(ticks)
+        }
+        None => wall_nanos().saturating_sub(ns),
+    }
+}
+
 /// Nanoseconds per raw tick, for a process that converts this one's ticks
 /// after it died (the crash-durable ring); 0 without a tick clock.
 pub(crate) fn ns_per_tick() -> f64 {

@@ -193,8 +193,7 @@ pub(crate) fn drain(sig: i32) {
         }
         let parts: [&[u8]; 1] = [line.bytes()];
         if shared
-            .ring
-            .try_push_below(Level::Error as u8, kind::TEXT, &&parts[..], usize::MAX)
+            .try_push_ring_only(Level::Error, kind::TEXT, &parts[..])
             .is_ok()
             && done
         {

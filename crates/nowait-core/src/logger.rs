@@ -152,7 +152,7 @@ impl Logger {
     }
 
     fn log_inner(&self, level: Level, line: &str, wait: bool) -> Result<(), PushError> {
-        let max = self.shared.ring.max_payload();
+        let max = self.shared.max_payload();
         if line.len() <= max {
             return self
                 .shared
@@ -429,15 +429,19 @@ impl Logger {
         level >= self.shared.min_level
     }
 
-    /// The largest payload a record may have (half the ring, less a header).
+    /// The largest payload a record may have: half the ring, less a header,
+    /// and less 8 bytes while [lanes](crate::Builder::lanes) are on (the
+    /// time the writer merges by).
     ///
     /// # Examples
     ///
     /// ```
     /// # let (logger, _guard) = nowait_core::Builder::new().capacity(4096).sink(nowait_core::Sink::writer(std::io::sink())).build().unwrap();
+    /// assert_eq!(logger.max_record_len(), 2032);
+    /// # let (logger, _guard) = nowait_core::Builder::new().capacity(4096).lanes(0).sink(nowait_core::Sink::writer(std::io::sink())).build().unwrap();
     /// assert_eq!(logger.max_record_len(), 2040);
     /// ```
     pub fn max_record_len(&self) -> usize {
-        self.shared.ring.max_payload()
+        self.shared.max_payload()
     }
 }

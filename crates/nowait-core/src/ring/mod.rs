@@ -776,6 +776,76 @@ impl Ring {
         records
     }
 
+    /// Lends the oldest committed record to `f` without consuming it, or
+    /// returns `None` if there is none yet. Padding and void records in
+    /// front of it are consumed on the way. Consumer only, and only on a
+    /// ring that does not defer its release (a thread's lane).
+    ///
+    /// With [`Ring::skip_front`], lets the consumer merge several rings:
+    /// look at each one's oldest record, take the one it wants.
+    pub(crate) fn peek<R>(&self, f: impl FnOnce(Header, &[u8]) -> R) -> Option<R> {
+        debug_assert!(!self.deferred, "peek is for lanes, which never defer");
+        let cap = self.capacity_words();
+        let mut f = Some(f);
+        let mut out = None;
+        loop {
+            let pos = self.tail().load(Ordering::Relaxed);
+            let index = (pos & self.mask) as usize;
+            match self.states()[index].load(Ordering::Acquire) {
+                FREE => return None,
+                PADDING => {
+                    self.states()[index].store(FREE, Ordering::Relaxed);
+                    self.tail()
+                        .store(pos + (cap - index as u64), Ordering::Release);
+                }
+                VOID => {
+                    let len = self.read_header(index).len as usize;
+                    self.states()[index].store(FREE, Ordering::Relaxed);
+                    self.tail()
+                        .store(pos + record_words(len), Ordering::Release);
+                }
+                COMMITTED => {
+                    let header = self.read_header(index);
+                    assert!(
+                        index + record_words(header.len as usize) as usize <= self.words().len(),
+                        "nowait bug: record at word {index} with {} bytes overruns the ring",
+                        header.len
+                    );
+                    self.lend_payload(index, header, &mut |h, p| {
+                        if let Some(f) = f.take() {
+                            out = Some(f(h, p));
+                        }
+                    });
+                    return out;
+                }
+                other => unreachable!("nowait bug: ring state byte {other} at word {index}"),
+            }
+        }
+    }
+
+    /// Consumes the record [`Ring::peek`] last lent and hands its space
+    /// back. Consumer only; a no-op if there is no committed record.
+    pub(crate) fn skip_front(&self) {
+        let pos = self.tail().load(Ordering::Relaxed);
+        let index = (pos & self.mask) as usize;
+        if self.states()[index].load(Ordering::Acquire) != COMMITTED {
+            debug_assert!(false, "nowait bug: skip_front without a peeked record");
+            return;
+        }
+        let len = self.read_header(index).len as usize;
+        self.states()[index].store(FREE, Ordering::Relaxed);
+        // Release: our reads of the record and the reset of its state
+        // byte happen before any producer's reuse of the space.
+        self.tail().store(pos + record_words(len), Ordering::Release);
+    }
+
+    /// Whether every record claimed so far was consumed. Racy while
+    /// producers run; final once the ring is closed and nothing is between
+    /// claim and commit.
+    pub(crate) fn is_drained(&self) -> bool {
+        self.consumed() >= self.claimed()
+    }
+
     /// The consumer's position: every record before it was lent (equal to
     /// [`Ring::released`] except in a deferred ring between
     /// [`Ring::consume`] and [`Ring::release`]).

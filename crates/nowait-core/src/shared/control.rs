@@ -257,8 +257,8 @@ impl Shared {
                 )
                 .is_ok()
         {
-            self.ring.close();
-            self.ring.clear_forked();
+            self.close_queues();
+            self.clear_forked();
             self.finish_counting(true);
             return true;
         }
@@ -276,7 +276,7 @@ impl Shared {
                 .deadline_ns
                 .store(to_ns(deadline), Ordering::SeqCst);
             // From here on every push is refused and counted.
-            self.ring.close();
+            self.close_queues();
             if let Some(durable) = &self.durable {
                 durable.retire();
             }
@@ -349,21 +349,29 @@ impl Shared {
     /// as abandoned; waits a short grace for claims still being copied.
     /// Only the holder of the consumer role may call it.
     pub(crate) fn abandon_ring(&self) -> u64 {
-        let end = self.ring.close();
+        self.close_queues();
         let until = Instant::now() + COMMIT_GRACE;
         let mut left = 0u64;
+        let lanes = self.lanes.iter().flat_map(|l| l.rings());
         loop {
+            for lane in lanes.clone() {
+                lane.consume(usize::MAX, |_, _| left += 1);
+            }
             self.ring.consume(usize::MAX, |_, _| left += 1);
             // Counted as abandoned: nothing to recover after a crash.
             self.ring.release();
-            let released = self.ring.released();
-            if released >= end {
+            if self.all_released() {
                 break;
             }
             if Instant::now() >= until {
+                let unknown: u64 = lanes
+                    .clone()
+                    .chain(std::iter::once(&self.ring))
+                    .map(|r| r.claimed().saturating_sub(r.released()))
+                    .sum();
                 self.counters
                     .abandoned_unknown_bytes
-                    .fetch_add((end - released) * 8, Ordering::Relaxed);
+                    .fetch_add(unknown * 8, Ordering::Relaxed);
                 break;
             }
             std::thread::yield_now();

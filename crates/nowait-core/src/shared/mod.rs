@@ -22,9 +22,11 @@
 //!    was stuck in a write past the deadline (see [`Consumer`]).
 
 mod control;
+pub(crate) mod lanes;
 mod push;
 
 pub(crate) use control::{check_batch_size, FlushScope};
+pub(crate) use push::TIME_PREFIX;
 
 use std::io;
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
@@ -73,6 +75,10 @@ pub(crate) type Start = Box<dyn Fn(&Arc<Shared>) -> io::Result<()> + Send + Sync
 pub(crate) struct Shared {
     /// The records. Producers claim, the consumer (see `consumer`) drains.
     pub(crate) ring: Ring,
+    /// Per-thread lanes in front of the ring ([`lanes`]); `None` when
+    /// disabled (and in a crash-durable logger, whose records must be in
+    /// the file's ring from the start).
+    pub(crate) lanes: Option<Arc<lanes::Lanes>>,
     pub(crate) policy: FullPolicy,
     /// The least severe level any sink takes (front ends push nothing
     /// below it; see `Logger::min_level`).
@@ -142,6 +148,8 @@ pub(crate) struct Config {
     pub(crate) crash_timeout: Duration,
     pub(crate) flush_interval: Duration,
     pub(crate) batch_size: usize,
+    /// Lanes and the bytes of each (0 lanes: none).
+    pub(crate) lanes: (usize, usize),
 }
 
 impl Shared {
@@ -152,7 +160,17 @@ impl Shared {
         start: Start,
     ) -> io::Result<Shared> {
         let capacity = ring.capacity_bytes();
+        let (count, lane_bytes) = config.lanes;
+        let lanes = (count > 0).then(|| {
+            let high_water = (config.policy == FullPolicy::Drop).then_some(config.high_water);
+            Arc::new(lanes::Lanes::new(
+                count,
+                lane_bytes.min(capacity),
+                high_water,
+            ))
+        });
         Ok(Shared {
+            lanes,
             low_limit: if config.policy == FullPolicy::Drop {
                 (capacity as f64 * config.high_water) as usize
             } else {
@@ -209,10 +227,13 @@ impl Shared {
         }
         if self.state.load(Ordering::Relaxed) != state::RUNNING {
             // Closing or closed in the parent: closed in the child too.
-            self.ring.close();
+            self.close_queues();
             self.state.store(state::FINISHED, Ordering::SeqCst);
             self.consumer.store(consumer::NONE, Ordering::SeqCst);
             return;
+        }
+        if let Some(lanes) = &self.lanes {
+            lanes.reset_after_fork();
         }
         self.ring.reset_after_fork();
         self.counters.reset();
@@ -250,19 +271,46 @@ impl Shared {
         }
         match self.start_writer() {
             Ok(()) => {
-                self.ring.clear_forked();
+                self.clear_forked();
                 self.progress.notify();
             }
             Err(_) => {
                 // No thread can be had: records are refused and counted
                 // (dropped_closed), never left waiting.
-                self.ring.close();
-                self.ring.clear_forked();
+                self.close_queues();
+                self.clear_forked();
                 self.consumer.store(consumer::NONE, Ordering::SeqCst);
                 self.state.store(state::FINISHED, Ordering::SeqCst);
                 self.progress.notify();
             }
         }
+    }
+}
+
+impl Shared {
+    /// Closes the lanes, then the ring: from here on every push is refused
+    /// (and counted), so "accepted" is exactly what a lane or the ring took
+    /// before. The writer still moves what the lanes hold into the ring.
+    pub(crate) fn close_queues(&self) {
+        if let Some(lanes) = &self.lanes {
+            lanes.close();
+        }
+        self.ring.close();
+    }
+
+    /// Clears the `FORKED` flag of the lanes and the ring.
+    pub(crate) fn clear_forked(&self) {
+        if let Some(lanes) = &self.lanes {
+            lanes.clear_forked();
+        }
+        self.ring.clear_forked();
+    }
+
+    /// Whether every record accepted so far was taken by the writer from the
+    /// lanes and the ring (final once both are closed).
+    pub(crate) fn all_released(&self) -> bool {
+        self.lanes.as_ref().map_or(true, |l| l.is_drained())
+            && self.ring.released() >= self.ring.claimed()
     }
 }
 

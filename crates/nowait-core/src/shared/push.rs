@@ -8,7 +8,49 @@ use std::time::{Duration, Instant};
 use super::{FlushScope, Shared};
 use crate::error::PushError;
 use crate::policy::FullPolicy;
-use crate::ring::{self, Payload};
+use crate::ring::{self, Payload, Ring};
+use crate::shared::lanes::Lanes;
+
+/// Bytes of the time put in front of records that carry none while lanes
+/// are on (see `writer::lanes`, which strips it).
+pub(crate) const TIME_PREFIX: usize = 8;
+
+/// A payload with a time in front of it (see `writer::lanes`).
+struct Timed<'a, P: ?Sized> {
+    time: [u8; TIME_PREFIX],
+    inner: &'a P,
+}
+
+impl<P: Payload + ?Sized> Payload for Timed<'_, P> {
+    #[inline]
+    fn payload_len(&self) -> usize {
+        TIME_PREFIX + self.inner.payload_len()
+    }
+
+    #[inline]
+    fn write_to(&self, dst: &mut [u8]) {
+        let (time, rest) = dst.split_at_mut(TIME_PREFIX);
+        time.copy_from_slice(&self.time);
+        self.inner.write_to(rest);
+    }
+}
+
+/// Where a push that did not fit at once retries: the thread's lane (with
+/// its claim limit for unprotected levels) or the shared ring.
+#[derive(Clone, Copy)]
+enum Queue<'a> {
+    Lane(&'a Ring, usize),
+    Ring,
+}
+
+impl<'a> Queue<'a> {
+    fn ring(self, shared: &'a Shared) -> &'a Ring {
+        match self {
+            Queue::Lane(lane, _) => lane,
+            Queue::Ring => &shared.ring,
+        }
+    }
+}
 use crate::Level;
 
 /// A blocked producer re-rings the doorbell this often (a forked child
@@ -41,13 +83,105 @@ impl Shared {
         payload: &P,
         wait: bool,
     ) -> Result<(), PushError> {
+        match &self.lanes {
+            None => self.push_ring(level, kind, payload, wait),
+            Some(lanes) if kind == crate::kind::EVENT => {
+                self.push_lane(lanes, level, kind, payload, wait)
+            }
+            // The writer merges the lanes by time: a record that carries none
+            // gets one in front (stripped before any format sees it).
+            Some(lanes) => {
+                let timed = Timed {
+                    time: crate::clock::now().to_le_bytes(),
+                    inner: payload,
+                };
+                self.push_lane(lanes, level, kind, &timed, wait)
+            }
+        }
+    }
+
+    /// Into the calling thread's lane; into the ring if it has none, or if
+    /// the record does not fit in the lane (too large, or the lane full or
+    /// past its high-water mark: the ring is the reserve every thread
+    /// shares, and the writer's merge by time keeps the thread's order).
+    #[inline]
+    fn push_lane<P: Payload>(
+        self: &Arc<Self>,
+        lanes: &Arc<Lanes>,
+        level: Level,
+        kind: u8,
+        payload: &P,
+        wait: bool,
+    ) -> Result<(), PushError> {
+        if let Some(lane) = lanes.lane() {
+            let limit = if level >= self.protect {
+                usize::MAX
+            } else {
+                lanes.low_limit
+            };
+            match lane.try_push_below(level as u8, kind, payload, limit) {
+                Ok(_) => {
+                    self.accepted(level);
+                    return Ok(());
+                }
+                Err(ring::PushError::Full | ring::PushError::Shed | ring::PushError::TooLarge) => {}
+                Err(e) => {
+                    let queue = Queue::Lane(lane, lanes.low_limit);
+                    return self.push_slow(queue, level, kind, payload, wait, e);
+                }
+            }
+        }
+        self.push_ring(level, kind, payload, wait)
+    }
+
+    #[inline]
+    fn push_ring<P: Payload>(
+        self: &Arc<Self>,
+        level: Level,
+        kind: u8,
+        payload: &P,
+        wait: bool,
+    ) -> Result<(), PushError> {
         let limit = self.limit(level);
         match self.ring.try_push_below(level as u8, kind, payload, limit) {
             Ok(_) => {
                 self.accepted(level);
                 Ok(())
             }
-            Err(e) => self.push_slow(level, kind, payload, wait, e),
+            Err(e) => self.push_slow(Queue::Ring, level, kind, payload, wait, e),
+        }
+    }
+
+    /// Claims in the shared ring and nothing else: no lane (no
+    /// thread-local), no counting, no waiting. For a fatal-signal handler,
+    /// which may only do async-signal-safe work.
+    pub(crate) fn try_push_ring_only(
+        &self,
+        level: Level,
+        kind: u8,
+        parts: &[&[u8]],
+    ) -> Result<usize, ring::PushError> {
+        if self.lanes.is_some() && kind != crate::kind::EVENT {
+            let timed = Timed {
+                time: crate::clock::now().to_le_bytes(),
+                inner: &parts,
+            };
+            self.ring
+                .try_push_below(level as u8, kind, &timed, usize::MAX)
+        } else {
+            self.ring
+                .try_push_below(level as u8, kind, &parts, usize::MAX)
+        }
+    }
+
+    /// The largest payload a push takes (the ring's, less the time put in
+    /// front of untimed records while lanes are on).
+    pub(crate) fn max_payload(&self) -> usize {
+        let max = self.ring.max_payload();
+        if self.lanes.is_some() {
+            max.saturating_sub(TIME_PREFIX)
+        } else {
+            max
         }
     }
 
@@ -92,6 +226,7 @@ impl Shared {
     #[inline(never)]
     fn push_slow(
         self: &Arc<Self>,
+        queue: Queue<'_>,
         level: Level,
         kind: u8,
         parts: &dyn Payload,
@@ -132,7 +267,7 @@ impl Shared {
                         c.blocked_waits.fetch_add(1, Ordering::Relaxed);
                         bound.map(crate::clock::deadline_after)
                     });
-                    match self.wait_for_room(level, kind, parts, deadline) {
+                    match self.wait_for_room(queue.ring(self), level, kind, parts, deadline) {
                         Ok(()) => {
                             self.accepted(level);
                             return Ok(());
@@ -148,9 +283,14 @@ impl Shared {
                     }
                 }
             }
-            match self
-                .ring
-                .try_push_below(level as u8, kind, parts, self.limit(level))
+            let limit = match queue {
+                _ if level >= self.protect => usize::MAX,
+                Queue::Lane(_, low) => low,
+                Queue::Ring => self.low_limit,
+            };
+            match queue
+                .ring(self)
+                .try_push_below(level as u8, kind, parts, limit)
             {
                 Ok(_) => {
                     self.accepted(level);
@@ -166,6 +306,7 @@ impl Shared {
     /// futex between tries; the writer notifies after releasing space.
     fn wait_for_room(
         &self,
+        queue: &Ring,
         level: Level,
         kind: u8,
         parts: &dyn Payload,
@@ -176,9 +317,7 @@ impl Shared {
             // Register before the retry, so that space released after the
             // retry's look at the ring bumps the sequence we sleep on.
             let seen = self.space.prepare();
-            match self
-                .ring
-                .try_push_below(level as u8, kind, parts, usize::MAX)
+            match queue.try_push_below(level as u8, kind, parts, usize::MAX)
             {
                 Err(ring::PushError::Full) => {}
                 other => {

@@ -25,7 +25,7 @@ impl Writer {
         let deadline = self.shared.ctl.deadline().unwrap_or(start);
         let margin = (deadline.saturating_duration_since(start) / 4).min(MARGIN);
         let drain_until = deadline.checked_sub(margin).unwrap_or(deadline);
-        let end = self.shared.ring.close();
+        self.shared.close_queues();
         let retry_until = start + FAILING_GRACE;
         loop {
             let retrying = Instant::now() < retry_until;
@@ -48,7 +48,7 @@ impl Writer {
             if self.taken {
                 return;
             }
-            let ring_done = self.shared.ring.released() >= end;
+            let ring_done = self.shared.all_released();
             let now = Instant::now();
             let sinks_done = self
                 .sinks

@@ -29,6 +29,7 @@
 
 mod backtrace;
 mod finish;
+mod lanes;
 mod loss;
 mod sink;
 
@@ -98,6 +99,14 @@ pub(crate) struct Writer {
     /// When the counters were last published through `metrics`.
     #[cfg(feature = "metrics")]
     metrics_at: Instant,
+    /// Each lane's merge key and consumed position during a sweep (kept
+    /// to reuse the allocation).
+    lane_keys: Vec<(Option<u64>, u64)>,
+    /// How far the lanes must be moved before the flush requests seen last
+    /// can be answered.
+    goal: Option<lanes::Goal>,
+    /// Per flush scope, the newest request the lanes were moved for.
+    swept: [u64; 2],
 }
 
 /// How long producers take to claim `share` words at the rate of `came`
@@ -183,6 +192,9 @@ impl Writer {
             startup,
             #[cfg(feature = "metrics")]
             metrics_at: Instant::now(),
+            lane_keys: Vec::new(),
+            goal: None,
+            swept: [0; 2],
         }
     }
 
@@ -273,6 +285,24 @@ impl Writer {
         let mut budget = shared.ring.capacity_bytes();
         while budget > 0 {
             budget = budget.saturating_sub(self.batch);
+            if let Some(lanes) = &shared.lanes {
+                let (n, lane_words) = self.take_merged(lanes, self.batch);
+                if lane_words > 0 {
+                    // A lane fills sooner than the ring: wake before it does.
+                    let share = lanes.ring(0).capacity_words() / FILL_SHARE;
+                    let since = Instant::now().saturating_duration_since(self.drain_at);
+                    self.fill_time = self.fill_time.min(fill_time(since, lane_words, share));
+                }
+                if n == 0 {
+                    break;
+                }
+                self.after_batch(n, from);
+                if self.taken {
+                    return total + n;
+                }
+                total += n;
+                continue;
+            }
             let sinks = &mut self.sinks;
             // A crash-durable file notes which record is being formatted,
             // so that one that crashes the writer is not retried forever.
@@ -300,24 +330,35 @@ impl Writer {
                 break;
             }
             total += n;
-            self.records += n;
-            // Positions count 8-byte words.
-            let took = shared.ring.consumed().wrapping_sub(from) * 8;
-            self.high_water = self
-                .high_water
-                .max(took.min(shared.ring.capacity_bytes() as u64));
-            shared.space.notify();
-            let now = Instant::now();
-            for i in 0..self.sinks.len() {
-                if self.sinks[i].unsent() >= self.sinks[i].batch {
-                    self.write_sink(i, now, false);
-                    if self.taken {
-                        return total;
-                    }
-                }
+            self.after_batch(n, from);
+            if self.taken {
+                return total;
             }
         }
         total
+    }
+
+    /// After a batch of `n` records taken (the ring was at `from` when the
+    /// drain started): counts, notes the high-water mark, wakes producers
+    /// waiting for room and writes the sinks whose batch is full.
+    fn after_batch(&mut self, n: u64, from: u64) {
+        let shared = &self.shared;
+        self.records += n;
+        // Positions count 8-byte words.
+        let took = shared.ring.consumed().wrapping_sub(from) * 8;
+        self.high_water = self
+            .high_water
+            .max(took.min(shared.ring.capacity_bytes() as u64));
+        shared.space.notify();
+        let now = Instant::now();
+        for i in 0..self.sinks.len() {
+            if self.sinks[i].unsent() >= self.sinks[i].batch {
+                self.write_sink(i, now, false);
+                if self.taken {
+                    return;
+                }
+            }
+        }
     }
 
     /// In a crash-durable ring: records where what the writer took went
@@ -505,7 +546,8 @@ impl Writer {
         let shared = Arc::clone(&self.shared);
         let p = &shared.ctl.flush[s];
         if self.marks[s].is_none() {
-            let seq = p.seq.load(Ordering::SeqCst);
+            // Only the requests whose lane records were moved into the ring.
+            let seq = self.swept_up_to(scope, p.seq.load(Ordering::SeqCst));
             let req = p.req.load(Ordering::SeqCst);
             let released = shared.ring.released();
             if seq <= p.seq_done.load(Ordering::SeqCst) || released < req {

@@ -1,0 +1,201 @@
+//! Draining the threads' lanes and the ring together, merged by timestamp
+//! (see `shared::lanes` for why lanes exist).
+//!
+//! # The merge
+//!
+//! The inputs are every lane and the shared ring (which takes the records
+//! of threads without a lane, records larger than half a lane, and what
+//! overflows a full lane). Each input is in its producers' order. The
+//! writer looks at the oldest record of each input and formats the one
+//! with the earliest timestamp, until no input has a record older than
+//! the grace period ([`GRACE`]) or the batch is full. A record stamped
+//! within the grace period waits for the next drain, so that a record of
+//! another thread stamped just before it, but not committed yet, is
+//! written before it. A record whose commit lags its timestamp by more than
+//! the grace period (its thread was preempted in between) can appear after
+//! later records of other threads.
+//!
+//! A thread's own records are in order even across inputs (a lane that
+//! overflowed into the ring): a thread's timestamps never decrease, and
+//! records that carry none (text lines, custom kinds) get one in front of
+//! their payload while lanes are on, which the writer strips
+//! ([`split_time`]).
+//!
+//! A flush, a shutdown and the crash drain do not wait for the grace
+//! period: they take everything committed (`forced`).
+//!
+//! # Flushes
+//!
+//! A flush's target is a ring position, which says nothing about the
+//! lanes. So when the writer sees a new flush request it notes every
+//! lane's claim position ([`Goal`]); once it has taken everything before
+//! those positions it answers the requests it saw (`swept`), as soon as
+//! the ring is also drained past their target.
+
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use super::Writer;
+use crate::record::{kind, Record};
+use crate::ring::{record_words, Ring};
+use crate::shared::lanes::Lanes;
+use crate::shared::{state, FlushScope};
+use crate::Level;
+
+/// How long a record waits after its timestamp before it is written, so
+/// that records of other threads stamped before it are written before it.
+pub(crate) const GRACE: Duration = Duration::from_micros(100);
+
+use crate::shared::TIME_PREFIX;
+
+/// How far the lanes must be taken before flush requests up to `seqs` can
+/// be answered.
+#[derive(Debug)]
+pub(super) struct Goal {
+    seqs: [u64; 2],
+    heads: Vec<u64>,
+}
+
+/// A record's time field and the payload a format sees: an event's time
+/// is its first field; other kinds carry one in front, stripped here.
+pub(crate) fn split_time(kind: u8, payload: &[u8]) -> (u64, &[u8]) {
+    let time = payload
+        .get(..TIME_PREFIX)
+        .map_or(0, |t| u64::from_le_bytes(t.try_into().expect("8 bytes")));
+    if kind == kind::EVENT {
+        (time, payload)
+    } else {
+        (time, payload.get(TIME_PREFIX..).unwrap_or_default())
+    }
+}
+
+impl Writer {
+    /// Takes up to about `max_bytes` of records from the lanes and the
+    /// ring, oldest timestamp first, and formats them for every sink.
+    /// Returns how many it took and the most ring words taken from one
+    /// lane.
+    pub(super) fn take_merged(&mut self, lanes: &Lanes, max_bytes: usize) -> (u64, u64) {
+        self.note_goal(lanes);
+        let shared = std::sync::Arc::clone(&self.shared);
+        let forced = self.goal.is_some()
+            || self.flush_pending()
+            || shared.state.load(Ordering::Relaxed) != state::RUNNING;
+        let horizon = if forced {
+            u64::MAX
+        } else {
+            crate::clock::order_key_ago(GRACE)
+        };
+        let input = |i: usize| -> &Ring {
+            if i < lanes.len() {
+                lanes.ring(i)
+            } else {
+                &shared.ring
+            }
+        };
+        let mut keys = std::mem::take(&mut self.lane_keys);
+        keys.clear();
+        keys.extend((0..=lanes.len()).map(|i| (front_key(input(i)), input(i).consumed())));
+        let (mut taken, mut bytes) = (0u64, 0usize);
+        while bytes < max_bytes {
+            let mut best: Option<(usize, u64)> = None;
+            for (i, (key, _)) in keys.iter().enumerate() {
+                if let Some(k) = *key {
+                    if k <= horizon && best.map_or(true, |(_, b)| k < b) {
+                        best = Some((i, k));
+                    }
+                }
+            }
+            let Some((i, _)) = best else { break };
+            let from = input(i);
+            let sinks = &mut self.sinks;
+            let took = from.peek(|header, payload| {
+                let level = Level::from_u8(header.level).unwrap_or(Level::Error);
+                let (_, payload) = split_time(header.kind, payload);
+                let record = Record::new(level, header.kind, payload);
+                for sink in sinks.iter_mut() {
+                    sink.add_record(&record);
+                }
+                record_words(header.len as usize) as usize * 8
+            });
+            match took {
+                Some(n) => {
+                    from.skip_front();
+                    taken += 1;
+                    bytes += n;
+                    keys[i].0 = front_key(from);
+                }
+                None => keys[i].0 = None,
+            }
+        }
+        let most = keys[..lanes.len()]
+            .iter()
+            .enumerate()
+            .map(|(i, (_, from))| lanes.ring(i).consumed() - from)
+            .max()
+            .unwrap_or(0);
+        self.lane_keys = keys;
+        if taken > 0 {
+            shared.space.notify();
+        }
+        self.check_goal(lanes);
+        (taken, most)
+    }
+
+    /// Whether a flush waits for the ring to be drained past its target.
+    fn flush_pending(&self) -> bool {
+        let released = self.shared.ring.released();
+        self.shared.ctl.flush.iter().any(|p| {
+            p.seq.load(Ordering::Relaxed) > p.seq_done.load(Ordering::Relaxed)
+                && p.req.load(Ordering::Relaxed) > released
+        })
+    }
+
+    /// On a new flush request, notes how far each lane must be taken.
+    fn note_goal(&mut self, lanes: &Lanes) {
+        if self.goal.is_some() {
+            return;
+        }
+        let flush = &self.shared.ctl.flush;
+        let seqs = [FlushScope::All, FlushScope::Durable]
+            .map(|s| flush[s as usize].seq.load(Ordering::SeqCst));
+        if seqs[0] > self.swept[0] || seqs[1] > self.swept[1] {
+            // After reading the sequences: every record a flusher pushed
+            // into its lane before asking is claimed below these positions.
+            self.goal = Some(Goal {
+                seqs,
+                heads: lanes.rings().map(Ring::claimed).collect(),
+            });
+        }
+    }
+
+    /// Once the lanes are taken up to the goal, the requests it covers may
+    /// be answered.
+    fn check_goal(&mut self, lanes: &Lanes) {
+        let Some(goal) = &self.goal else { return };
+        if lanes
+            .rings()
+            .zip(&goal.heads)
+            .all(|(r, &head)| r.consumed() >= head)
+        {
+            self.swept = goal.seqs;
+            self.goal = None;
+        }
+    }
+
+    /// The newest flush request of `scope` whose lane records were taken
+    /// (every request, without lanes).
+    pub(super) fn swept_up_to(&self, scope: FlushScope, seq: u64) -> u64 {
+        if self.shared.lanes.is_some() {
+            seq.min(self.swept[scope as usize])
+        } else {
+            seq
+        }
+    }
+}
+
+/// The merge key of an input's oldest record (its time, see
+/// [`order_key`](crate::clock::order_key)); `None` if the input has no
+/// committed record.
+fn front_key(input: &Ring) -> Option<u64> {
+    input.peek(|h, payload| crate::clock::order_key(split_time(h.kind, payload).0))
+}
