@@ -59,10 +59,19 @@ pub(crate) struct Lanes {
     pub(crate) low_limit: usize,
 }
 
-struct Slot {
+/// One lane and who holds it.
+pub(crate) struct Slot {
     /// 0 when free, else the id of the thread holding the slot.
     owner: AtomicU64,
-    ring: Ring,
+    /// The lane.
+    pub(crate) ring: Ring,
+    /// 0, or the shared ring's claim position after the holder's last
+    /// record that went to the shared ring (its lane was full, or the
+    /// record too large): until the writer has taken the ring up to there,
+    /// the holder keeps using the ring, so that a later record of its own
+    /// can never be written before that one (see `writer::lanes`). Written
+    /// and read only by the holder.
+    pub(crate) spill_until: AtomicU64,
 }
 
 impl std::fmt::Debug for Lanes {
@@ -128,6 +137,7 @@ impl Lanes {
             .map(|_| Slot {
                 owner: AtomicU64::new(0),
                 ring: Ring::new(bytes),
+                spill_until: AtomicU64::new(0),
             })
             .collect();
         let cap = slots.first().map_or(0, |s| s.ring.capacity_bytes());
@@ -156,7 +166,7 @@ impl Lanes {
     /// `None` if every lane is taken (the caller uses the shared ring), or
     /// the thread is exiting, or the call re-entered from inside a push.
     #[inline]
-    pub(crate) fn lane(self: &Arc<Self>) -> Option<&Ring> {
+    pub(crate) fn lane(self: &Arc<Self>) -> Option<&Slot> {
         let slot = HELD
             .try_with(|held| {
                 match held.try_borrow() {
@@ -174,7 +184,7 @@ impl Lanes {
             })
             .ok()
             .flatten()?;
-        Some(&self.slots[slot].ring)
+        Some(&self.slots[slot])
     }
 
     /// Takes a free slot for the calling thread (giving back the one it
@@ -232,6 +242,7 @@ impl Lanes {
         let me = THREAD_ID.try_with(Cell::get).unwrap_or(0);
         for slot in self.slots.iter() {
             slot.ring.reset_after_fork();
+            slot.spill_until.store(0, Ordering::Relaxed);
             if slot.owner.load(Ordering::Relaxed) != me {
                 slot.owner.store(0, Ordering::Relaxed);
             }
@@ -262,12 +273,12 @@ mod tests {
     #[test]
     fn a_thread_keeps_its_lane_and_gives_it_back_when_it_exits() {
         let lanes = Arc::new(Lanes::new(2, 256, None));
-        let a = lanes.lane().map(|r| r as *const Ring);
+        let a = lanes.lane().map(|r| r as *const Slot);
         assert!(a.is_some());
-        assert_eq!(lanes.lane().map(|r| r as *const Ring), a);
+        assert_eq!(lanes.lane().map(|r| r as *const Slot), a);
         let l2 = Arc::clone(&lanes);
         let b = std::thread::spawn(move || {
-            let b = l2.lane().map(|r| r as *const Ring as usize);
+            let b = l2.lane().map(|r| r as *const Slot as usize);
             // The third thread finds none while this one holds the last.
             let l3 = Arc::clone(&l2);
             let c = std::thread::spawn(move || l3.lane().is_some())
@@ -281,7 +292,7 @@ mod tests {
         assert!(!b.1, "two lanes, three threads: the third has none");
         // The second thread exited: its slot is free again.
         let l4 = Arc::clone(&lanes);
-        let d = std::thread::spawn(move || l4.lane().map(|r| r as *const Ring as usize))
+        let d = std::thread::spawn(move || l4.lane().map(|r| r as *const Slot as usize))
             .join()
             .unwrap();
         assert_eq!(d, b.0);

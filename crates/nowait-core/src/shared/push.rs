@@ -113,7 +113,15 @@ impl Shared {
         payload: &P,
         wait: bool,
     ) -> Result<(), PushError> {
-        if let Some(lane) = lanes.lane() {
+        let Some(slot) = lanes.lane() else {
+            return self.push_ring(level, kind, payload, wait);
+        };
+        let spilled = slot.spill_until.load(Ordering::Relaxed);
+        if spilled == 0 || self.ring.released() >= spilled {
+            if spilled != 0 {
+                slot.spill_until.store(0, Ordering::Relaxed);
+            }
+            let lane = &slot.ring;
             let limit = if level >= self.protect {
                 usize::MAX
             } else {
@@ -131,7 +139,14 @@ impl Shared {
                 }
             }
         }
-        self.push_ring(level, kind, payload, wait)
+        let pushed = self.push_ring(level, kind, payload, wait);
+        if pushed.is_ok() {
+            // Our later records stay in the ring until the writer took
+            // this one (a position never 0 once a record was claimed).
+            slot.spill_until
+                .store(self.ring.claimed().max(1), Ordering::Relaxed);
+        }
+        pushed
     }
 
     #[inline]
