@@ -47,29 +47,35 @@ pub(crate) fn now() -> u64 {
     }
 }
 
-/// A time field as a key that orders events (raw ticks or nanoseconds, in
-/// whichever form the process stamps; one process never mixes them once
-/// a logger is built, as building calibrates the clock first).
-#[inline]
+/// A time field as a key that orders events: nanoseconds since the Unix
+/// epoch, with raw ticks converted against one anchor taken once per
+/// process (never re-anchored, unlike [`to_unix_nanos`], so the
+/// conversion is monotonic: a thread's keys never decrease). Only the
+/// writer's merge of the lanes uses it; a time a front end gave in
+/// wall-clock nanoseconds compares with the converted ticks to within the
+/// tick rate's calibration error.
 pub(crate) fn order_key(field: u64) -> u64 {
-    field & !RAW
+    if field & RAW == 0 {
+        return field;
+    }
+    let ticks = field & !RAW;
+    let Some(clock) = CLOCK.get() else {
+        return wall_nanos();
+    };
+    let &(t0, n0) = ORDER_ANCHOR.get_or_init(|| (clock.raw(), wall_nanos()));
+    if ticks >= t0 {
+        n0.saturating_add(clock.delta_as_nanos(t0, ticks))
+    } else {
+        n0.saturating_sub(clock.delta_as_nanos(ticks, t0))
+    }
 }
 
-/// The [`order_key`] of the time `ago` before now.
-pub(crate) fn order_key_ago(ago: Duration) -> u64 {
-    let ns = u64::try_from(ago.as_nanos()).unwrap_or(u64::MAX);
-    match CLOCK.get() {
-        Some(clock) => {
-            let per_tick = ns_per_tick();
-            let ticks = if per_tick > 0.0 {
-                (ns as f64 / per_tick) as u64
-            } else {
-                ns
-            };
-            clock.raw().saturating_sub(ticks)
-        }
-        None => wall_nanos().saturating_sub(ns),
-    }
+/// The anchor of [`order_key`].
+static ORDER_ANCHOR: OnceLock<(u64, u64)> = OnceLock::new();
+
+/// The [`order_key`] of now.
+pub(crate) fn order_key_now() -> u64 {
+    order_key(now())
 }
 
 /// Nanoseconds per raw tick, for a process that converts this one's ticks

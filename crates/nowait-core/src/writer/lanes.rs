@@ -46,6 +46,10 @@ use crate::Level;
 /// that records of other threads stamped before it are written before it.
 pub(crate) const GRACE: Duration = Duration::from_micros(100);
 
+/// A record stamped further than this ahead of the writer's clock is
+/// written at once instead of waiting for its time.
+const FUTURE: Duration = Duration::from_secs(1);
+
 use crate::shared::TIME_PREFIX;
 
 /// How far the lanes must be taken before flush requests up to `seqs` can
@@ -80,11 +84,15 @@ impl Writer {
         let forced = self.goal.is_some()
             || self.flush_pending()
             || shared.state.load(Ordering::Relaxed) != state::RUNNING;
+        let now = crate::clock::order_key_now();
         let horizon = if forced {
             u64::MAX
         } else {
-            crate::clock::order_key_ago(GRACE)
+            now.saturating_sub(GRACE.as_nanos() as u64)
         };
+        // A time from the future (a front end's own clock, a bad value) is
+        // due at once: it must never hold its lane or the ring back.
+        let future = now.saturating_add(FUTURE.as_nanos() as u64);
         let input = |i: usize| -> &Ring {
             if i < lanes.len() {
                 lanes.ring(i)
@@ -100,7 +108,7 @@ impl Writer {
             let mut best: Option<(usize, u64)> = None;
             for (i, (key, _)) in keys.iter().enumerate() {
                 if let Some(k) = *key {
-                    if k <= horizon && best.map_or(true, |(_, b)| k < b) {
+                    if (k <= horizon || k > future) && best.map_or(true, |(_, b)| k < b) {
                         best = Some((i, k));
                     }
                 }
