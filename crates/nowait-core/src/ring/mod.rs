@@ -836,7 +836,8 @@ impl Ring {
         self.states()[index].store(FREE, Ordering::Relaxed);
         // Release: our reads of the record and the reset of its state
         // byte happen before any producer's reuse of the space.
-        self.tail().store(pos + record_words(len), Ordering::Release);
+        self.tail()
+            .store(pos + record_words(len), Ordering::Release);
     }
 
     /// Whether every record claimed so far was consumed. Racy while

@@ -327,6 +327,9 @@ mod tests {
         tx.send(()).unwrap();
         holder.join().unwrap();
         let found = (0..RETRY_EVERY).any(|_| lanes.lane().is_some());
-        assert!(found, "the slot given back is found within {RETRY_EVERY} tries");
+        assert!(
+            found,
+            "the slot given back is found within {RETRY_EVERY} tries"
+        );
     }
 }

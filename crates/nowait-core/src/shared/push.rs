@@ -332,8 +332,7 @@ impl Shared {
             // Register before the retry, so that space released after the
             // retry's look at the ring bumps the sequence we sleep on.
             let seen = self.space.prepare();
-            match queue.try_push_below(level as u8, kind, parts, usize::MAX)
-            {
+            match queue.try_push_below(level as u8, kind, parts, usize::MAX) {
                 Err(ring::PushError::Full) => {}
                 other => {
                     self.space.done();

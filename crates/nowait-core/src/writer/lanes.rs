@@ -100,9 +100,15 @@ impl Writer {
                 &shared.ring
             }
         };
+        let ring = lanes.len();
         let mut keys = std::mem::take(&mut self.lane_keys);
         keys.clear();
-        keys.extend((0..=lanes.len()).map(|i| (front_key(input(i)), input(i).consumed())));
+        keys.resize(ring + 1, (None, 0));
+        // The ring first, then the lanes: see `refresh`.
+        keys[ring] = (front_key(&shared.ring), shared.ring.consumed());
+        for (key, lane) in keys.iter_mut().zip(lanes.rings()) {
+            *key = (front_key(lane), lane.consumed());
+        }
         let (mut taken, mut bytes) = (0u64, 0usize);
         while bytes < max_bytes {
             let mut best: Option<(usize, u64)> = None;
@@ -131,6 +137,19 @@ impl Writer {
                     taken += 1;
                     bytes += n;
                     keys[i].0 = front_key(from);
+                    if i == ring {
+                        // A thread that overflowed into the ring committed
+                        // its older records to its lane before: having seen
+                        // its ring record (acquire), a look at the lanes
+                        // now sees them, so they are merged before it. A
+                        // lane seen empty before the ring was looked at
+                        // must be looked at again.
+                        for (j, key) in keys[..ring].iter_mut().enumerate() {
+                            if key.0.is_none() {
+                                key.0 = front_key(lanes.ring(j));
+                            }
+                        }
+                    }
                 }
                 None => keys[i].0 = None,
             }
