@@ -367,14 +367,13 @@ fn deferred_full_ring_is_not_read_again() {
 // overflow, and the writer merging both by key (shared::lanes,
 // writer::lanes) ===
 
-/// Takes records from `lanes` and `ring` by smallest key (the first byte
-/// of the payload; ties to the lanes, as the writer does) with `peek` and
-/// `skip_front`, until `want` arrived. The ring is looked at before the
-/// lanes, as the writer does (`writer::lanes`): a thread's lane records
-/// committed before its ring record are then seen.
-fn merge(lanes: &[&Ring], ring: &Ring, want: usize) -> Vec<u8> {
-    let mut got = Vec::new();
-    while got.len() < want {
+/// Takes the records available now from `lanes` and `ring` by smallest
+/// key (the first byte of the payload; ties to the lanes, as the writer
+/// does) with `peek` and `skip_front`, into `got`. The ring is looked at
+/// before the lanes, as the writer does (`writer::lanes`): a thread's lane
+/// records committed before its ring record are then seen.
+fn take_available(lanes: &[&Ring], ring: &Ring, got: &mut Vec<u8>) {
+    loop {
         let ring_key = ring.peek(|_, p| p[0]);
         let lane_keys: Vec<Option<u8>> = lanes.iter().map(|r| r.peek(|_, p| p[0])).collect();
         let best = lane_keys
@@ -383,63 +382,53 @@ fn merge(lanes: &[&Ring], ring: &Ring, want: usize) -> Vec<u8> {
             .filter_map(|(i, k)| k.map(|k| (k, i)))
             .chain(ring_key.map(|k| (k, lanes.len())))
             .min();
-        match best {
-            Some((k, i)) => {
-                lanes.get(i).copied().unwrap_or(ring).skip_front();
-                got.push(k);
-            }
-            None => thread::yield_now(),
-        }
+        let Some((k, i)) = best else { return };
+        lanes.get(i).copied().unwrap_or(ring).skip_front();
+        got.push(k);
     }
-    got
 }
 
-/// A producer fills its lane, spills one record into the shared ring,
-/// and (as `Shared::push_lane` does) goes back to its lane only once the
-/// consumer took the ring up to that record. Another producer uses the
-/// ring directly with a later key. Whatever the interleaving, the
-/// consumer sees the first producer's records in its order, and every
-/// record once.
+/// A producer fills its lane, and its next record goes to the shared
+/// ring; as `Shared::push_lane` does, it goes back to its lane only once
+/// the consumer took the ring up to that record (it does not wait: it
+/// keeps using the ring until then). Another producer uses the ring
+/// directly with a later key. Whatever the interleaving, the consumer
+/// merging while they run sees the first producer's records in its order,
+/// and every record once.
 #[test]
 fn a_lane_spilling_into_the_ring_keeps_its_producers_order() {
-    // The consumer and the producer both wait by spinning (as the writer
-    // and a spilled producer do between their looks).
-    let mut model = loom::model::Builder::new();
-    model.max_branches = 100_000;
-    model.check(|| {
+    loom::model(|| {
         let lane = Arc::new(Ring::new(64)); // 8 words: two 4-word records
-        let ring = Arc::new(Ring::new(64));
+        let ring = Arc::new(Ring::new(128));
         let producer = {
             let (lane, ring) = (Arc::clone(&lane), Arc::clone(&ring));
             thread::spawn(move || {
-                for k in 1..=2 {
-                    lane.try_push(0, 0, &[&[k; 24]]).unwrap();
-                }
-                // The lane is full unless the consumer took something:
-                // then the record goes to the ring.
-                let spilled = match lane.try_push(0, 0, &[&[3; 24]]) {
-                    Ok(_) => None,
-                    Err(PushError::Full) => {
-                        push_retrying(&ring, 0, &[3; 24]);
-                        Some(ring.claimed())
+                let mut spill_until = 0;
+                for k in 1..=4u8 {
+                    let in_lane = spill_until == 0 || ring.released() >= spill_until;
+                    if in_lane {
+                        spill_until = 0;
+                        match lane.try_push(0, 0, &[&[k; 24]]) {
+                            Ok(_) => continue,
+                            Err(PushError::Full) => {}
+                            Err(e) => panic!("{e:?}"),
+                        }
                     }
-                    Err(e) => panic!("{e:?}"),
-                };
-                if let Some(until) = spilled {
-                    while ring.released() < until {
-                        thread::yield_now();
-                    }
+                    ring.try_push(0, 0, &[&[k; 24]]).unwrap();
+                    spill_until = ring.claimed();
                 }
-                push_retrying(&lane, 0, &[4; 24]);
             })
         };
         let other = {
             let ring = Arc::clone(&ring);
-            thread::spawn(move || push_retrying(&ring, 0, &[9; 24]))
+            thread::spawn(move || ring.try_push(0, 0, &[&[9; 24]]).unwrap())
         };
-        let got = merge(&[&lane], &ring, 5);
+        let mut got = Vec::new();
+        take_available(&[&lane], &ring, &mut got);
+        take_available(&[&lane], &ring, &mut got);
         producer.join().unwrap();
         other.join().unwrap();
+        take_available(&[&lane], &ring, &mut got);
         let mine: Vec<u8> = got.iter().copied().filter(|&k| k != 9).collect();
         assert_eq!(mine, vec![1, 2, 3, 4]);
         assert_eq!(got.len(), 5);
@@ -468,8 +457,10 @@ fn peek_and_skip_front_take_records_in_order_across_the_end() {
                 push_retrying(&ring, 0, &[3; 16]);
             })
         };
-        let got = merge(&[], &ring, 3);
+        let mut got = Vec::new();
+        take_available(&[], &ring, &mut got);
         producer.join().unwrap();
+        take_available(&[], &ring, &mut got);
         assert_eq!(got, vec![1, 2, 3]);
         assert_eq!(ring.peek(|_, _| ()), None);
         assert!(ring.is_drained());
