@@ -1342,6 +1342,40 @@ mod unit_tests {
     }
 
     #[test]
+    fn peek_lends_without_taking_and_skips_padding_and_void_records() {
+        let ring = Ring::new(128); // 16 words
+        assert_eq!(ring.peek(|_, _| ()), None);
+        // Positions to word 14, so that the next record needs padding.
+        for _ in 0..2 {
+            ring.try_push(0, 0, &[&[0; 48]]).unwrap();
+            ring.skip_front();
+        }
+        ring.try_push(1, 0, &[b"one"]).unwrap(); // after the padding
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            ring.try_push_below(9, 0, &Unwinds, usize::MAX)
+        }));
+        assert!(unwound.is_err());
+        ring.try_push(2, 0, &[b"two"]).unwrap();
+        // Looking twice lends the same record; it stays until skipped.
+        for _ in 0..2 {
+            assert_eq!(
+                ring.peek(|h, p| (h.level, p.to_vec())),
+                Some((1, b"one".to_vec()))
+            );
+        }
+        ring.skip_front();
+        // The void record is passed over unread.
+        assert_eq!(
+            ring.peek(|h, p| (h.level, p.to_vec())),
+            Some((2, b"two".to_vec()))
+        );
+        ring.skip_front();
+        assert_eq!(ring.peek(|_, _| ()), None);
+        assert!(ring.is_drained());
+        assert_eq!(ring.used_bytes(), 0);
+    }
+
+    #[test]
     fn concurrent_producers_keep_per_thread_order() {
         let per_thread: u32 = if cfg!(miri) { 200 } else { 20_000 };
         let threads: u32 = 3;
