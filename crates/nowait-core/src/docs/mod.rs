@@ -3,67 +3,108 @@
 pub mod design {
     //! # How the ring works and why it looks like this
     //!
-    //! ## One shared MPSC ring, not one ring per thread
+    //! ## Lanes in front of one shared ring
     //!
-    //! Per-thread SPSC rings (quill, ticklog) avoid the one contended
-    //! compare-and-swap, but need a registry of rings that grows with the
-    //! number of threads, recycling when threads exit, and a merge by
-    //! timestamp on the writer to keep output in order. Servers on tokio
-    //! spawn hundreds of short-lived blocking-pool threads; with per-thread
-    //! rings memory is `threads × ring size` unless a cap and a fallback path
-    //! are added. One shared ring keeps memory fixed at
-    //! [`Builder::capacity`](crate::Builder::capacity) (plus 1/8 for state
-    //! bytes), keeps output in claim order for free, and on a 2-core machine
-    //! the claim CAS is rarely contended. It is the shape of Aeron's
-    //! `ManyToOneRingBuffer` and the LMAX disruptor's multi-producer
-    //! sequencer.
+    //! Each of the first [`Builder::lanes`](crate::Builder::lanes) threads
+    //! that log (16 by default) takes a lane: a small ring of the same
+    //! algorithm, allocated and pre-faulted at build (1/16 of the capacity,
+    //! 256 bytes to 64 KiB), that only it pushes into. A claim in a lane is
+    //! a compare-and-swap on a line no other producer writes; the shared
+    //! ring stays for the threads without a lane, for records larger than
+    //! half a lane, and as every lane's reserve when it is full.
+    //!
+    //! - **Memory** is `capacity + lanes × lane_capacity` (plus 1/8 for
+    //!   state bytes), fixed at build whatever the number of threads: a
+    //!   thread gives its lane back when it exits (a thread-local's
+    //!   destructor), and a thread that finds none claims in the shared
+    //!   ring, looking again every 1,024 records.
+    //! - **Order.** Each lane and the ring are in their producers' order.
+    //!   The writer merges them by timestamp (a k-way merge: the oldest
+    //!   record at the front of any input goes first), holding back
+    //!   records stamped within the last 100 µs (the grace period) so that
+    //!   a record another thread stamped earlier but committed a little
+    //!   later still goes before them. A record committed more than the
+    //!   grace period after it was stamped (its thread was preempted in
+    //!   between) can follow later records of other threads; a flush, a
+    //!   shutdown and the crash drain take everything committed without
+    //!   waiting. A thread's own order holds in every case, by two rules
+    //!   checked by loom models (`a_lane_spilling_into_the_ring_keeps_its_producers_order`,
+    //!   each shown to fail without its rule): a thread whose record went
+    //!   to the ring keeps pushing into the ring until the writer has taken
+    //!   the ring past that record; and the writer looks at the ring before
+    //!   the lanes, so that having seen a thread's ring record it sees the
+    //!   lane records the thread committed before it. Records without a
+    //!   time of their own (text lines, custom kinds) get one in front
+    //!   while lanes are on, stripped before any format sees it
+    //!   ([`Logger::max_record_len`](crate::Logger::max_record_len) is 8
+    //!   bytes less).
+    //! - **Accounting** is the ring's, per queue: closing closes every lane
+    //!   (the `CLOSED` bit in its `head`) before the ring, so a record is
+    //!   accepted exactly when a lane or the ring took it; shutdown drains
+    //!   and counts the lanes with the ring; a `fork()` child forgets the
+    //!   parent's lane records and frees every slot but its own thread's.
+    //! - **Flush** targets are ring positions, which say nothing about the
+    //!   lanes: when the writer sees a new flush request it notes every
+    //!   lane's claim position, and answers the request only once it has
+    //!   taken the lanes up to there and the ring up to the target.
+    //! - **Policies.** A full lane is not a full logger: the record goes to
+    //!   the shared ring, where the full policy and the protected levels
+    //!   apply as before (each lane also keeps its own headroom above the
+    //!   high-water mark for WARN and above). So one thread can still burst
+    //!   up to the whole ring, as before lanes.
+    //! - **Crash-durable** loggers have no lanes: their records must be in
+    //!   the file's ring from the moment they are accepted.
     //!
     //! ## On many cores
     //!
-    //! Only the claim is shared: every push does one CAS on `head`, a
-    //! single cache line for all producers; the copy and the commit go to
-    //! the record's own lines, and the writer publishes `tail` once per
-    //! batch, not per record. `benches/benches/claim_line.rs` measures that
-    //! line alone on this 2-vCPU machine: one thread claiming back to back
-    //! takes 7.7 ns per claim (130M claims/s); two threads claiming back to
-    //! back, so that the line changes core on every claim, take 64–73 ns
-    //! per claim each and 27–31M claims/s in total. That total is the cap
-    //! on this machine whatever the number of producers; on a larger one,
-    //! and across sockets, a transfer costs more (not measured here), so
-    //! the cap is lower and a producer that loses the race waits longer.
+    //! Without lanes every push does one CAS on the ring's `head`, a single
+    //! cache line for all producers. `benches/benches/claim_line.rs`
+    //! measures that line alone on this 2-vCPU machine: one thread claiming
+    //! back to back takes 7.7 ns per claim (130M claims/s); two threads
+    //! claiming back to back, so that the line changes core on every claim,
+    //! take 64–73 ns per claim each and 27–31M claims/s in total. That
+    //! total is a cap whatever the number of producers; across sockets a
+    //! transfer costs more. At 64 cores × 100k requests/s × 2 records
+    //! (12.8M claims/s, one every 78 ns) claims would queue on that line.
+    //! With lanes a claim touches only its own thread's lines and the
+    //! cap is gone: 64 threads with 64 lanes claim in parallel, and the
+    //! shared line is touched only by threads past the lane count and by
+    //! overflow.
     //!
-    //! A server is far from that cap: 64 cores at 100k requests/s each
-    //! with two records per request make 12.8 M claims/s, one every 78 ns
-    //! on average. That is close to the measured transfer time, so at
-    //! that load claims would queue and p99 would grow by a few transfers. At 10k
-    //! requests/s per core (1.3 M claims/s, one per 780 ns) collisions are
-    //! rare. On this project's 2-vCPU machine two producer threads are all
-    //! that can be measured (`benches/benches/latency_load/`): back to back,
-    //! two threads' per-call p50 is 1.23x one thread's for the macros
-    //! (48 against 39 ns) and 0.99x for the `tracing` layer. Spaced 1 or
-    //! 10 us apart it is 2.5–3x, but there the two spinning producers
-    //! leave the writer no CPU of its own, so that figure measures the
-    //! machine more than the claim line.
+    //! What does not scale with cores is the one writer: it formats every
+    //! record (about 95–250 ns each), so at 4–10M records/s it is the bound
+    //! with or without lanes, and the merge adds a comparison per active
+    //! input per record (64 active lanes: 64 compares per record, a
+    //! tournament tree would make it 6; not needed at 16). A thread that
+    //! logs more than its lane holds between two wake-ups of the writer
+    //! uses the shared ring for the rest, so under a burst from many
+    //! threads the shared line comes back, never worse than without lanes.
     //!
-    //! Per-thread front buffers (quill, NanoLog) remove the shared line
-    //! from the push. To keep this design's guarantees they would need:
-    //! - memory bounded whatever the number of threads (tokio's blocking
-    //!   pool reaches 512): a fixed pool of K buffers handed to the first
-    //!   K threads that log, the others pushing to the shared ring, and a
-    //!   buffer returned to the pool when its thread exits (after the
-    //!   writer drains it);
-    //! - per-thread order, which each buffer gives, and cross-thread order,
-    //!   which the writer restores by merging buffers by timestamp (the
-    //!   invariant TSC is synchronised across cores on current x86; the
-    //!   merge must still wait for every buffer that could hold an older
-    //!   record, bounded by the writer's interval);
-    //! - exact accounting: drops counted per buffer, and a shutdown or
-    //!   `fork()` that walks every buffer as it walks the ring now.
+    //! Measured on this machine (issue 21; `benches/results/issue21-lanes-ab.md`):
+    //! LANES_NUMBERS
     //!
-    //! That is a second ring type, a registry and a K-way merge: worth
-    //! building once a machine with more than a few cores shows the claim
-    //! line as the bottleneck. Until then the single ring keeps memory
-    //! fixed and order free.
+    //! Rejected alternatives:
+    //! - **One shared ring only** (this design until issue 21): fixed memory
+    //!   and claim order for free, but the claim line caps claims at 27–31M/s
+    //!   here and makes two producers pay 1.95x one back to back and up to
+    //!   7.5x at 10 µs (`benches/results/latency.md`, 2026-11-24).
+    //! - **Per-thread queues only** (quill, NanoLog, ticklog): memory grows
+    //!   with threads unless capped, and a capped design needs the shared
+    //!   path anyway; quill's queues are unbounded by default, which an
+    //!   allocation on the request thread pays for.
+    //! - **Lanes moved into the ring by the writer** (tried first in this
+    //!   change): everything downstream sees one ring, but each record is
+    //!   copied twice, and a lane's size, not the ring's, became a thread's
+    //!   burst capacity: a test pushing 20,000 lines from one thread under
+    //!   the Drop policy (`writer_on_its_own_thread_never_delays_the_file`)
+    //!   had lines refused with a 64 KiB lane where the 1 MiB ring had held
+    //!   them all. Merging the lanes and the ring as inputs of equal
+    //!   rank keeps the ring as the reserve and copies once.
+    //! - **Chunks of the shared ring claimed per thread** (one CAS per
+    //!   chunk, records placed inside without atomics): keeps one ring, but
+    //!   the consumer stops at the first unfilled chunk, so an idle thread's
+    //!   chunk must be sealed by the writer with a race against its owner;
+    //!   and output would follow chunks, not time.
     //!
     //! ## Claim, write, commit, consume, release
     //!
