@@ -115,7 +115,7 @@ mod scope;
 use nowait_core::event::{
     register_callsite, with_event_buf, Callsite, EventBuf, FieldName, SiteKey,
 };
-use nowait_core::{kind, BuildError, Builder, Guard, Level, Logger};
+use nowait_core::{BuildError, Builder, Guard, Level, Logger};
 use smallvec::SmallVec;
 use tracing_core::field::{Field, Visit};
 use tracing_core::span::{Attributes, Id, Record};
@@ -423,10 +423,7 @@ where
                 logger.discarded();
                 return;
             }
-            if buf.truncate_to(logger.max_record_len()) {
-                logger.truncated();
-            }
-            let _ = logger.push(level_of(meta), kind::EVENT, &[buf.as_bytes()]);
+            let _ = logger.push_event(level_of(meta), buf);
         });
     }
 }
