@@ -490,11 +490,7 @@ impl Visit for Visitor<'_> {
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        if self
-            .buf
-            .rendered(name(field), format_args!("{value:?}"))
-            .is_err()
-        {
+        if self.buf.debug(name(field), value).is_err() {
             self.failed = true;
         }
     }

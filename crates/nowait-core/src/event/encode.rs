@@ -613,6 +613,36 @@ impl EventBuf {
         self.rendered_value(value)
     }
 
+    /// Appends a field rendered now with its `Debug` implementation: what
+    /// [`rendered`](EventBuf::rendered) with `format_args!("{:?}", value)`
+    /// writes, by a shorter path (a front end's visitor handed a
+    /// `&dyn Debug`, such as `tracing`'s message).
+    ///
+    /// # Errors
+    ///
+    /// As [`rendered`](EventBuf::rendered).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::event::{EventBuf, FieldName};
+    ///
+    /// let (mut a, mut b) = (EventBuf::new(), EventBuf::new());
+    /// a.debug(FieldName::Index(0), &[1, 2]).unwrap();
+    /// b.rendered(FieldName::Index(0), format_args!("{:?}", [1, 2])).unwrap();
+    /// assert_eq!(a.field_bytes(), b.field_bytes());
+    /// ```
+    pub fn debug(&mut self, name: FieldName<'_>, value: &dyn fmt::Debug) -> fmt::Result {
+        self.fixed(name, [0, T_RENDERED, 0, 0, 0, 0]);
+        let at = self.bytes.len() - 4;
+        let result = render(&mut self.bytes, format_args!("{value:?}"));
+        let len = (self.bytes.len() - at - 4).min(u32::MAX as usize) as u32;
+        if let Some(len_bytes) = self.bytes.get_mut(at..at + 4) {
+            len_bytes.copy_from_slice(&len.to_le_bytes());
+        }
+        result
+    }
+
     /// Appends the arguments of the call site's deferred message format:
     /// `count` values follow, written with the `arg_*` methods.
     ///
