@@ -72,9 +72,13 @@ struct Stack {
 thread_local! {
     static STACK: RefCell<Stack> = RefCell::new(Stack::default());
     /// An enter or exit on this thread could not be recorded (the stack was
-    /// borrowed): the stack no longer mirrors the registry's, so it answers
-    /// nothing from then on.
+    /// borrowed, or gone at thread exit): the stack no longer mirrors the
+    /// registry's, so it answers nothing from then on.
     static LOST: Cell<bool> = const { Cell::new(false) };
+    /// `Stack::depth`, mirrored where an event on a thread without an
+    /// entered span reads it with one `const` thread-local access (no lazy
+    /// initialisation, no borrow).
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
 }
 
 /// What the stack knows of a contextual event's spans.
@@ -95,7 +99,7 @@ fn lost() {
 
 /// `on_enter`: a span of `layer` entered on this thread.
 pub(crate) fn enter(layer: u64, id: u64) {
-    let _ = STACK.try_with(|s| {
+    let recorded = STACK.try_with(|s| {
         let Ok(mut s) = s.try_borrow_mut() else {
             lost();
             return;
@@ -118,12 +122,16 @@ pub(crate) fn enter(layer: u64, id: u64) {
             (e.layer, e.id, e.duplicate, e.epoch) = (layer, id, duplicate, None);
         }
         s.depth += 1;
+        let _ = DEPTH.try_with(|d| d.set(s.depth));
     });
+    if recorded.is_err() {
+        lost();
+    }
 }
 
 /// `on_exit`: the innermost entry of `id` (for `layer`) leaves the stack.
 pub(crate) fn exit(layer: u64, id: u64) {
-    let _ = STACK.try_with(|s| {
+    let recorded = STACK.try_with(|s| {
         let Ok(mut s) = s.try_borrow_mut() else {
             lost();
             return;
@@ -148,7 +156,11 @@ pub(crate) fn exit(layer: u64, id: u64) {
         }
         e.epoch = None;
         s.depth -= 1;
+        let _ = DEPTH.try_with(|d| d.set(s.depth));
     });
+    if recorded.is_err() {
+        lost();
+    }
 }
 
 /// For a contextual event of `layer`: calls `copy` with the current span's
@@ -171,6 +183,11 @@ pub(crate) fn with_chain(
 ) -> Chain {
     if LOST.try_with(Cell::get).unwrap_or(true) {
         return Chain::Unknown;
+    }
+    // No span entered: answered without touching the stack (whose borrow
+    // can only fail at a depth above 0, inside `encode`).
+    if DEPTH.try_with(Cell::get).unwrap_or(1) == 0 {
+        return Chain::NoSpan;
     }
     STACK
         .try_with(|s| {
