@@ -176,6 +176,7 @@ pub(crate) fn exit(layer: u64, id: u64) {
 /// per-layer filter hides from this layer is hidden from its context too).
 /// If an enter or exit ever went unrecorded, the thread answers `Unknown`
 /// from then on.
+#[inline]
 pub(crate) fn with_chain(
     layer: u64,
     encode: impl FnOnce(u64, u64, &mut EventBuf) -> bool,
@@ -189,6 +190,17 @@ pub(crate) fn with_chain(
     if DEPTH.try_with(Cell::get).unwrap_or(1) == 0 {
         return Chain::NoSpan;
     }
+    with_stack(layer, encode, copy)
+}
+
+/// [`with_chain`] inside an entered span: out of line, so that an event
+/// outside any span does not pay for this part's stack frame.
+#[inline(never)]
+fn with_stack(
+    layer: u64,
+    encode: impl FnOnce(u64, u64, &mut EventBuf) -> bool,
+    copy: impl FnOnce(&[u8]),
+) -> Chain {
     STACK
         .try_with(|s| {
             let Ok(mut s) = s.try_borrow_mut() else {
