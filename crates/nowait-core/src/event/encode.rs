@@ -1006,6 +1006,7 @@ thread_local! {
 /// });
 /// assert_eq!(len, 10);
 /// ```
+#[inline]
 pub fn with_event_buf<R>(f: impl FnOnce(&mut EventBuf) -> R) -> R {
     let mut f = Some(f);
     let done = BUF.try_with(|cell| {
