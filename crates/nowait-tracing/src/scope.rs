@@ -217,16 +217,31 @@ fn with_stack(
                 return Chain::Unknown;
             }
             let now = EPOCH.load(Ordering::Acquire);
-            if top.epoch != Some(now) {
-                top.chain.clear();
-                if !encode(top.id, now, &mut top.chain) {
-                    top.epoch = None;
-                    return Chain::Unknown;
-                }
-                top.epoch = Some(now);
+            if top.epoch != Some(now) && !encode_chain(top, now, encode) {
+                return Chain::Unknown;
             }
             copy(top.chain.field_bytes());
             Chain::Copied
         })
         .unwrap_or(Chain::Unknown)
+}
+
+/// Encodes `top`'s chain at epoch `now` (the first event of an `enter`, or
+/// after a `Span::record`): out of line, so that the events that copy a
+/// kept chain do not pay for the registry walk's stack frame. False if
+/// the chain could not be encoded.
+#[cold]
+#[inline(never)]
+fn encode_chain(
+    top: &mut Entry,
+    now: u64,
+    encode: impl FnOnce(u64, u64, &mut EventBuf) -> bool,
+) -> bool {
+    top.chain.clear();
+    if !encode(top.id, now, &mut top.chain) {
+        top.epoch = None;
+        return false;
+    }
+    top.epoch = Some(now);
+    true
 }
