@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::error::{BuildError, FlushError, PushError};
+use crate::event::EventBuf;
 use crate::shared::{FlushScope, Shared};
 use crate::stats::Stats;
 use crate::Level;
@@ -103,6 +104,39 @@ impl Logger {
     /// ```
     pub fn push(&self, level: Level, kind: u8, parts: &[&[u8]]) -> Result<(), PushError> {
         self.shared.push(level, kind, parts, true)
+    }
+
+    /// Pushes an encoded event ([`kind::EVENT`](crate::kind::EVENT)) like
+    /// [`push`](Logger::push), after cutting it to
+    /// [`max_record_len`](Logger::max_record_len) with
+    /// [`EventBuf::truncate_to`] (counted in
+    /// [`Stats::truncated`](crate::Stats::truncated)): what front ends do
+    /// with each event, in one call that copies the buffer into the ring
+    /// as one piece.
+    ///
+    /// # Errors
+    ///
+    /// As [`push`](Logger::push).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::event::{EventBuf, FieldName};
+    /// use nowait_core::{Builder, Level, Sink};
+    ///
+    /// let (logger, _guard) = Builder::new().sink(Sink::writer(std::io::sink())).build().unwrap();
+    /// let mut buf = EventBuf::new();
+    /// buf.begin_inline(nowait_core::event::timestamp(), "app");
+    /// buf.str(FieldName::Inline("message"), "started");
+    /// logger.push_event(Level::Info, &mut buf).unwrap();
+    /// ```
+    #[inline]
+    pub fn push_event(&self, level: Level, event: &mut EventBuf) -> Result<(), PushError> {
+        if event.truncate_to(self.max_record_len()) {
+            self.truncated();
+        }
+        self.shared
+            .push_payload(level, crate::kind::EVENT, &Bytes(event.as_bytes()), true)
     }
 
     /// [`push`](Logger::push) of a payload that writes itself into the
@@ -443,5 +477,21 @@ impl Logger {
     /// ```
     pub fn max_record_len(&self) -> usize {
         self.shared.max_payload()
+    }
+}
+
+/// A payload in one piece (an encoded event): its copy into the ring is one
+/// `memcpy`, without the loop over the parts of a `&[&[u8]]`.
+struct Bytes<'a>(&'a [u8]);
+
+impl crate::ring::Payload for Bytes<'_> {
+    #[inline]
+    fn payload_len(&self) -> usize {
+        self.0.len()
+    }
+
+    #[inline]
+    fn write_to(&self, dst: &mut [u8]) {
+        dst.copy_from_slice(self.0);
     }
 }

@@ -165,10 +165,7 @@ pub fn emit(
             logger.discarded();
             return;
         }
-        if buf.truncate_to(logger.max_record_len()) {
-            logger.truncated();
-        }
-        let _ = logger.push(site.level, kind::EVENT, &[buf.as_bytes()]);
+        let _ = logger.push_event(site.level, buf);
     });
 }
 
@@ -180,10 +177,7 @@ pub fn emit(
 fn push_cut(logger: &crate::Logger, level: Level, event: &dyn Payload, thread: bool) {
     with_event_buf(|buf| {
         buf.load_encoded(event, thread);
-        if buf.truncate_to(logger.max_record_len()) {
-            logger.truncated();
-        }
-        let _ = logger.push(level, kind::EVENT, &[buf.as_bytes()]);
+        let _ = logger.push_event(level, buf);
     });
 }
 

@@ -115,7 +115,7 @@ mod scope;
 use nowait_core::event::{
     register_callsite, with_event_buf, Callsite, EventBuf, FieldName, SiteKey,
 };
-use nowait_core::{kind, BuildError, Builder, Guard, Level, Logger};
+use nowait_core::{BuildError, Builder, Guard, Level, Logger};
 use smallvec::SmallVec;
 use tracing_core::field::{Field, Visit};
 use tracing_core::span::{Attributes, Id, Record};
@@ -423,10 +423,7 @@ where
                 logger.discarded();
                 return;
             }
-            if buf.truncate_to(logger.max_record_len()) {
-                logger.truncated();
-            }
-            let _ = logger.push(level_of(meta), kind::EVENT, &[buf.as_bytes()]);
+            let _ = logger.push_event(level_of(meta), buf);
         });
     }
 }
@@ -493,11 +490,7 @@ impl Visit for Visitor<'_> {
     }
 
     fn record_debug(&mut self, field: &Field, value: &dyn fmt::Debug) {
-        if self
-            .buf
-            .rendered(name(field), format_args!("{value:?}"))
-            .is_err()
-        {
+        if self.buf.debug(name(field), value).is_err() {
             self.failed = true;
         }
     }

@@ -72,9 +72,13 @@ struct Stack {
 thread_local! {
     static STACK: RefCell<Stack> = RefCell::new(Stack::default());
     /// An enter or exit on this thread could not be recorded (the stack was
-    /// borrowed): the stack no longer mirrors the registry's, so it answers
-    /// nothing from then on.
+    /// borrowed, or gone at thread exit): the stack no longer mirrors the
+    /// registry's, so it answers nothing from then on.
     static LOST: Cell<bool> = const { Cell::new(false) };
+    /// `Stack::depth`, mirrored where an event on a thread without an
+    /// entered span reads it with one `const` thread-local access (no lazy
+    /// initialisation, no borrow).
+    static DEPTH: Cell<usize> = const { Cell::new(0) };
 }
 
 /// What the stack knows of a contextual event's spans.
@@ -95,7 +99,7 @@ fn lost() {
 
 /// `on_enter`: a span of `layer` entered on this thread.
 pub(crate) fn enter(layer: u64, id: u64) {
-    let _ = STACK.try_with(|s| {
+    let recorded = STACK.try_with(|s| {
         let Ok(mut s) = s.try_borrow_mut() else {
             lost();
             return;
@@ -118,12 +122,16 @@ pub(crate) fn enter(layer: u64, id: u64) {
             (e.layer, e.id, e.duplicate, e.epoch) = (layer, id, duplicate, None);
         }
         s.depth += 1;
+        let _ = DEPTH.try_with(|d| d.set(s.depth));
     });
+    if recorded.is_err() {
+        lost();
+    }
 }
 
 /// `on_exit`: the innermost entry of `id` (for `layer`) leaves the stack.
 pub(crate) fn exit(layer: u64, id: u64) {
-    let _ = STACK.try_with(|s| {
+    let recorded = STACK.try_with(|s| {
         let Ok(mut s) = s.try_borrow_mut() else {
             lost();
             return;
@@ -148,7 +156,11 @@ pub(crate) fn exit(layer: u64, id: u64) {
         }
         e.epoch = None;
         s.depth -= 1;
+        let _ = DEPTH.try_with(|d| d.set(s.depth));
     });
+    if recorded.is_err() {
+        lost();
+    }
 }
 
 /// For a contextual event of `layer`: calls `copy` with the current span's
@@ -164,6 +176,7 @@ pub(crate) fn exit(layer: u64, id: u64) {
 /// per-layer filter hides from this layer is hidden from its context too).
 /// If an enter or exit ever went unrecorded, the thread answers `Unknown`
 /// from then on.
+#[inline]
 pub(crate) fn with_chain(
     layer: u64,
     encode: impl FnOnce(u64, u64, &mut EventBuf) -> bool,
@@ -172,6 +185,22 @@ pub(crate) fn with_chain(
     if LOST.try_with(Cell::get).unwrap_or(true) {
         return Chain::Unknown;
     }
+    // No span entered: answered without touching the stack (whose borrow
+    // can only fail at a depth above 0, inside `encode`).
+    if DEPTH.try_with(Cell::get).unwrap_or(1) == 0 {
+        return Chain::NoSpan;
+    }
+    with_stack(layer, encode, copy)
+}
+
+/// [`with_chain`] inside an entered span: out of line, so that an event
+/// outside any span does not pay for this part's stack frame.
+#[inline(never)]
+fn with_stack(
+    layer: u64,
+    encode: impl FnOnce(u64, u64, &mut EventBuf) -> bool,
+    copy: impl FnOnce(&[u8]),
+) -> Chain {
     STACK
         .try_with(|s| {
             let Ok(mut s) = s.try_borrow_mut() else {
@@ -188,16 +217,31 @@ pub(crate) fn with_chain(
                 return Chain::Unknown;
             }
             let now = EPOCH.load(Ordering::Acquire);
-            if top.epoch != Some(now) {
-                top.chain.clear();
-                if !encode(top.id, now, &mut top.chain) {
-                    top.epoch = None;
-                    return Chain::Unknown;
-                }
-                top.epoch = Some(now);
+            if top.epoch != Some(now) && !encode_chain(top, now, encode) {
+                return Chain::Unknown;
             }
             copy(top.chain.field_bytes());
             Chain::Copied
         })
         .unwrap_or(Chain::Unknown)
+}
+
+/// Encodes `top`'s chain at epoch `now` (the first event of an `enter`, or
+/// after a `Span::record`): out of line, so that the events that copy a
+/// kept chain do not pay for the registry walk's stack frame. False if
+/// the chain could not be encoded.
+#[cold]
+#[inline(never)]
+fn encode_chain(
+    top: &mut Entry,
+    now: u64,
+    encode: impl FnOnce(u64, u64, &mut EventBuf) -> bool,
+) -> bool {
+    top.chain.clear();
+    if !encode(top.id, now, &mut top.chain) {
+        top.epoch = None;
+        return false;
+    }
+    top.epoch = Some(now);
+    true
 }

@@ -104,8 +104,10 @@ impl EventBuf {
     pub fn begin_at(&mut self, time_nanos: u64, site: SiteKey) {
         self.bytes.clear();
         self.span_len_at = None;
-        self.bytes.extend_from_slice(&time_nanos.to_le_bytes());
-        self.bytes.extend_from_slice(&site.get().to_le_bytes());
+        let mut b = [0u8; HEADER];
+        b[..8].copy_from_slice(&time_nanos.to_le_bytes());
+        b[8..].copy_from_slice(&site.get().to_le_bytes());
+        self.bytes.extend_from_slice(&b);
         self.head = HEADER;
         self.thread = false;
     }
@@ -457,6 +459,34 @@ impl EventBuf {
     fn name(&mut self, name: FieldName<'_>) {
         match name {
             FieldName::Index(i) if i <= MAX_FIELD_INDEX => self.bytes.push(i as u8),
+            _ => self.name_slow(name),
+        }
+    }
+
+    /// A field of a fixed-size value, `item` being its name byte (left
+    /// 0 by the caller), tag and value: one capacity check for a field
+    /// named by index.
+    #[inline(always)]
+    fn fixed<const N: usize>(&mut self, name: FieldName<'_>, mut item: [u8; N]) {
+        match name {
+            FieldName::Index(i) if i <= MAX_FIELD_INDEX => {
+                item[0] = i as u8;
+                self.bytes.extend_from_slice(&item);
+            }
+            _ => {
+                self.name_slow(name);
+                self.bytes.extend_from_slice(&item[1..]);
+            }
+        }
+    }
+
+    /// A name that is not a plain field index: kept out of line, so that
+    /// the callers' fast path stays small.
+    #[cold]
+    #[inline(never)]
+    fn name_slow(&mut self, name: FieldName<'_>) {
+        match name {
+            FieldName::Index(i) if i <= MAX_FIELD_INDEX => self.bytes.push(i as u8),
             FieldName::Index(i) => {
                 // Not addressable by index: name it by number instead of
                 // losing it.
@@ -484,8 +514,11 @@ impl EventBuf {
     /// ```
     #[inline]
     pub fn str(&mut self, name: FieldName<'_>, value: &str) {
-        self.name(name);
-        self.str_value(T_STR, value.as_bytes());
+        let len = value.len().min(u32::MAX as usize);
+        let mut item = [0, T_STR, 0, 0, 0, 0];
+        item[2..].copy_from_slice(&(len as u32).to_le_bytes());
+        self.fixed(name, item);
+        self.bytes.extend_from_slice(&value.as_bytes()[..len]);
     }
 
     /// Appends an unsigned integer field.
@@ -497,9 +530,9 @@ impl EventBuf {
     /// ```
     #[inline]
     pub fn u64(&mut self, name: FieldName<'_>, value: u64) {
-        self.name(name);
-        self.bytes.push(T_U64);
-        self.bytes.extend_from_slice(&value.to_le_bytes());
+        let mut item = [0, T_U64, 0, 0, 0, 0, 0, 0, 0, 0];
+        item[2..].copy_from_slice(&value.to_le_bytes());
+        self.fixed(name, item);
     }
 
     /// Appends a signed integer field.
@@ -511,9 +544,9 @@ impl EventBuf {
     /// ```
     #[inline]
     pub fn i64(&mut self, name: FieldName<'_>, value: i64) {
-        self.name(name);
-        self.bytes.push(T_I64);
-        self.bytes.extend_from_slice(&value.to_le_bytes());
+        let mut item = [0, T_I64, 0, 0, 0, 0, 0, 0, 0, 0];
+        item[2..].copy_from_slice(&value.to_le_bytes());
+        self.fixed(name, item);
     }
 
     /// Appends a floating-point field.
@@ -525,9 +558,9 @@ impl EventBuf {
     /// ```
     #[inline]
     pub fn f64(&mut self, name: FieldName<'_>, value: f64) {
-        self.name(name);
-        self.bytes.push(T_F64);
-        self.bytes.extend_from_slice(&value.to_bits().to_le_bytes());
+        let mut item = [0, T_F64, 0, 0, 0, 0, 0, 0, 0, 0];
+        item[2..].copy_from_slice(&value.to_bits().to_le_bytes());
+        self.fixed(name, item);
     }
 
     /// Appends a boolean field.
@@ -539,9 +572,7 @@ impl EventBuf {
     /// ```
     #[inline]
     pub fn bool(&mut self, name: FieldName<'_>, value: bool) {
-        self.name(name);
-        self.bytes.push(T_BOOL);
-        self.bytes.push(value as u8);
+        self.fixed(name, [0, T_BOOL, value as u8]);
     }
 
     /// Appends a character field.
@@ -553,10 +584,9 @@ impl EventBuf {
     /// ```
     #[inline]
     pub fn char(&mut self, name: FieldName<'_>, value: char) {
-        self.name(name);
-        self.bytes.push(T_CHAR);
-        self.bytes
-            .extend_from_slice(&u32::from(value).to_le_bytes());
+        let mut item = [0, T_CHAR, 0, 0, 0, 0];
+        item[2..].copy_from_slice(&u32::from(value).to_le_bytes());
+        self.fixed(name, item);
     }
 
     /// Appends a field rendered now, on the calling thread, with `Display`
@@ -583,6 +613,36 @@ impl EventBuf {
         self.rendered_value(value)
     }
 
+    /// Appends a field rendered now with its `Debug` implementation: what
+    /// [`rendered`](EventBuf::rendered) with `format_args!("{:?}", value)`
+    /// writes, by a shorter path (a front end's visitor handed a
+    /// `&dyn Debug`, such as `tracing`'s message).
+    ///
+    /// # Errors
+    ///
+    /// As [`rendered`](EventBuf::rendered).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::event::{EventBuf, FieldName};
+    ///
+    /// let (mut a, mut b) = (EventBuf::new(), EventBuf::new());
+    /// a.debug(FieldName::Index(0), &[1, 2]).unwrap();
+    /// b.rendered(FieldName::Index(0), format_args!("{:?}", [1, 2])).unwrap();
+    /// assert_eq!(a.field_bytes(), b.field_bytes());
+    /// ```
+    pub fn debug(&mut self, name: FieldName<'_>, value: &dyn fmt::Debug) -> fmt::Result {
+        self.fixed(name, [0, T_RENDERED, 0, 0, 0, 0]);
+        let at = self.bytes.len() - 4;
+        let result = render(&mut self.bytes, format_args!("{value:?}"));
+        let len = (self.bytes.len() - at - 4).min(u32::MAX as usize) as u32;
+        if let Some(len_bytes) = self.bytes.get_mut(at..at + 4) {
+            len_bytes.copy_from_slice(&len.to_le_bytes());
+        }
+        result
+    }
+
     /// Appends the arguments of the call site's deferred message format:
     /// `count` values follow, written with the `arg_*` methods.
     ///
@@ -596,9 +656,7 @@ impl EventBuf {
     /// ```
     #[inline]
     pub fn args(&mut self, name: FieldName<'_>, count: u8) {
-        self.name(name);
-        self.bytes.push(T_ARGS);
-        self.bytes.push(count);
+        self.fixed(name, [0, T_ARGS, count]);
     }
 
     /// A deferred argument: unsigned integer.
@@ -610,8 +668,9 @@ impl EventBuf {
     /// ```
     #[inline]
     pub fn arg_u64(&mut self, value: u64) {
-        self.bytes.push(T_U64);
-        self.bytes.extend_from_slice(&value.to_le_bytes());
+        let mut item = [T_U64, 0, 0, 0, 0, 0, 0, 0, 0];
+        item[1..].copy_from_slice(&value.to_le_bytes());
+        self.bytes.extend_from_slice(&item);
     }
 
     /// A deferred argument: signed integer.
@@ -623,8 +682,9 @@ impl EventBuf {
     /// ```
     #[inline]
     pub fn arg_i64(&mut self, value: i64) {
-        self.bytes.push(T_I64);
-        self.bytes.extend_from_slice(&value.to_le_bytes());
+        let mut item = [T_I64, 0, 0, 0, 0, 0, 0, 0, 0];
+        item[1..].copy_from_slice(&value.to_le_bytes());
+        self.bytes.extend_from_slice(&item);
     }
 
     /// A deferred argument: floating point.
@@ -636,8 +696,9 @@ impl EventBuf {
     /// ```
     #[inline]
     pub fn arg_f64(&mut self, value: f64) {
-        self.bytes.push(T_F64);
-        self.bytes.extend_from_slice(&value.to_bits().to_le_bytes());
+        let mut item = [T_F64, 0, 0, 0, 0, 0, 0, 0, 0];
+        item[1..].copy_from_slice(&value.to_bits().to_le_bytes());
+        self.bytes.extend_from_slice(&item);
     }
 
     /// A deferred argument: boolean.
@@ -649,8 +710,7 @@ impl EventBuf {
     /// ```
     #[inline]
     pub fn arg_bool(&mut self, value: bool) {
-        self.bytes.push(T_BOOL);
-        self.bytes.push(value as u8);
+        self.bytes.extend_from_slice(&[T_BOOL, value as u8]);
     }
 
     /// A deferred argument: character.
@@ -662,9 +722,9 @@ impl EventBuf {
     /// ```
     #[inline]
     pub fn arg_char(&mut self, value: char) {
-        self.bytes.push(T_CHAR);
-        self.bytes
-            .extend_from_slice(&u32::from(value).to_le_bytes());
+        let mut item = [T_CHAR, 0, 0, 0, 0];
+        item[1..].copy_from_slice(&u32::from(value).to_le_bytes());
+        self.bytes.extend_from_slice(&item);
     }
 
     /// A deferred argument: string.
@@ -696,33 +756,38 @@ impl EventBuf {
 
     #[inline]
     fn str_value(&mut self, tag: u8, bytes: &[u8]) {
-        self.bytes.push(tag);
         let len = bytes.len().min(u32::MAX as usize);
-        self.bytes.extend_from_slice(&(len as u32).to_le_bytes());
+        let mut head = [tag, 0, 0, 0, 0];
+        head[1..].copy_from_slice(&(len as u32).to_le_bytes());
+        self.bytes.extend_from_slice(&head);
         self.bytes.extend_from_slice(&bytes[..len]);
     }
 
     fn rendered_value(&mut self, value: fmt::Arguments<'_>) -> fmt::Result {
-        self.bytes.push(T_RENDERED);
-        let at = self.bytes.len();
-        self.bytes.extend_from_slice(&0u32.to_le_bytes());
+        let at = self.bytes.len() + 1;
+        self.bytes.extend_from_slice(&[T_RENDERED, 0, 0, 0, 0]);
         let result = match value.as_str() {
             Some(s) => {
                 self.bytes.extend_from_slice(s.as_bytes());
                 Ok(())
             }
-            None => {
-                let bytes = &mut self.bytes;
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                    Utf8Sink(bytes).write_fmt(value)
-                }))
-                .unwrap_or(Err(fmt::Error))
-            }
+            None => render(&mut self.bytes, value),
         };
         let len = (self.bytes.len() - at - 4).min(u32::MAX as usize) as u32;
-        self.bytes[at..at + 4].copy_from_slice(&len.to_le_bytes());
+        if let Some(len_bytes) = self.bytes.get_mut(at..at + 4) {
+            len_bytes.copy_from_slice(&len.to_le_bytes());
+        }
         result
     }
+}
+
+/// Renders `value` at the end of `bytes`; `Err` if its formatting failed
+/// or panicked.
+fn render(bytes: &mut Vec<u8>, value: fmt::Arguments<'_>) -> fmt::Result {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        Utf8Sink(bytes).write_fmt(value)
+    }))
+    .unwrap_or(Err(fmt::Error))
 }
 
 struct Utf8Sink<'a>(&'a mut Vec<u8>);
@@ -941,6 +1006,7 @@ thread_local! {
 /// });
 /// assert_eq!(len, 10);
 /// ```
+#[inline]
 pub fn with_event_buf<R>(f: impl FnOnce(&mut EventBuf) -> R) -> R {
     let mut f = Some(f);
     let done = BUF.try_with(|cell| {

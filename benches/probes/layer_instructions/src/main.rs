@@ -1,0 +1,124 @@
+//! Instructions per `tracing::info!` on the calling thread, through
+//! `NowaitLayer` (a file sink in a temporary directory) and through
+//! `tracing`'s floor (`Registry` and a layer that visits the fields into
+//! nothing, as `benches/benches/latency_load/fronts.rs` has it). Counted
+//! with callgrind, which is deterministic, so the machine's load does not
+//! matter; `measure.sh` next to this file runs it.
+//!
+//! ```text
+//! layer-instructions MODE SHAPE N
+//!   MODE   layer | floor
+//!   SHAPE  req      path, status, latency_us and "served" (the latency_load call)
+//!          fmt      target "app", a, b and "request {} done" with one argument
+//!          spanreq  req inside an entered span with two fields
+//! ```
+//!
+//! Only the `emit_*` functions are meant to be collected
+//! (`--toggle-collect='layer_instructions::emit_*'`); each first logs one
+//! event outside the count's difference (registration, thread set-up).
+
+use std::hint::black_box;
+
+use tracing_subscriber::prelude::*;
+
+const PATHS: [&str; 4] = ["/", "/index.html", "/api/v1/items", "/static/app.js"];
+
+/// The latency_load workload's call (`nowait_benches::tracing_request`).
+#[inline(never)]
+fn emit_req(n: u64) {
+    req_loop(n);
+}
+
+#[inline(always)]
+fn req_loop(n: u64) {
+    for i in 0..n {
+        let i = black_box(i);
+        let path = PATHS[(i % 4) as usize];
+        let status: u64 = if i.is_multiple_of(97) { 404 } else { 200 };
+        let latency_us = 100.0 + (i % 1000) as f64 * 1.5;
+        tracing::info!(
+            path = path,
+            status = status,
+            latency_us = latency_us,
+            "served"
+        );
+    }
+}
+
+/// A formatted message with one argument, an explicit target.
+#[inline(never)]
+fn emit_fmt(n: u64) {
+    for i in 0..n {
+        let i = black_box(i);
+        tracing::info!(target: "app", a = 1u64, b = "two", "request {} done", i);
+    }
+}
+
+/// The workload's call inside an entered span.
+#[inline(never)]
+fn emit_spanreq(n: u64) {
+    let span = tracing::info_span!("request", method = "GET", id = 7u64);
+    let _entered = span.enter();
+    req_loop(n);
+}
+
+/// `tracing`'s floor: visits every field of an event into nothing.
+struct Floor;
+
+struct NoVisit;
+
+impl tracing::field::Visit for NoVisit {
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        black_box((field, value));
+    }
+}
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Floor {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        event.record(&mut NoVisit);
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    let usage = "usage: layer-instructions layer|floor req|fmt|spanreq N";
+    let (Some(mode), Some(shape), Some(n)) = (args.get(1), args.get(2), args.get(3)) else {
+        eprintln!("{usage}");
+        std::process::exit(2);
+    };
+    let n: u64 = n.parse().expect("N is a number");
+    let emit: fn(u64) = match shape.as_str() {
+        "req" => emit_req,
+        "fmt" => emit_fmt,
+        "spanreq" => emit_spanreq,
+        _ => panic!("{usage}"),
+    };
+    let run = || {
+        emit(1);
+        emit(n);
+    };
+    match mode.as_str() {
+        "layer" => {
+            let dir =
+                std::env::temp_dir().join(format!("layer-instructions-{}", std::process::id()));
+            std::fs::create_dir_all(&dir).expect("a temporary directory");
+            // A ring large enough for every event: none dropped, no wait.
+            let (layer, guard) = nowait_tracing::layer(
+                nowait_core::Builder::new()
+                    .capacity(256 << 20)
+                    .sink(nowait_core::Sink::file(dir.join("app.log"))),
+            )
+            .expect("a logger");
+            let logger = layer.logger().clone();
+            tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), run);
+            drop(guard);
+            let stats = logger.stats();
+            eprintln!("dropped {} discarded {}", stats.dropped(), stats.discarded);
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+        "floor" => {
+            tracing::subscriber::with_default(tracing_subscriber::registry().with(Floor), run);
+        }
+        _ => panic!("{usage}"),
+    }
+}
