@@ -235,7 +235,27 @@ fn nowait_logger_with(
         Some(path) => builder.crash_durable(path),
         None => builder,
     };
+    let builder = match lanes() {
+        Some((count, bytes)) => {
+            let builder = builder.lanes(count);
+            match bytes {
+                Some(bytes) => builder.lane_capacity(bytes),
+                None => builder,
+            }
+        }
+        None => builder,
+    };
     builder.build().expect("a nowait logger")
+}
+
+/// `NOWAIT_BENCH_LANES=COUNT[,BYTES]`: nowait's `Builder::lanes` (and
+/// `lane_capacity`) instead of the defaults, to compare lane settings.
+fn lanes() -> Option<(usize, Option<usize>)> {
+    let v = std::env::var("NOWAIT_BENCH_LANES").ok()?;
+    let mut it = v.split(',');
+    let count = it.next()?.trim().parse().ok()?;
+    let bytes = it.next().and_then(|b| b.trim().parse().ok());
+    Some((count, bytes))
 }
 
 /// `--durable DIR`: the crash-durable file of this (child) process.

@@ -106,6 +106,14 @@ fn main() {
             let (layer, guard) = nowait_tracing::layer(
                 nowait_core::Builder::new()
                     .capacity(256 << 20)
+                    // NOWAIT_PROBE_LANES=0: without per-thread lanes.
+                    .lanes(
+                        std::env::var("NOWAIT_PROBE_LANES")
+                            .ok()
+                            .and_then(|v| v.parse().ok())
+                            .unwrap_or(16),
+                    )
+                    .lane_capacity(64 << 20)
                     .sink(nowait_core::Sink::file(dir.join("app.log"))),
             )
             .expect("a logger");

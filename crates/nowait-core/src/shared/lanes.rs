@@ -97,6 +97,9 @@ struct Held {
 
 impl Drop for Held {
     fn drop(&mut self) {
+        // The fast path's copy goes first: once `lanes` may be freed, its
+        // address may be reused by another logger's lanes.
+        let _ = FAST.try_with(|f| f.set(NONE));
         if let Some(i) = self.slot {
             // Only if it is still ours (a forked child may have freed it).
             let _ = self.lanes.slots[i].owner.compare_exchange(
@@ -109,8 +112,19 @@ impl Drop for Held {
     }
 }
 
+/// [`FAST`] when the thread holds no lanes.
+const NONE: (usize, usize) = (0, NO_SLOT);
+/// The slot part of [`FAST`] for a thread that found no free lane.
+const NO_SLOT: usize = usize::MAX;
+
 thread_local! {
     static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
+    /// What the push reads: the address of the [`Lanes`] the thread holds
+    /// (its `Held` keeps them alive, so the address cannot be reused while
+    /// it is here: `Held`'s drop clears it first) and the slot there.
+    /// `const` and without a destructor, so reading it is one load from
+    /// the thread's TLS block, with no state check and no borrow flag.
+    static FAST: Cell<(usize, usize)> = const { Cell::new(NONE) };
     static THREAD_ID: Cell<u64> = const { Cell::new(0) };
 }
 
@@ -167,6 +181,19 @@ impl Lanes {
     /// the thread is exiting, or the call re-entered from inside a push.
     #[inline]
     pub(crate) fn lane(self: &Arc<Self>) -> Option<&Slot> {
+        let (held, slot) = FAST.try_with(Cell::get).unwrap_or(NONE);
+        if held == Arc::as_ptr(self) as usize && slot != NO_SLOT {
+            return self.slots.get(slot);
+        }
+        self.lane_slow()
+    }
+
+    /// A thread's first record for these lanes, or a thread without one:
+    /// takes a free slot (a thread without one looks again every
+    /// [`RETRY_EVERY`] records).
+    #[cold]
+    #[inline(never)]
+    fn lane_slow(self: &Arc<Self>) -> Option<&Slot> {
         let slot = HELD
             .try_with(|held| {
                 match held.try_borrow() {
@@ -184,18 +211,15 @@ impl Lanes {
             })
             .ok()
             .flatten()?;
-        Some(&self.slots[slot])
+        self.slots.get(slot)
     }
 
     /// Takes a free slot for the calling thread (giving back the one it
     /// held in another logger's lanes).
-    #[cold]
-    #[inline(never)]
     fn acquire(self: &Arc<Self>, held: &RefCell<Option<Held>>) -> Option<usize> {
         let mut held = held.try_borrow_mut().ok()?;
         if let Some(h) = held.as_ref() {
             if Arc::ptr_eq(&h.lanes, self) {
-                // Looking again for a slot some thread gave back.
                 if let Some(i) = h.slot {
                     return Some(i);
                 }
@@ -219,6 +243,7 @@ impl Lanes {
             id,
             misses: Cell::new(0),
         });
+        let _ = FAST.try_with(|f| f.set((Arc::as_ptr(self) as usize, slot.unwrap_or(NO_SLOT))));
         slot
     }
 
