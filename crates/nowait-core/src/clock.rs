@@ -47,35 +47,52 @@ pub(crate) fn now() -> u64 {
     }
 }
 
-/// A time field as a key that orders events: nanoseconds since the Unix
-/// epoch, with raw ticks converted against one anchor taken once per
-/// process (never re-anchored, unlike [`to_unix_nanos`], so the
-/// conversion is monotonic: a thread's keys never decrease). Only the
-/// writer's merge of the lanes uses it; a time a front end gave in
-/// wall-clock nanoseconds compares with the converted ticks to within the
-/// tick rate's calibration error.
+/// A time field as a key that orders events: raw ticks as they are (the
+/// common case costs a mask), and a time a front end gave in wall-clock
+/// nanoseconds converted into ticks against one anchor taken once per
+/// process (never re-anchored, so the conversion is monotonic). Without a
+/// tick clock (before calibration, under Miri) keys are nanoseconds. Only
+/// the writer's merge of the lanes uses it; wall-clock times compare with
+/// ticks to within the tick rate's calibration error.
+#[inline]
 pub(crate) fn order_key(field: u64) -> u64 {
-    if field & RAW == 0 {
-        return field;
+    if field & RAW != 0 {
+        return field & !RAW;
     }
-    let ticks = field & !RAW;
-    let Some(clock) = CLOCK.get() else {
-        return wall_nanos();
+    let Some((t0, n0, per_ns)) = order_anchor() else {
+        return field;
     };
-    let &(t0, n0) = ORDER_ANCHOR.get_or_init(|| (clock.raw(), wall_nanos()));
-    if ticks >= t0 {
-        n0.saturating_add(clock.delta_as_nanos(t0, ticks))
+    if field >= n0 {
+        t0.saturating_add(((field - n0) as f64 * per_ns) as u64)
     } else {
-        n0.saturating_sub(clock.delta_as_nanos(ticks, t0))
+        t0.saturating_sub(((n0 - field) as f64 * per_ns) as u64)
     }
 }
 
-/// The anchor of [`order_key`].
-static ORDER_ANCHOR: OnceLock<(u64, u64)> = OnceLock::new();
+/// (ticks, wall nanoseconds, ticks per nanosecond) read once, for
+/// [`order_key`]; `None` without a tick clock.
+fn order_anchor() -> Option<(u64, u64, f64)> {
+    static ANCHOR: OnceLock<(u64, u64, f64)> = OnceLock::new();
+    let clock = CLOCK.get()?;
+    Some(*ANCHOR.get_or_init(|| {
+        let per_tick = ns_per_tick();
+        let per_ns = if per_tick > 0.0 { 1.0 / per_tick } else { 1.0 };
+        (clock.raw(), wall_nanos(), per_ns)
+    }))
+}
 
 /// The [`order_key`] of now.
 pub(crate) fn order_key_now() -> u64 {
     order_key(now())
+}
+
+/// `span` in [`order_key`] units.
+pub(crate) fn order_span(span: Duration) -> u64 {
+    let ns = u64::try_from(span.as_nanos()).unwrap_or(u64::MAX);
+    match order_anchor() {
+        Some((_, _, per_ns)) => (ns as f64 * per_ns) as u64,
+        None => ns,
+    }
 }
 
 /// Nanoseconds per raw tick, for a process that converts this one's ticks

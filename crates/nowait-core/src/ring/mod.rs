@@ -779,30 +779,52 @@ impl Ring {
     /// Lends the oldest committed record to `f` without consuming it, or
     /// returns `None` if there is none yet. Padding and void records in
     /// front of it are consumed on the way. Consumer only, and only on a
-    /// ring that does not defer its release (a thread's lane).
+    /// ring that does not defer its release (a thread's lane, or the ring
+    /// of a logger with lanes).
     ///
     /// With [`Ring::skip_front`], lets the consumer merge several rings:
-    /// look at each one's oldest record, take the one it wants.
+    /// look at each one's oldest record, take the one it wants. The
+    /// cursor forms ([`Ring::front_at`], [`Ring::take_at`],
+    /// [`Ring::publish_to`]) do the same and hand the space back once per
+    /// batch instead of once per record.
+    #[cfg(test)]
     pub(crate) fn peek<R>(&self, f: impl FnOnce(Header, &[u8]) -> R) -> Option<R> {
-        debug_assert!(!self.deferred, "peek is for lanes, which never defer");
+        let mut pos = self.consumed();
+        let out = self.front_at(&mut pos, f);
+        self.publish_to(pos);
+        out
+    }
+
+    /// Consumes the record [`Ring::peek`] last lent and hands its space
+    /// back. Consumer only; a no-op if there is no committed record.
+    #[cfg(test)]
+    pub(crate) fn skip_front(&self) {
+        let mut pos = self.consumed();
+        self.take_at(&mut pos);
+        self.publish_to(pos);
+    }
+
+    /// [`Ring::peek`] at the consumer's cursor `pos` (which starts at
+    /// [`Ring::consumed`]): moves it past padding and void records, then
+    /// lends the committed record there without taking it.
+    #[inline]
+    pub(crate) fn front_at<R>(&self, pos: &mut u64, f: impl FnOnce(Header, &[u8]) -> R) -> Option<R> {
+        debug_assert!(!self.deferred, "merging is for rings that never defer");
         let cap = self.capacity_words();
         let mut f = Some(f);
         let mut out = None;
         loop {
-            let pos = self.tail().load(Ordering::Relaxed);
-            let index = (pos & self.mask) as usize;
+            let index = (*pos & self.mask) as usize;
             match self.states()[index].load(Ordering::Acquire) {
                 FREE => return None,
                 PADDING => {
                     self.states()[index].store(FREE, Ordering::Relaxed);
-                    self.tail()
-                        .store(pos + (cap - index as u64), Ordering::Release);
+                    *pos += cap - index as u64;
                 }
                 VOID => {
                     let len = self.read_header(index).len as usize;
                     self.states()[index].store(FREE, Ordering::Relaxed);
-                    self.tail()
-                        .store(pos + record_words(len), Ordering::Release);
+                    *pos += record_words(len);
                 }
                 COMMITTED => {
                     let header = self.read_header(index);
@@ -823,21 +845,29 @@ impl Ring {
         }
     }
 
-    /// Consumes the record [`Ring::peek`] last lent and hands its space
-    /// back. Consumer only; a no-op if there is no committed record.
-    pub(crate) fn skip_front(&self) {
-        let pos = self.tail().load(Ordering::Relaxed);
-        let index = (pos & self.mask) as usize;
+    /// Takes the committed record at the cursor `pos` (the one
+    /// [`Ring::front_at`] lent) and moves the cursor past it. Its space
+    /// goes back to the producers at the next [`Ring::publish_to`].
+    #[inline]
+    pub(crate) fn take_at(&self, pos: &mut u64) {
+        let index = (*pos & self.mask) as usize;
         if self.states()[index].load(Ordering::Acquire) != COMMITTED {
-            debug_assert!(false, "nowait bug: skip_front without a peeked record");
+            debug_assert!(false, "nowait bug: take_at without a lent record");
             return;
         }
         let len = self.read_header(index).len as usize;
         self.states()[index].store(FREE, Ordering::Relaxed);
-        // Release: our reads of the record and the reset of its state
-        // byte happen before any producer's reuse of the space.
-        self.tail()
-            .store(pos + record_words(len), Ordering::Release);
+        *pos += record_words(len);
+    }
+
+    /// Hands back the space of everything before the cursor `pos`.
+    /// Release: our reads of those records and the resets of their state
+    /// bytes happen before any producer's reuse of the space.
+    #[inline]
+    pub(crate) fn publish_to(&self, pos: u64) {
+        if pos != self.tail().load(Ordering::Relaxed) {
+            self.tail().store(pos, Ordering::Release);
+        }
     }
 
     /// Whether every record claimed so far was consumed. Racy while

@@ -88,32 +88,38 @@ impl Writer {
         let horizon = if forced {
             u64::MAX
         } else {
-            now.saturating_sub(GRACE.as_nanos() as u64)
+            now.saturating_sub(crate::clock::order_span(GRACE))
         };
         // A time from the future (a front end's own clock, a bad value) is
         // due at once: it must never hold its lane or the ring back.
-        let future = now.saturating_add(FUTURE.as_nanos() as u64);
+        let future = now.saturating_add(crate::clock::order_span(FUTURE));
+        let ring = lanes.len();
         let input = |i: usize| -> &Ring {
-            if i < lanes.len() {
+            if i < ring {
                 lanes.ring(i)
             } else {
                 &shared.ring
             }
         };
-        let ring = lanes.len();
+        // Per input: its front's key, its cursor, and where it started.
         let mut keys = std::mem::take(&mut self.lane_keys);
         keys.clear();
-        keys.resize(ring + 1, (None, 0));
-        // The ring first, then the lanes: see `refresh`.
-        keys[ring] = (front_key(&shared.ring), shared.ring.consumed());
-        for (key, lane) in keys.iter_mut().zip(lanes.rings()) {
-            *key = (front_key(lane), lane.consumed());
+        keys.resize(ring + 1, Front::default());
+        // The ring first, then the lanes: see below.
+        for i in std::iter::once(ring).chain(0..ring) {
+            let from = input(i);
+            let mut pos = from.consumed();
+            keys[i] = Front {
+                key: front_key(from, &mut pos),
+                pos,
+                start: pos,
+            };
         }
         let (mut taken, mut bytes) = (0u64, 0usize);
         while bytes < max_bytes {
             let mut best: Option<(usize, u64)> = None;
-            for (i, (key, _)) in keys.iter().enumerate() {
-                if let Some(k) = *key {
+            for (i, front) in keys.iter().enumerate() {
+                if let Some(k) = front.key {
                     if (k <= horizon || k > future) && best.map_or(true, |(_, b)| k < b) {
                         best = Some((i, k));
                     }
@@ -122,7 +128,8 @@ impl Writer {
             let Some((i, _)) = best else { break };
             let from = input(i);
             let sinks = &mut self.sinks;
-            let took = from.peek(|header, payload| {
+            let mut pos = keys[i].pos;
+            let took = from.front_at(&mut pos, |header, payload| {
                 let level = Level::from_u8(header.level).unwrap_or(Level::Error);
                 let (_, payload) = split_time(header.kind, payload);
                 let record = Record::new(level, header.kind, payload);
@@ -131,35 +138,35 @@ impl Writer {
                 }
                 record_words(header.len as usize) as usize * 8
             });
-            match took {
-                Some(n) => {
-                    from.skip_front();
-                    taken += 1;
-                    bytes += n;
-                    keys[i].0 = front_key(from);
-                    if i == ring {
-                        // A thread that overflowed into the ring committed
-                        // its older records to its lane before: having seen
-                        // its ring record (acquire), a look at the lanes
-                        // now sees them, so they are merged before it. A
-                        // lane seen empty before the ring was looked at
-                        // must be looked at again.
-                        for (j, key) in keys[..ring].iter_mut().enumerate() {
-                            if key.0.is_none() {
-                                key.0 = front_key(lanes.ring(j));
-                            }
-                        }
+            let Some(n) = took else {
+                keys[i].key = None;
+                continue;
+            };
+            from.take_at(&mut pos);
+            taken += 1;
+            bytes += n;
+            keys[i].key = front_key(from, &mut pos);
+            keys[i].pos = pos;
+            if i == ring {
+                // A thread that overflowed into the ring committed its
+                // older records to its lane before: having seen its ring
+                // record (acquire), a look at the lanes now sees them, so
+                // they are merged before it. A lane seen empty before the
+                // ring was looked at must be looked at again.
+                for (j, front) in keys[..ring].iter_mut().enumerate() {
+                    if front.key.is_none() {
+                        front.key = front_key(lanes.ring(j), &mut front.pos);
                     }
                 }
-                None => keys[i].0 = None,
             }
         }
-        let most = keys[..lanes.len()]
-            .iter()
-            .enumerate()
-            .map(|(i, (_, from))| lanes.ring(i).consumed() - from)
-            .max()
-            .unwrap_or(0);
+        let mut most = 0;
+        for (i, front) in keys.iter().enumerate() {
+            input(i).publish_to(front.pos);
+            if i < ring {
+                most = most.max(front.pos - front.start);
+            }
+        }
         self.lane_keys = keys;
         if taken > 0 {
             shared.space.notify();
@@ -220,9 +227,20 @@ impl Writer {
     }
 }
 
-/// The merge key of an input's oldest record (its time, see
-/// [`order_key`](crate::clock::order_key)); `None` if the input has no
-/// committed record.
-fn front_key(input: &Ring) -> Option<u64> {
-    input.peek(|h, payload| crate::clock::order_key(split_time(h.kind, payload).0))
+/// The merge key of the record at an input's cursor `pos` (its time, see
+/// [`order_key`](crate::clock::order_key)), moving the cursor past padding;
+/// `None` if no committed record is there.
+#[inline]
+fn front_key(input: &Ring, pos: &mut u64) -> Option<u64> {
+    input.front_at(pos, |h, payload| {
+        crate::clock::order_key(split_time(h.kind, payload).0)
+    })
+}
+
+/// One input of the merge during [`Writer::take_merged`].
+#[derive(Clone, Copy, Debug, Default)]
+pub(super) struct Front {
+    key: Option<u64>,
+    pos: u64,
+    start: u64,
 }

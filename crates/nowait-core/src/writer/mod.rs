@@ -101,7 +101,7 @@ pub(crate) struct Writer {
     metrics_at: Instant,
     /// Each lane's merge key and consumed position during a sweep (kept
     /// to reuse the allocation).
-    lane_keys: Vec<(Option<u64>, u64)>,
+    lane_keys: Vec<lanes::Front>,
     /// How far the lanes must be moved before the flush requests seen last
     /// can be answered.
     goal: Option<lanes::Goal>,
