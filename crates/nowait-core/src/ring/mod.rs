@@ -808,7 +808,11 @@ impl Ring {
     /// [`Ring::consumed`]): moves it past padding and void records, then
     /// lends the committed record there without taking it.
     #[inline]
-    pub(crate) fn front_at<R>(&self, pos: &mut u64, f: impl FnOnce(Header, &[u8]) -> R) -> Option<R> {
+    pub(crate) fn front_at<R>(
+        &self,
+        pos: &mut u64,
+        f: impl FnOnce(Header, &[u8]) -> R,
+    ) -> Option<R> {
         debug_assert!(!self.deferred, "merging is for rings that never defer");
         let cap = self.capacity_words();
         let mut f = Some(f);

@@ -54,6 +54,10 @@ const RETRY_EVERY: u32 = 1024;
 /// The lanes of one logger.
 pub(crate) struct Lanes {
     slots: Box<[Slot]>,
+    /// How many times a thread took a slot: the writer's merge looks only
+    /// at lanes that are held or hold records, and looks again when this
+    /// moves (see `writer::lanes`).
+    acquired: AtomicU64,
     /// The claim limit in a lane for records below the protected level
     /// (the high-water rule of the shared ring, per lane).
     pub(crate) low_limit: usize,
@@ -158,6 +162,7 @@ impl Lanes {
         Lanes {
             low_limit: high_water.map_or(usize::MAX, |h| (cap as f64 * h) as usize),
             slots,
+            acquired: AtomicU64::new(0),
         }
     }
 
@@ -237,6 +242,11 @@ impl Lanes {
                     .compare_exchange(0, id, Ordering::Acquire, Ordering::Relaxed)
                     .is_ok()
         });
+        if slot.is_some() {
+            // Before any record of ours: a consumer that sees one of them
+            // (acquire) sees this count moved.
+            self.acquired.fetch_add(1, Ordering::Release);
+        }
         *held = Some(Held {
             lanes: Arc::clone(self),
             slot,
@@ -245,6 +255,16 @@ impl Lanes {
         });
         let _ = FAST.try_with(|f| f.set((Arc::as_ptr(self) as usize, slot.unwrap_or(NO_SLOT))));
         slot
+    }
+
+    /// Whether lane `i` is held by a thread now.
+    pub(crate) fn is_held(&self, i: usize) -> bool {
+        self.slots[i].owner.load(Ordering::Acquire) != 0
+    }
+
+    /// How many times a thread took a lane so far.
+    pub(crate) fn acquisitions(&self) -> u64 {
+        self.acquired.load(Ordering::Acquire)
     }
 
     /// Closes every lane ([`Ring::close`]).

@@ -101,10 +101,16 @@ impl Writer {
                 &shared.ring
             }
         };
-        // Per input: its front's key, its cursor, and where it started.
+        // Per input: its front's key, its cursor, and where it started;
+        // `live`: the inputs the merge looks at (the ring, and the lanes
+        // held by a thread or holding records; the others cannot get a
+        // record without a thread taking them, which `acquisitions` tells).
         let mut keys = std::mem::take(&mut self.lane_keys);
+        let mut live = std::mem::take(&mut self.live);
         keys.clear();
         keys.resize(ring + 1, Front::default());
+        live.clear();
+        let mut acquired = lanes.acquisitions();
         // The ring first, then the lanes: see below.
         for i in std::iter::once(ring).chain(0..ring) {
             let from = input(i);
@@ -114,12 +120,15 @@ impl Writer {
                 pos,
                 start: pos,
             };
+            if i == ring || keys[i].key.is_some() || lanes.is_held(i) {
+                live.push(i);
+            }
         }
         let (mut taken, mut bytes) = (0u64, 0usize);
         while bytes < max_bytes {
             let mut best: Option<(usize, u64)> = None;
-            for (i, front) in keys.iter().enumerate() {
-                if let Some(k) = front.key {
+            for &i in &live {
+                if let Some(k) = keys[i].key {
                     if (k <= horizon || k > future) && best.map_or(true, |(_, b)| k < b) {
                         best = Some((i, k));
                     }
@@ -147,15 +156,25 @@ impl Writer {
             bytes += n;
             keys[i].key = front_key(from, &mut pos);
             keys[i].pos = pos;
-            if i == ring {
+            if i == ring && keys[i].key.is_some() {
                 // A thread that overflowed into the ring committed its
                 // older records to its lane before: having seen its ring
                 // record (acquire), a look at the lanes now sees them, so
                 // they are merged before it. A lane seen empty before the
-                // ring was looked at must be looked at again.
-                for (j, front) in keys[..ring].iter_mut().enumerate() {
-                    if front.key.is_none() {
-                        front.key = front_key(lanes.ring(j), &mut front.pos);
+                // ring was looked at must be looked at again, and a lane
+                // taken since the start of this merge joins it.
+                let now_acquired = lanes.acquisitions();
+                if now_acquired != acquired {
+                    acquired = now_acquired;
+                    for j in 0..ring {
+                        if !live.contains(&j) && lanes.is_held(j) {
+                            live.push(j);
+                        }
+                    }
+                }
+                for &j in &live {
+                    if j != ring && keys[j].key.is_none() {
+                        keys[j].key = front_key(lanes.ring(j), &mut keys[j].pos);
                     }
                 }
             }
@@ -168,6 +187,7 @@ impl Writer {
             }
         }
         self.lane_keys = keys;
+        self.live = live;
         if taken > 0 {
             shared.space.notify();
         }

@@ -102,6 +102,8 @@ pub(crate) struct Writer {
     /// Each lane's merge key and consumed position during a sweep (kept
     /// to reuse the allocation).
     lane_keys: Vec<lanes::Front>,
+    /// The inputs a merge looks at (kept to reuse the allocation).
+    live: Vec<usize>,
     /// How far the lanes must be moved before the flush requests seen last
     /// can be answered.
     goal: Option<lanes::Goal>,
@@ -193,6 +195,7 @@ impl Writer {
             #[cfg(feature = "metrics")]
             metrics_at: Instant::now(),
             lane_keys: Vec::new(),
+            live: Vec::new(),
             goal: None,
             swept: [0; 2],
         }
