@@ -107,16 +107,7 @@ fn a_full_lane_overflows_into_the_ring_in_order() {
     drop(guard);
     let stats = logger.stats();
     assert_eq!(stats.dropped(), 0, "{stats:?}");
-    let mut next = vec![0usize; threads];
-    let lines = out.lines();
-    assert_eq!(lines.len(), threads * per_thread);
-    for line in lines {
-        let (t, i) = line.split_once(' ').unwrap();
-        let t: usize = t[1..].parse().unwrap();
-        let i: usize = i.parse().unwrap();
-        assert_eq!(i, next[t], "thread {t} out of order");
-        next[t] += 1;
-    }
+    assert_each_thread_in_order(&out.lines(), threads, per_thread);
 }
 
 /// More threads than lanes: the threads without one use the shared ring;
@@ -150,16 +141,7 @@ fn more_threads_than_lanes_share_the_ring() {
     });
     drop(guard);
     assert_eq!(logger.stats().dropped(), 0);
-    let mut next = vec![0usize; threads];
-    let lines = out.lines();
-    assert_eq!(lines.len(), threads * per_thread);
-    for line in lines {
-        let (t, i) = line.split_once(' ').unwrap();
-        let t: usize = t[1..].parse().unwrap();
-        let i: usize = i.parse().unwrap();
-        assert_eq!(i, next[t], "thread {t} out of order");
-        next[t] += 1;
-    }
+    assert_each_thread_in_order(&out.lines(), threads, per_thread);
 }
 
 /// A flush waits for what other threads put in their lanes before it was
@@ -243,4 +225,17 @@ fn invalid_lane_settings_are_build_errors() {
         .build()
         .unwrap_err();
     assert!(e.to_string().contains("lane capacity"), "{e}");
+}
+
+/// Lines "t<thread> <i>": all of them, each thread's in its order.
+fn assert_each_thread_in_order(lines: &[String], threads: usize, per_thread: usize) {
+    let mut next = vec![0usize; threads];
+    assert_eq!(lines.len(), threads * per_thread);
+    for line in lines {
+        let (t, i) = line.split_once(' ').unwrap();
+        let t: usize = t[1..].parse().unwrap();
+        let i: usize = i.parse().unwrap();
+        assert_eq!(i, next[t], "thread {t} out of order");
+        next[t] += 1;
+    }
 }
