@@ -229,8 +229,12 @@ impl Builder {
         self
     }
 
-    /// How many threads get a lane of their own (default 16; 0 turns lanes
-    /// off; at most 4096, else [`build`](Builder::build) fails).
+    /// How many threads get a lane of their own (default 0: off; at most
+    /// 4096, else [`build`](Builder::build) fails). Opt in where several
+    /// threads log at once: on this project's 2-vCPU machine two threads
+    /// logging 10 µs apart paid 0.18–0.29x the per-call p50 of the shared
+    /// ring, but saturated throughput to a file was 0.70–0.82x
+    /// (`benches/results/issue21-lanes-ab.md`).
     ///
     /// A lane is a small ring that one thread fills without sharing a
     /// cache line with other producers; the writer moves lane records into

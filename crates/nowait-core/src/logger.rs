@@ -471,9 +471,9 @@ impl Logger {
     ///
     /// ```
     /// # let (logger, _guard) = nowait_core::Builder::new().capacity(4096).sink(nowait_core::Sink::writer(std::io::sink())).build().unwrap();
-    /// assert_eq!(logger.max_record_len(), 2032);
-    /// # let (logger, _guard) = nowait_core::Builder::new().capacity(4096).lanes(0).sink(nowait_core::Sink::writer(std::io::sink())).build().unwrap();
     /// assert_eq!(logger.max_record_len(), 2040);
+    /// # let (logger, _guard) = nowait_core::Builder::new().capacity(4096).lanes(16).sink(nowait_core::Sink::writer(std::io::sink())).build().unwrap();
+    /// assert_eq!(logger.max_record_len(), 2032);
     /// ```
     pub fn max_record_len(&self) -> usize {
         self.shared.max_payload()

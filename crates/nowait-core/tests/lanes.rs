@@ -11,10 +11,13 @@ use common::{Shared, Slow};
 use nowait_core::event::{timestamp, EventBuf, FieldName};
 use nowait_core::{kind, Builder, FullPolicy, Level, Sink};
 
+/// Lanes are opt-in: every test here turns them on (16, the count the
+/// docs suggest), except the one that checks them off.
 fn builder() -> Builder {
     Builder::new()
         .catch_panics(false)
         .format(nowait_core::Plain)
+        .lanes(16)
 }
 
 fn scale(n: usize) -> usize {

@@ -5,8 +5,9 @@ pub mod design {
     //!
     //! ## Lanes in front of one shared ring
     //!
-    //! Each of the first [`Builder::lanes`](crate::Builder::lanes) threads
-    //! that log (16 by default) takes a lane: a small ring of the same
+    //! Lanes are opt-in ([`Builder::lanes`](crate::Builder::lanes), default
+    //! 0; see the measurements below for why). With `lanes(n)`, each of the
+    //! first `n` threads that log takes a lane: a small ring of the same
     //! algorithm, allocated and pre-faulted at build (1/16 of the capacity,
     //! 256 bytes to 64 KiB), that only it pushes into. A claim in a lane is
     //! a compare-and-swap on a line no other producer writes; the shared
@@ -80,8 +81,17 @@ pub mod design {
     //! uses the shared ring for the rest, so under a burst from many
     //! threads the shared line comes back, never worse than without lanes.
     //!
-    //! Measured on this machine (issue 21; `benches/results/issue21-lanes-ab.md`):
-    //! LANES_NUMBERS
+    //! Measured on this machine (issue 21; `benches/results/issue21-lanes-ab.md`,
+    //! interleaved with the shared ring, 2 rounds, medians; the VM's spread
+    //! is large): two producer threads 10 µs apart, per-call p50 0.18x
+    //! (macros, Drop), 0.24x (Block) and 0.29x (layer) of the shared ring's;
+    //! back to back 0.72x (layer) to 1.22x (macros); one thread 10 µs apart
+    //! 20 → 30–35 ns for the macros (the timer's step is 10 ns). Saturated
+    //! throughput to a file (Block, 2M records) 0.70–0.82x: the merge costs
+    //! the writer more than the claim line cost the producers on 2 vCPUs.
+    //! That is why lanes are off by default: they pay where several
+    //! threads log at once on many cores, and the writer's merge is the
+    //! next thing to make cheaper.
     //!
     //! Rejected alternatives:
     //! - **One shared ring only** (this design until issue 21): fixed memory

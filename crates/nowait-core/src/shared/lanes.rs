@@ -44,8 +44,9 @@ use std::sync::Arc;
 
 use crate::ring::Ring;
 
-/// Default number of lanes.
-pub(crate) const DEFAULT_LANES: usize = 16;
+/// Default number of lanes: none (opt in with `Builder::lanes`; see
+/// `docs::design`, "Lanes", for the measured trade-off).
+pub(crate) const DEFAULT_LANES: usize = 0;
 
 /// A thread without a lane looks for a free one again after this many
 /// records (slots free up as threads exit).
