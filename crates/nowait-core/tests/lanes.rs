@@ -97,16 +97,7 @@ fn a_full_lane_overflows_into_the_ring_in_order() {
         .sink(Sink::writer(out.clone()))
         .build()
         .unwrap();
-    std::thread::scope(|s| {
-        for t in 0..threads {
-            let logger = logger.clone();
-            s.spawn(move || {
-                for i in 0..per_thread {
-                    logger.log(Level::Info, &format!("t{t} {i}")).unwrap();
-                }
-            });
-        }
-    });
+    log_from_threads(&logger, threads, per_thread);
     drop(guard);
     let stats = logger.stats();
     assert_eq!(stats.dropped(), 0, "{stats:?}");
@@ -132,16 +123,7 @@ fn more_threads_than_lanes_share_the_ring() {
         }))
         .build()
         .unwrap();
-    std::thread::scope(|s| {
-        for t in 0..threads {
-            let logger = logger.clone();
-            s.spawn(move || {
-                for i in 0..per_thread {
-                    logger.log(Level::Info, &format!("t{t} {i}")).unwrap();
-                }
-            });
-        }
-    });
+    log_from_threads(&logger, threads, per_thread);
     drop(guard);
     assert_eq!(logger.stats().dropped(), 0);
     assert_each_thread_in_order(&out.lines(), threads, per_thread);
@@ -159,16 +141,7 @@ fn a_flush_covers_records_in_other_threads_lanes() {
         .build()
         .unwrap();
     let n = scale(1_000);
-    std::thread::scope(|s| {
-        for t in 0..2 {
-            let logger = logger.clone();
-            s.spawn(move || {
-                for i in 0..n {
-                    logger.log(Level::Info, &format!("t{t} {i}")).unwrap();
-                }
-            });
-        }
-    });
+    log_from_threads(&logger, 2, n);
     logger.flush().unwrap();
     assert_eq!(out.lines().len(), 2 * n);
     drop(guard);
@@ -228,6 +201,20 @@ fn invalid_lane_settings_are_build_errors() {
         .build()
         .unwrap_err();
     assert!(e.to_string().contains("lane capacity"), "{e}");
+}
+
+/// `threads` threads each log "t<thread> <i>" for i in 0..per_thread.
+fn log_from_threads(logger: &nowait_core::Logger, threads: usize, per_thread: usize) {
+    std::thread::scope(|s| {
+        for t in 0..threads {
+            let logger = logger.clone();
+            s.spawn(move || {
+                for i in 0..per_thread {
+                    logger.log(Level::Info, &format!("t{t} {i}")).unwrap();
+                }
+            });
+        }
+    });
 }
 
 /// Lines "t<thread> <i>": all of them, each thread's in its order.
