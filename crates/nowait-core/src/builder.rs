@@ -261,10 +261,10 @@ impl Builder {
     /// Bytes of each lane (rounded up to a power of two; default 1/16 of
     /// the [`capacity`](Builder::capacity), at least 256 bytes and at most
     /// 64 KiB, and never more than the capacity). A lane is a thread's
-    /// room between two wake-ups of the writer: a thread that logs more
-    /// than this in one [`flush_interval`](Builder::flush_interval) meets
-    /// the [`FullPolicy`] in its lane. A record larger than half a lane
-    /// goes to the shared ring.
+    /// room between two wake-ups of the writer: what a thread logs beyond
+    /// it in one [`flush_interval`](Builder::flush_interval) goes to the
+    /// shared ring, where the [`FullPolicy`] applies, as does a record
+    /// larger than half a lane.
     ///
     /// # Examples
     ///

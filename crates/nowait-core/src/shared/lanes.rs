@@ -15,13 +15,12 @@
 //! directly, as every thread did before lanes existed: memory is bounded by
 //! `count × size` whatever the number of threads.
 //!
-//! The writer thread moves records from the lanes into the shared ring
-//! (merging them by timestamp, see `writer::lanes`) before it drains the
-//! ring, so that everything downstream (flush positions, shutdown
-//! counting, the crash drain, the sinks) still sees one ring. A record
-//! accepted by a lane is accepted: a full shared ring leaves it in its
-//! lane, it is never dropped by the move except by the same high-water
-//! rule a push obeys.
+//! The writer thread takes records from the lanes and the shared ring
+//! together, merged by timestamp (`writer::lanes`), straight into the
+//! sinks. A full lane is not a full logger: the push puts the record in
+//! the shared ring, whose full policy and protected levels apply as
+//! before (`Shared::push_lane`), and the thread stays there until the
+//! writer has taken that record, so its own order holds.
 //!
 //! # Invariants
 //!
@@ -31,9 +30,8 @@
 //!   ownership (a forked child inheriting a slot, see
 //!   [`Lanes::reset_after_fork`]) costs speed, never safety.
 //! - Closing closes every lane before the shared ring, so a record is
-//!   accepted exactly when a lane or the ring accepted it. The writer's
-//!   forced moves ([`Ring::try_push_forced`]) then carry what the lanes
-//!   accepted into the closed ring.
+//!   accepted exactly when a lane or the ring accepted it; the shutdown
+//!   drain and the final count cover the lanes with the ring.
 //! - A thread holds at most one [`Lanes`] alive (the last logger it logged
 //!   to), so a dropped logger's lanes are freed once its threads exit or
 //!   log to another logger.

@@ -99,7 +99,7 @@ pub(crate) struct Writer {
     /// When the counters were last published through `metrics`.
     #[cfg(feature = "metrics")]
     metrics_at: Instant,
-    /// Each lane's merge key and consumed position during a sweep (kept
+    /// Each input's front key and cursor during a merge (kept
     /// to reuse the allocation).
     lane_keys: Vec<lanes::Front>,
     /// The inputs a merge looks at (kept to reuse the allocation).
