@@ -262,6 +262,15 @@ impl Shared {
             self.finish_counting(true);
             return true;
         }
+        // The deadline before the state: a writer that wakes on its own may
+        // see the logger closing at any moment, and drains until the
+        // deadline it reads then. The first shutdown's deadline stands.
+        let _ = self.ctl.deadline_ns.compare_exchange(
+            u64::MAX,
+            to_ns(deadline),
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        );
         if self
             .state
             .compare_exchange(
@@ -272,9 +281,6 @@ impl Shared {
             )
             .is_ok()
         {
-            self.ctl
-                .deadline_ns
-                .store(to_ns(deadline), Ordering::SeqCst);
             // From here on every push is refused and counted.
             self.close_queues();
             if let Some(durable) = &self.durable {
@@ -385,5 +391,36 @@ impl Shared {
         self.state.store(state::FINISHED, Ordering::SeqCst);
         self.progress.notify();
         self.space.notify();
+    }
+}
+
+#[cfg(all(test, not(loom), not(miri)))]
+mod tests {
+    use std::sync::atomic::Ordering;
+
+    use crate::shared::state;
+
+    /// A writer that wakes on its own may see the logger closing at any
+    /// moment of a shutdown; the deadline it then reads must already be
+    /// there, or it would drain until "no deadline" (at once) and abandon
+    /// what a receiver was about to take (CI, stop 24: two OTLP records
+    /// abandoned 0 ms into a 5 s shutdown).
+    #[test]
+    fn whoever_sees_the_logger_closing_sees_its_deadline() {
+        for _ in 0..4000 {
+            let (logger, guard) = crate::Builder::new()
+                .sink(crate::Sink::writer(std::io::sink()))
+                .build()
+                .unwrap();
+            let shared = std::sync::Arc::clone(&logger.shared);
+            let watcher = std::thread::spawn(move || {
+                while shared.state.load(Ordering::SeqCst) == state::RUNNING {
+                    std::hint::spin_loop();
+                }
+                shared.ctl.deadline().is_some()
+            });
+            drop(guard);
+            assert!(watcher.join().unwrap(), "closing with no deadline");
+        }
     }
 }

@@ -22,7 +22,13 @@ impl Writer {
     /// final.
     pub(super) fn finish(&mut self) {
         let start = Instant::now();
-        let deadline = self.shared.ctl.deadline().unwrap_or(start);
+        // A shutdown stores its deadline before it closes the logger, so
+        // there is one; were there none, the configured bound stands.
+        let deadline = self
+            .shared
+            .ctl
+            .deadline()
+            .unwrap_or_else(|| crate::clock::deadline_after(self.shared.shutdown_timeout));
         let margin = (deadline.saturating_duration_since(start) / 4).min(MARGIN);
         let drain_until = deadline.checked_sub(margin).unwrap_or(deadline);
         self.shared.close_queues();
