@@ -7,7 +7,7 @@
 //!
 //! ```text
 //! layer-instructions MODE SHAPE N
-//!   MODE   layer | floor
+//!   MODE   layer | floor | macro (nowait::info!, global logger; SHAPE req only)
 //!   SHAPE  req      path, status, latency_us and "served" (the latency_load call)
 //!          fmt      target "app", a, b and "request {} done" with one argument
 //!          spanreq  req inside an entered span with two fields
@@ -37,6 +37,23 @@ fn req_loop(n: u64) {
         let status: u64 = if i.is_multiple_of(97) { 404 } else { 200 };
         let latency_us = 100.0 + (i % 1000) as f64 * 1.5;
         tracing::info!(
+            path = path,
+            status = status,
+            latency_us = latency_us,
+            "served"
+        );
+    }
+}
+
+/// The same call through nowait's own macro (mode `macro`).
+#[inline(never)]
+fn emit_mreq(n: u64) {
+    for i in 0..n {
+        let i = black_box(i);
+        let path = PATHS[(i % 4) as usize];
+        let status: u64 = if i.is_multiple_of(97) { 404 } else { 200 };
+        let latency_us = 100.0 + (i % 1000) as f64 * 1.5;
+        nowait::info!(
             path = path,
             status = status,
             latency_us = latency_us,
@@ -81,13 +98,14 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Floor {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: layer-instructions layer|floor req|fmt|spanreq N";
+    let usage = "usage: layer-instructions layer|floor|macro req|fmt|spanreq N";
     let (Some(mode), Some(shape), Some(n)) = (args.get(1), args.get(2), args.get(3)) else {
         eprintln!("{usage}");
         std::process::exit(2);
     };
     let n: u64 = n.parse().expect("N is a number");
     let emit: fn(u64) = match shape.as_str() {
+        "req" if mode == "macro" => emit_mreq,
         "req" => emit_req,
         "fmt" => emit_fmt,
         "spanreq" => emit_spanreq,
@@ -97,32 +115,41 @@ fn main() {
         emit(1);
         emit(n);
     };
+    let dir = std::env::temp_dir().join(format!("layer-instructions-{}", std::process::id()));
+    // A ring large enough for every event: none dropped, no wait.
+    let builder = || {
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        nowait_core::Builder::new()
+            .capacity(256 << 20)
+            // NOWAIT_PROBE_LANES=0: without per-thread lanes.
+            .lanes(
+                std::env::var("NOWAIT_PROBE_LANES")
+                    .ok()
+                    .and_then(|v| v.parse().ok())
+                    .unwrap_or(16),
+            )
+            .lane_capacity(64 << 20)
+            .sink(nowait_core::Sink::file(dir.join("app.log")))
+    };
+    let report = |logger: &nowait_core::Logger| {
+        let stats = logger.stats();
+        eprintln!("dropped {} discarded {}", stats.dropped(), stats.discarded);
+        let _ = std::fs::remove_dir_all(&dir);
+    };
     match mode.as_str() {
         "layer" => {
-            let dir =
-                std::env::temp_dir().join(format!("layer-instructions-{}", std::process::id()));
-            std::fs::create_dir_all(&dir).expect("a temporary directory");
-            // A ring large enough for every event: none dropped, no wait.
-            let (layer, guard) = nowait_tracing::layer(
-                nowait_core::Builder::new()
-                    .capacity(256 << 20)
-                    // NOWAIT_PROBE_LANES=0: without per-thread lanes.
-                    .lanes(
-                        std::env::var("NOWAIT_PROBE_LANES")
-                            .ok()
-                            .and_then(|v| v.parse().ok())
-                            .unwrap_or(16),
-                    )
-                    .lane_capacity(64 << 20)
-                    .sink(nowait_core::Sink::file(dir.join("app.log"))),
-            )
-            .expect("a logger");
+            let (layer, guard) = nowait_tracing::layer(builder()).expect("a logger");
             let logger = layer.logger().clone();
             tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), run);
             drop(guard);
-            let stats = logger.stats();
-            eprintln!("dropped {} discarded {}", stats.dropped(), stats.discarded);
-            let _ = std::fs::remove_dir_all(&dir);
+            report(&logger);
+        }
+        "macro" => {
+            let (logger, guard) = builder().build().expect("a logger");
+            nowait::set_global(logger.clone()).expect("the first global logger");
+            run();
+            drop(guard);
+            report(&logger);
         }
         "floor" => {
             tracing::subscriber::with_default(tracing_subscriber::registry().with(Floor), run);
