@@ -235,6 +235,10 @@ fn nowait_logger_with(
         Some(path) => builder.crash_durable(path),
         None => builder,
     };
+    let builder = match capacity() {
+        Some(bytes) => builder.capacity(bytes),
+        None => builder,
+    };
     let builder = match lanes() {
         Some((count, bytes)) => {
             let builder = builder.lanes(count);
@@ -246,6 +250,12 @@ fn nowait_logger_with(
         None => builder,
     };
     builder.build().expect("a nowait logger")
+}
+
+/// `NOWAIT_BENCH_CAPACITY=BYTES`: nowait's ring capacity instead of the
+/// default 1 MiB, to see what the ring's footprint costs a call.
+fn capacity() -> Option<usize> {
+    std::env::var("NOWAIT_BENCH_CAPACITY").ok()?.trim().parse().ok()
 }
 
 /// `NOWAIT_BENCH_LANES=COUNT[,BYTES]`: nowait's `Builder::lanes` (and
