@@ -239,6 +239,10 @@ fn nowait_logger_with(
         Some(bytes) => builder.capacity(bytes),
         None => builder,
     };
+    let builder = match interval() {
+        Some(interval) => builder.flush_interval(interval),
+        None => builder,
+    };
     let builder = match lanes() {
         Some((count, bytes)) => {
             let builder = builder.lanes(count);
@@ -255,7 +259,22 @@ fn nowait_logger_with(
 /// `NOWAIT_BENCH_CAPACITY=BYTES`: nowait's ring capacity instead of the
 /// default 1 MiB, to see what the ring's footprint costs a call.
 fn capacity() -> Option<usize> {
-    std::env::var("NOWAIT_BENCH_CAPACITY").ok()?.trim().parse().ok()
+    std::env::var("NOWAIT_BENCH_CAPACITY")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// `NOWAIT_BENCH_INTERVAL_MS=MS`: nowait's `Builder::flush_interval`
+/// instead of the default 3 ms (how often the writer visits the ring).
+fn interval() -> Option<std::time::Duration> {
+    let ms: u64 = std::env::var("NOWAIT_BENCH_INTERVAL_MS")
+        .ok()?
+        .trim()
+        .parse()
+        .ok()?;
+    Some(std::time::Duration::from_millis(ms))
 }
 
 /// `NOWAIT_BENCH_LANES=COUNT[,BYTES]`: nowait's `Builder::lanes` (and

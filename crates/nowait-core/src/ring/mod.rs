@@ -190,8 +190,9 @@ pub(crate) struct Ring {
     /// from the file until the writer has recorded where it went.
     deferred: bool,
     /// The consumer's position when `deferred` (only the consumer touches
-    /// it, so loom need not track it); otherwise unused.
-    read: std::sync::atomic::AtomicU64,
+    /// it, so loom need not track it); otherwise unused. On a line of its
+    /// own: producers read the fields above on every claim.
+    read: crossbeam_utils::CachePadded<std::sync::atomic::AtomicU64>,
 }
 
 /// The ring's shared words, as the algorithm sees them.
@@ -453,7 +454,7 @@ impl Ring {
             mask: words as u64 - 1,
             shift: words.trailing_zeros(),
             deferred,
-            read: std::sync::atomic::AtomicU64::new(0),
+            read: crossbeam_utils::CachePadded::new(std::sync::atomic::AtomicU64::new(0)),
         }
     }
 

@@ -33,6 +33,8 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crossbeam_utils::CachePadded;
+
 use crate::policy::FullPolicy;
 use crate::ring::Ring;
 use crate::stats::{Counters, SinkCounters};
@@ -72,6 +74,15 @@ pub(crate) type Start = Box<dyn Fn(&Arc<Shared>) -> io::Result<()> + Send + Sync
 
 /// State shared by every [`Logger`](crate::Logger) clone, the
 /// [`Guard`](crate::Guard), the hooks and the writer thread.
+///
+/// Laid out for the producers' cache: what a push reads (the ring's
+/// address, the lanes, the level limits) comes first and is never written
+/// after build, and everything the writer or a waiting thread writes sits on
+/// cache lines of its own ([`CachePadded`]). Before this, the writer's
+/// store to `consumer` around each write shared a line with `protect` and
+/// `write_through_from`, which every push reads: a miss on the request
+/// thread after each of the writer's visits.
+#[repr(C)]
 pub(crate) struct Shared {
     /// The records. Producers claim, the consumer (see `consumer`) drains.
     pub(crate) ring: Ring,
@@ -79,49 +90,50 @@ pub(crate) struct Shared {
     /// disabled (and in a crash-durable logger, whose records must be in
     /// the file's ring from the start).
     pub(crate) lanes: Option<Arc<lanes::Lanes>>,
-    pub(crate) policy: FullPolicy,
+    /// The claim limit for records below `protect`: the high-water mark
+    /// under [`FullPolicy::Drop`], no limit under the blocking policies
+    /// (computed once, so the hot path compares a level and nothing else).
+    pub(crate) low_limit: usize,
     /// The least severe level any sink takes (front ends push nothing
     /// below it; see `Logger::min_level`).
     pub(crate) min_level: Level,
     /// Records below this level are shed above `shed_above` bytes.
     pub(crate) protect: Level,
-    /// The claim limit for records below `protect`: the high-water mark
-    /// under [`FullPolicy::Drop`], no limit under the blocking policies
-    /// (computed once, so the hot path compares a level and nothing else).
-    pub(crate) low_limit: usize,
     /// Records at or above this level (as `u8`; `u8::MAX`: none) wait until
     /// written to the durable sinks (and fsynced if `ctl.fsync`).
     pub(crate) write_through_from: u8,
-    pub(crate) counters: Counters,
-    pub(crate) sinks: Box<[SinkCounters]>,
-    /// See [`state`]. Only moves forward, except in a forked child.
-    pub(crate) state: AtomicU8,
-    /// See [`consumer`].
-    pub(crate) consumer: AtomicU8,
-    /// Requests to the writer.
-    pub(crate) ctl: control::Control,
-    /// Wakes the writer out of its poll (an eventfd). Rung by flush,
-    /// reopen, shutdown and producers waiting for room, never by a push.
-    pub(crate) doorbell: Doorbell,
-    /// Producers waiting for room in the ring; notified by the writer after
-    /// it releases space, and at shutdown.
-    pub(crate) space: Event,
-    /// Flush, reopen and shutdown callers; notified by the writer when it
-    /// publishes progress.
-    pub(crate) progress: Event,
-    /// Producers currently waiting for room.
-    pub(crate) blocked: AtomicUsize,
+    pub(crate) policy: FullPolicy,
     pub(crate) flush_timeout: Duration,
     pub(crate) shutdown_timeout: Duration,
     /// Bound on the panic hook's wait for the durable sinks.
     pub(crate) panic_timeout: Duration,
     /// Bound on a fatal signal's drain (`crash`).
     pub(crate) crash_timeout: Duration,
+    pub(crate) sinks: Box<[SinkCounters]>,
+    /// Wakes the writer out of its poll (an eventfd). Rung by flush,
+    /// reopen, shutdown and producers waiting for room, never by a push.
+    pub(crate) doorbell: Doorbell,
     /// The crash-durable file the ring lives in ([`Builder::crash_durable`]).
     ///
     /// [`Builder::crash_durable`]: crate::Builder::crash_durable
     pub(crate) durable: Option<Arc<crate::durable::DurableFile>>,
     start: Start,
+    // Written while the logger runs: each on lines of its own.
+    pub(crate) counters: CachePadded<Counters>,
+    /// See [`state`]. Only moves forward, except in a forked child.
+    pub(crate) state: CachePadded<AtomicU8>,
+    /// See [`consumer`]. The writer stores to it around each write.
+    pub(crate) consumer: CachePadded<AtomicU8>,
+    /// Requests to the writer.
+    pub(crate) ctl: CachePadded<control::Control>,
+    /// Producers waiting for room in the ring; notified by the writer after
+    /// it releases space, and at shutdown.
+    pub(crate) space: CachePadded<Event>,
+    /// Flush, reopen and shutdown callers; notified by the writer when it
+    /// publishes progress.
+    pub(crate) progress: CachePadded<Event>,
+    /// Producers currently waiting for room.
+    pub(crate) blocked: CachePadded<AtomicUsize>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -181,15 +193,18 @@ impl Shared {
             min_level: config.min_level,
             protect: config.protect,
             write_through_from: config.write_through.map_or(u8::MAX, |l| l as u8),
-            counters: Counters::default(),
+            counters: CachePadded::new(Counters::default()),
             sinks: sinks.into_boxed_slice(),
-            state: AtomicU8::new(state::RUNNING),
-            consumer: AtomicU8::new(consumer::NONE),
-            ctl: control::Control::new(config.flush_interval, config.batch_size),
+            state: CachePadded::new(AtomicU8::new(state::RUNNING)),
+            consumer: CachePadded::new(AtomicU8::new(consumer::NONE)),
+            ctl: CachePadded::new(control::Control::new(
+                config.flush_interval,
+                config.batch_size,
+            )),
             doorbell: Doorbell::new()?,
-            space: Event::default(),
-            progress: Event::default(),
-            blocked: AtomicUsize::new(0),
+            space: CachePadded::new(Event::default()),
+            progress: CachePadded::new(Event::default()),
+            blocked: CachePadded::new(AtomicUsize::new(0)),
             flush_timeout: config.flush_timeout,
             shutdown_timeout: config.shutdown_timeout,
             panic_timeout: config.panic_timeout,
