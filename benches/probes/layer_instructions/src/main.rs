@@ -23,6 +23,15 @@ use tracing_subscriber::prelude::*;
 
 const PATHS: [&str; 4] = ["/", "/index.html", "/api/v1/items", "/static/app.js"];
 
+/// Request `i`'s path, status and latency, as the latency_load workload
+/// makes them.
+#[inline(always)]
+fn request(i: u64) -> (&'static str, u64, f64) {
+    let path = PATHS[(i % 4) as usize];
+    let status: u64 = if i.is_multiple_of(97) { 404 } else { 200 };
+    (path, status, 100.0 + (i % 1000) as f64 * 1.5)
+}
+
 /// The latency_load workload's call (`nowait_benches::tracing_request`).
 #[inline(never)]
 fn emit_req(n: u64) {
@@ -32,10 +41,7 @@ fn emit_req(n: u64) {
 #[inline(always)]
 fn req_loop(n: u64) {
     for i in 0..n {
-        let i = black_box(i);
-        let path = PATHS[(i % 4) as usize];
-        let status: u64 = if i.is_multiple_of(97) { 404 } else { 200 };
-        let latency_us = 100.0 + (i % 1000) as f64 * 1.5;
+        let (path, status, latency_us) = request(black_box(i));
         tracing::info!(
             path = path,
             status = status,
@@ -49,10 +55,7 @@ fn req_loop(n: u64) {
 #[inline(never)]
 fn emit_mreq(n: u64) {
     for i in 0..n {
-        let i = black_box(i);
-        let path = PATHS[(i % 4) as usize];
-        let status: u64 = if i.is_multiple_of(97) { 404 } else { 200 };
-        let latency_us = 100.0 + (i % 1000) as f64 * 1.5;
+        let (path, status, latency_us) = request(black_box(i));
         nowait::info!(
             path = path,
             status = status,
