@@ -93,6 +93,9 @@ impl Control {
         }
         let r = self.reopen.req.load(Ordering::SeqCst);
         self.reopen.done.store(r, Ordering::SeqCst);
+        // Nor is a shutdown the parent had begun: the child's own stores
+        // its deadline (the first one stands).
+        self.deadline_ns.store(u64::MAX, Ordering::SeqCst);
     }
 
     /// The shutdown deadline, if shutdown was asked.
