@@ -39,6 +39,12 @@ if [ ! -f "$WINEPREFIX/system.reg" ]; then
   mkdir -p "$WINEPREFIX"
   timeout 300 "$WINE" wineboot -i >>"$log" 2>&1 || { say "wineboot failed (see $log)"; exit 1; }
 fi
+# The crash tests end children with an access violation on purpose: no
+# debugger (Wine's default, `winedbg --auto`) is started for them, so none
+# is still attached when the next test binary starts. (A clean CI run once
+# saw the test binary after crash_windows exit 1 before printing anything.)
+"$WINE" reg delete 'HKLM\Software\Microsoft\Windows NT\CurrentVersion\AeDebug' /v Debugger /f \
+  >>"$log" 2>&1 || true
 # Stop the wine server however this script ends, so that it holds nothing open.
 trap 'WINEPREFIX="$WINEPREFIX" timeout 20 /usr/lib/wine/wineserver -k >/dev/null 2>&1 || true' EXIT
 
