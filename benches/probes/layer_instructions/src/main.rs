@@ -21,47 +21,28 @@ use std::hint::black_box;
 
 use tracing_subscriber::prelude::*;
 
-const PATHS: [&str; 4] = ["/", "/index.html", "/api/v1/items", "/static/app.js"];
-
-/// Request `i`'s path, status and latency, as the latency_load workload
-/// makes them.
-#[inline(always)]
-fn request(i: u64) -> (&'static str, u64, f64) {
-    let path = PATHS[(i % 4) as usize];
-    let status: u64 = if i.is_multiple_of(97) { 404 } else { 200 };
-    (path, status, 100.0 + (i % 1000) as f64 * 1.5)
-}
-
-/// The latency_load workload's call (`nowait_benches::tracing_request`).
+/// The latency_load workload's call through `tracing`
+/// ([`nowait_benches::tracing_request`], the same function the benches time).
 #[inline(never)]
 fn emit_req(n: u64) {
     req_loop(n);
 }
 
+/// Not an `emit_*` function: callgrind's `--toggle-collect` toggles on
+/// each entry, so `emit_spanreq` must not call `emit_req`.
 #[inline(always)]
 fn req_loop(n: u64) {
     for i in 0..n {
-        let (path, status, latency_us) = request(black_box(i));
-        tracing::info!(
-            path = path,
-            status = status,
-            latency_us = latency_us,
-            "served"
-        );
+        nowait_benches::tracing_request(black_box(i));
     }
 }
 
-/// The same call through nowait's own macro (mode `macro`).
+/// The same call through nowait's own macro (mode `macro`;
+/// [`nowait_benches::macro_request`]).
 #[inline(never)]
 fn emit_mreq(n: u64) {
     for i in 0..n {
-        let (path, status, latency_us) = request(black_box(i));
-        nowait::info!(
-            path = path,
-            status = status,
-            latency_us = latency_us,
-            "served"
-        );
+        nowait_benches::macro_request(black_box(i));
     }
 }
 
