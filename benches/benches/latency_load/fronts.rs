@@ -259,32 +259,31 @@ fn nowait_logger_with(
 /// `NOWAIT_BENCH_CAPACITY=BYTES`: nowait's ring capacity instead of the
 /// default 1 MiB, to see what the ring's footprint costs a call.
 fn capacity() -> Option<usize> {
-    std::env::var("NOWAIT_BENCH_CAPACITY")
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
+    env_numbers("NOWAIT_BENCH_CAPACITY").map(|v| v[0] as usize)
 }
 
 /// `NOWAIT_BENCH_INTERVAL_MS=MS`: nowait's `Builder::flush_interval`
 /// instead of the default 3 ms (how often the writer visits the ring).
 fn interval() -> Option<std::time::Duration> {
-    let ms: u64 = std::env::var("NOWAIT_BENCH_INTERVAL_MS")
-        .ok()?
-        .trim()
-        .parse()
-        .ok()?;
-    Some(std::time::Duration::from_millis(ms))
+    env_numbers("NOWAIT_BENCH_INTERVAL_MS").map(|v| std::time::Duration::from_millis(v[0]))
 }
 
 /// `NOWAIT_BENCH_LANES=COUNT[,BYTES]`: nowait's `Builder::lanes` (and
 /// `lane_capacity`) instead of the defaults, to compare lane settings.
 fn lanes() -> Option<(usize, Option<usize>)> {
-    let v = std::env::var("NOWAIT_BENCH_LANES").ok()?;
-    let mut it = v.split(',');
-    let count = it.next()?.trim().parse().ok()?;
-    let bytes = it.next().and_then(|b| b.trim().parse().ok());
-    Some((count, bytes))
+    env_numbers("NOWAIT_BENCH_LANES").map(|v| (v[0] as usize, v.get(1).map(|&b| b as usize)))
+}
+
+/// The comma-separated numbers of a knob, if set. A value that is set but
+/// not numbers stops the run: a bench must not measure the default while
+/// its caller believes it measured a setting.
+fn env_numbers(name: &str) -> Option<Vec<u64>> {
+    let v = std::env::var(name).ok()?;
+    let numbers: Result<Vec<u64>, _> = v.split(',').map(|n| n.trim().parse()).collect();
+    match numbers {
+        Ok(n) if !n.is_empty() => Some(n),
+        _ => panic!("{name}={v:?}: expected numbers separated by commas"),
+    }
 }
 
 /// `--durable DIR`: the crash-durable file of this (child) process.

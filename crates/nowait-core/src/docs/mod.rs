@@ -217,15 +217,15 @@ pub mod design {
     //! reopen, shutdown, and a producer waiting for room under a blocking
     //! policy.
     //!
-    //! What a visit costs the request thread: after the writer has read a
+    //! What a visit costs the request thread: quill's benchmark method
+    //! (batches of 20 calls 2 ms apart) makes most batches follow a visit
+    //! of the writer, and `latency_load` with `NOWAIT_BENCH_INTERVAL_MS=500`
+    //! took the macros' q20x2ms p50 from 76 to 46 ns (one thread, medians
+    //! of three interleaved rounds: 76, 80, 46 against 46, 43, 47; back to
+    //! back it is 20 to 40 ns either way). The likely cause, not measured
+    //! (this VM exposes no cache counters): after the writer has read a
     //! stretch of the ring and reset its state bytes, the next records a
-    //! producer writes land on cache lines the writer's core last held, and
-    //! each such line moves back across cores (on this VM, 100 ns and more).
-    //! quill's benchmark method (batches of 20 calls 2 ms apart) sees this
-    //! at its worst, since with the 3 ms interval most batches follow a
-    //! visit: `latency_load` with `NOWAIT_BENCH_INTERVAL_MS=500` took the
-    //! macros' q20x2ms p50 from 76 to 46 ns (one thread, three interleaved
-    //! rounds; back to back it is 20 to 30 ns either way). A longer
+    //! producer writes land on cache lines the writer's core last held. A longer
     //! interval is what a user who wants that chooses (`flush_interval`);
     //! the default keeps a record's delay to the file at about 3 ms. The
     //! fields every push reads (the ring's address, the lanes, the level

@@ -80,8 +80,8 @@ pub(crate) type Start = Box<dyn Fn(&Arc<Shared>) -> io::Result<()> + Send + Sync
 /// after build, and everything the writer or a waiting thread writes sits on
 /// cache lines of its own ([`CachePadded`]). Before this, the writer's
 /// store to `consumer` around each write shared a line with `protect` and
-/// `write_through_from`, which every push reads: a miss on the request
-/// thread after each of the writer's visits.
+/// `write_through_from`, which every push reads (false sharing; the gain
+/// was within this VM's noise: CHANGELOG).
 #[repr(C)]
 pub(crate) struct Shared {
     /// The records. Producers claim, the consumer (see `consumer`) drains.
