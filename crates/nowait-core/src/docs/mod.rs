@@ -233,6 +233,22 @@ pub mod design {
     //! (counters, `consumer` around each write, the flush answers, the
     //! events) is on lines of its own.
     //!
+    //! Three explanations of the rest of that gap were tested by timing and
+    //! rejected, each with a benchmark-only patch to the ring
+    //! (`benches/results/issue21-hypotheses.md`, 6 interleaved rounds,
+    //! one thread, q20x2ms p50 against the unchanged ring, whose own rounds
+    //! spread over 87-139 ns that hour): the writer leaving the state bytes
+    //! of its last, partly read line for its next visit, so that it never
+    //! writes the line the producer writes next (0.91x, inside the spread);
+    //! a claim by plain store instead of compare-and-swap, which on x86 also
+    //! removes the store-buffer drain of a locked instruction (1.01x); and
+    //! quill's queue discipline, the producer prefetching lines ahead of
+    //! its position and the writer flushing (`clflush`) every line it has
+    //! read (1.00x). None is worth its cost or risk: the first needs lap
+    //! tags in the state bytes and new loom models, the second is only
+    //! correct for one producer, the third makes the writer flush about 10M lines
+    //! a second at full throughput.
+    //!
     //! ## Control without queues
     //!
     //! Flush, reopen and shutdown are numbers in atomics, not messages: a

@@ -277,6 +277,9 @@ enum Owner {
     Mapped(#[allow(dead_code)] std::sync::Arc<dyn std::any::Any + Send + Sync>),
 }
 
+/// Only the heap or mapped store has a `seen_tail` word at a fixed offset;
+/// the recovery scan does not read it.
+#[cfg(not(loom))]
 const SEEN_TAIL_AT: usize = 8;
 const TAIL_AT: usize = 128;
 const STATES_AT: usize = 256;
