@@ -243,6 +243,10 @@ fn nowait_logger_with(
         Some(interval) => builder.flush_interval(interval),
         None => builder,
     };
+    let builder = match writer_cpu() {
+        Some(cpu) => builder.writer_cpu(cpu),
+        None => builder,
+    };
     let builder = match lanes() {
         Some((count, bytes)) => {
             let builder = builder.lanes(count);
@@ -266,6 +270,14 @@ fn capacity() -> Option<usize> {
 /// instead of the default 3 ms (how often the writer visits the ring).
 fn interval() -> Option<std::time::Duration> {
     env_numbers("NOWAIT_BENCH_INTERVAL_MS").map(|v| std::time::Duration::from_millis(v[0]))
+}
+
+/// `NOWAIT_BENCH_WRITER_CPU=CPU`: nowait's `Builder::writer_cpu`. With
+/// `NOWAIT_BENCH_CPUS=1` (the case's process, so its producer threads, on
+/// CPU 1) and `NOWAIT_BENCH_WRITER_CPU=0`, producers and the writer never
+/// share a CPU, as in quill's own benchmark.
+fn writer_cpu() -> Option<usize> {
+    env_numbers("NOWAIT_BENCH_WRITER_CPU").map(|v| v[0] as usize)
 }
 
 /// `NOWAIT_BENCH_LANES=COUNT[,BYTES]`: nowait's `Builder::lanes` (and

@@ -18,9 +18,10 @@
 //! `benches/durable_ab.py`); `--sink null` discards bytes instead of writing a file;
 //! `--out PATH` writes the JSON elsewhere; `NOWAIT_BENCH_SPACINGS=q20x2ms,b2b`
 //! times only those spacings in the latency cases; `NOWAIT_BENCH_LANES=COUNT[,BYTES]`
-//! , `NOWAIT_BENCH_CAPACITY=BYTES` and `NOWAIT_BENCH_INTERVAL_MS=MS` set
-//! nowait's per-thread lanes, ring capacity and flush interval (default: no
-//! lanes, 1 MiB, 3 ms); `--dry-run` lists the cases
+//! , `NOWAIT_BENCH_CAPACITY=BYTES`, `NOWAIT_BENCH_INTERVAL_MS=MS` and
+//! `NOWAIT_BENCH_WRITER_CPU=CPU` set nowait's per-thread lanes, ring
+//! capacity, flush interval and writer CPU (default: no lanes, 1 MiB, 3 ms,
+//! not pinned); `--dry-run` lists the cases
 //! and their expected durations without running them. `NOWAIT_BENCH_DIR` chooses where
 //! the temporary log files go (default: the system temp dir, which must be
 //! a real disk or tmpfs, not a network file system). The expected duration

@@ -70,6 +70,7 @@ pub struct Builder {
     drain_on_crash: bool,
     crash_durable: Option<PathBuf>,
     thread_name: String,
+    writer_cpu: Option<usize>,
     lanes: usize,
     lane_capacity: Option<usize>,
 }
@@ -206,6 +207,7 @@ impl Builder {
             drain_on_crash: true,
             crash_durable: None,
             thread_name: "nowait-writer".into(),
+            writer_cpu: None,
             lanes: DEFAULT_LANES,
             lane_capacity: None,
         }
@@ -255,6 +257,39 @@ impl Builder {
     /// ```
     pub fn lanes(mut self, count: usize) -> Builder {
         self.lanes = count;
+        self
+    }
+
+    /// Pins the writer thread to CPU `cpu` (default: not pinned; the
+    /// system places it). CPUs are numbered from 0 as the system numbers
+    /// them: the numbers `taskset -c` takes on Linux, `cpuset -l` on
+    /// FreeBSD; on Windows a CPU of the thread's processor group, 0 to 63.
+    ///
+    /// Give the writer a CPU the request threads do not use (and keep
+    /// them off it, with `taskset` or your runtime's own pinning): the
+    /// writer then never takes a request thread's CPU, or its caches,
+    /// when it wakes. This is the setup quill's latency benchmark uses.
+    /// Measure what it is worth on your machine: on this project's 2-vCPU
+    /// VM it was not shown to help (two interleaved A/Bs with the request
+    /// thread on the other CPU disagreed: a macro call's p50 0.92x and
+    /// 1.23x, its p99.9 0.43x and 3.4x of the unpinned ones;
+    /// `benches/results/issue21-pinning.md`), as a VM's CPUs are not the
+    /// host's cores.
+    ///
+    /// [`build`](Builder::build) fails if the system cannot pin a thread
+    /// (macOS, whose thread affinity is only a hint; NetBSD; OpenBSD) or
+    /// refuses this CPU (it does not exist, or lies outside the process's
+    /// cgroup, cpuset or affinity mask). A child process after `fork()`
+    /// pins its own writer to the same CPU.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new().writer_cpu(0);
+    /// # let _ = builder;
+    /// ```
+    pub fn writer_cpu(mut self, cpu: usize) -> Builder {
+        self.writer_cpu = Some(cpu);
         self
     }
 
@@ -739,6 +774,12 @@ impl Builder {
                 )));
             }
         }
+        if let (Some(cpu), false) = (self.writer_cpu, crate::sys::CAN_PIN_THREADS) {
+            return Err(BuildError::config(format!(
+                "writer_cpu({cpu}): {} cannot pin a thread to a CPU",
+                std::env::consts::OS
+            )));
+        }
         #[cfg(not(feature = "signals"))]
         if self.drain_on_signals {
             return Err(BuildError::config(
@@ -919,6 +960,7 @@ impl Builder {
         let initial = Mutex::new(Some((states, startup)));
         let (interval, idle, batch) = (self.flush_interval, self.idle_interval, self.batch_size);
         let thread_name = self.thread_name;
+        let writer_cpu = self.writer_cpu;
         let start: Start = Box::new(move |shared: &Arc<Shared>| {
             // The sinks opened by `build`, or, in a forked child, the same
             // sinks opened again.
@@ -935,11 +977,38 @@ impl Builder {
             }
             shared.consumer.store(consumer::WRITER, Ordering::SeqCst);
             let writer = Writer::new(Arc::clone(shared), states, interval, idle, startup);
-            thread::Builder::new()
+            // With a CPU to pin to, the thread pins itself before anything
+            // else and says how that went; it runs only if it did.
+            let (pinned_tx, pinned_rx) = std::sync::mpsc::sync_channel(1);
+            let spawned = thread::Builder::new()
                 .name(thread_name.clone())
-                .spawn(move || writer.run())
+                .spawn(move || {
+                    if let Some(cpu) = writer_cpu {
+                        let pinned = crate::sys::pin_current_thread(cpu);
+                        let ok = pinned.is_ok();
+                        let _ = pinned_tx.send(pinned);
+                        if !ok {
+                            return;
+                        }
+                    }
+                    writer.run()
+                })
                 .map(drop)
-                .inspect_err(|_| shared.consumer.store(consumer::NONE, Ordering::SeqCst))
+                .and_then(|()| match writer_cpu {
+                    None => Ok(()),
+                    // Bounded by the thread's start and one system call.
+                    Some(cpu) => match pinned_rx.recv() {
+                        Ok(Ok(())) => Ok(()),
+                        Ok(Err(e)) => Err(std::io::Error::new(
+                            e.kind(),
+                            format!("cannot pin it to CPU {cpu} (writer_cpu): {e}"),
+                        )),
+                        Err(_) => Err(std::io::Error::other(
+                            "it ended before it could pin itself (writer_cpu)",
+                        )),
+                    },
+                });
+            spawned.inspect_err(|_| shared.consumer.store(consumer::NONE, Ordering::SeqCst))
         });
         let ring = match &durable {
             Some((file, _)) => file.ring(),

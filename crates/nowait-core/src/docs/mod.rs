@@ -484,6 +484,7 @@ pub mod design {
     //! | sockets | non-blocking, `MSG_NOSIGNAL` | same; `SO_NOSIGPIPE` on macOS | TCP on a relay thread; no Unix sockets (a clear build error) |
     //! | signals | SIGTERM/SIGINT drain, SIGHUP reopen | same | Ctrl-C, Ctrl-Break, close, logoff, shutdown drain; no SIGHUP |
     //! | `atexit`, `fork` | `atexit`, `pthread_atfork` | same | `atexit`; no fork |
+    //! | the writer's CPU (`Builder::writer_cpu`) | `sched_setaffinity` | the same on FreeBSD and DragonFly; macOS (affinity is only a hint there), NetBSD and OpenBSD refuse the setting at build | `SetThreadAffinityMask` (a CPU of the thread's processor group) |
     //!
     //! **Never changing the user's terminal.** `O_NONBLOCK` belongs to an
     //! open file description, which `dup` and macOS's `/dev/fd/N` share with

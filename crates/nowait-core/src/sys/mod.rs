@@ -13,6 +13,7 @@
 //! | journald ([`Journal`]) | datagrams, sealed memfd past `EMSGSIZE` | none: a build error (`journal_none.rs`) | none: a build error |
 //! | signals (`signals`) | SIGTERM/SIGINT drain, SIGHUP reopen | same | Ctrl-C, close, logoff and shutdown events drain |
 //! | `atexit`, `fork` (`process`) | `atexit`, `pthread_atfork` | same | `atexit`; no fork |
+//! | writer's CPU ([`pin_current_thread`]) | `sched_setaffinity` | same on FreeBSD and DragonFly; none on macOS, NetBSD, OpenBSD (a build error) | `SetThreadAffinityMask` |
 //!
 //! "Unix, portable" is what macOS and the BSDs compile; Linux compiles it
 //! too with `RUSTFLAGS="--cfg nowait_portable"`, so that its code runs in
@@ -38,6 +39,7 @@ mod windows;
 #[cfg(windows)]
 use windows as imp;
 
+pub(crate) use imp::affinity::{pin_current_thread, SUPPORTED as CAN_PIN_THREADS};
 pub(crate) use imp::crash::{on_fatal_signals, signal_name, thread_name};
 pub(crate) use imp::file::{file_id, is_deleted, open_append, open_path, path_id, FileId};
 #[cfg(all(target_os = "linux", not(nowait_portable)))]

@@ -1,6 +1,7 @@
 //! Unix: Linux, macOS, the BSDs. See [`crate::sys`] for which file each
 //! system compiles.
 
+pub(crate) mod affinity;
 pub(crate) mod crash;
 #[cfg(all(target_os = "linux", not(nowait_portable)))]
 #[path = "doorbell_eventfd.rs"]

@@ -3,6 +3,7 @@
 //! through a relay thread of their own ([`crate::relay`]), so the writer's
 //! sleep only waits for its doorbell.
 
+pub(crate) mod affinity;
 pub(crate) mod crash;
 pub(crate) mod file;
 pub(crate) mod mapping;
