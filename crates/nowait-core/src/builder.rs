@@ -979,14 +979,15 @@ impl Builder {
             let writer = Writer::new(Arc::clone(shared), states, interval, idle, startup);
             // With a CPU to pin to, the thread pins itself before anything
             // else and says how that went; it runs only if it did.
-            let (pinned_tx, pinned_rx) = std::sync::mpsc::sync_channel(1);
+            let (pinned_tx, pinned_rx) =
+                writer_cpu.map(|_| std::sync::mpsc::sync_channel(1)).unzip();
             let spawned = thread::Builder::new()
                 .name(thread_name.clone())
                 .spawn(move || {
-                    if let Some(cpu) = writer_cpu {
+                    if let (Some(cpu), Some(tx)) = (writer_cpu, pinned_tx) {
                         let pinned = crate::sys::pin_current_thread(cpu);
                         let ok = pinned.is_ok();
-                        let _ = pinned_tx.send(pinned);
+                        let _ = tx.send(pinned);
                         if !ok {
                             return;
                         }
@@ -994,10 +995,9 @@ impl Builder {
                     writer.run()
                 })
                 .map(drop)
-                .and_then(|()| match writer_cpu {
-                    None => Ok(()),
-                    // Bounded by the thread's start and one system call.
-                    Some(cpu) => match pinned_rx.recv() {
+                // Bounded by the thread's start and one system call.
+                .and_then(|()| match (writer_cpu, pinned_rx) {
+                    (Some(cpu), Some(rx)) => match rx.recv() {
                         Ok(Ok(())) => Ok(()),
                         Ok(Err(e)) => Err(std::io::Error::new(
                             e.kind(),
@@ -1007,6 +1007,7 @@ impl Builder {
                             "it ended before it could pin itself (writer_cpu)",
                         )),
                     },
+                    _ => Ok(()),
                 });
             spawned.inspect_err(|_| shared.consumer.store(consumer::NONE, Ordering::SeqCst))
         });

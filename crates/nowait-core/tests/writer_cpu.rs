@@ -3,12 +3,24 @@
 //! refuses, or a system that cannot pin, fails the build with a message
 //! that names the setting, and nothing is left running.
 
-use std::time::Duration;
-
-use nowait_core::{Builder, Level, Sink};
+use nowait_core::{Builder, Sink};
 
 /// Every test here counts writer threads by name: one at a time.
 static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// A logger whose writer is pinned to `cpu`, writing to the file `path`.
+#[cfg(any(target_os = "linux", windows))]
+fn pinned(
+    cpu: usize,
+    path: impl AsRef<std::path::Path>,
+) -> (nowait_core::Logger, nowait_core::Guard) {
+    Builder::new()
+        .catch_panics(false)
+        .writer_cpu(cpu)
+        .sink(Sink::file(path.as_ref()))
+        .build()
+        .unwrap()
+}
 
 /// The CPUs this thread may run on (Linux: `/proc/thread-self/status`).
 #[cfg(target_os = "linux")]
@@ -56,12 +68,7 @@ fn the_writer_runs_only_on_the_cpu_asked_for_and_writes() {
     let before = writer_threads();
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out.log");
-    let (logger, guard) = Builder::new()
-        .catch_panics(false)
-        .writer_cpu(cpu)
-        .sink(Sink::file(&path))
-        .build()
-        .unwrap();
+    let (logger, guard) = pinned(cpu, &path);
     let ours: Vec<String> = writer_threads()
         .into_iter()
         .filter(|t| !before.contains(t))
@@ -73,11 +80,34 @@ fn the_writer_runs_only_on_the_cpu_asked_for_and_writes() {
     );
     let status = std::fs::read_to_string(format!("/proc/self/task/{}/status", ours[0])).unwrap();
     assert_eq!(allowed_cpus(&status), [cpu], "the writer's affinity");
-    logger.log(Level::Info, "on its own CPU").unwrap();
+    logger
+        .log(nowait_core::Level::Info, "on its own CPU")
+        .unwrap();
     drop(guard);
     let text = std::fs::read_to_string(&path).unwrap();
     assert!(text.contains("on its own CPU"), "{text}");
     assert_eq!(logger.stats().records_written, 1);
+}
+
+/// The CPU after the last one present, if the system could name it
+/// (Linux: `/sys/devices/system/cpu/present`).
+#[cfg(target_os = "linux")]
+fn absent_cpus() -> Vec<usize> {
+    let present = std::fs::read_to_string("/sys/devices/system/cpu/present").unwrap();
+    let last = allowed_cpus(&format!("Cpus_allowed_list: {present}"))
+        .into_iter()
+        .max()
+        .unwrap();
+    if last + 1 < 1024 {
+        vec![last + 1]
+    } else {
+        Vec::new()
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn absent_cpus() -> Vec<usize> {
+    Vec::new()
 }
 
 /// A CPU that cannot be named, and (Linux) one that can but does not
@@ -85,18 +115,7 @@ fn the_writer_runs_only_on_the_cpu_asked_for_and_writes() {
 #[test]
 fn a_cpu_the_system_refuses_fails_the_build_and_leaves_no_writer() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
-    let mut refused = vec![100_000];
-    #[cfg(target_os = "linux")]
-    {
-        let present = std::fs::read_to_string("/sys/devices/system/cpu/present").unwrap();
-        let last = allowed_cpus(&format!("Cpus_allowed_list: {present}"))
-            .into_iter()
-            .max()
-            .unwrap();
-        if last + 1 < 1024 {
-            refused.push(last + 1);
-        }
-    }
+    let refused = [vec![100_000], absent_cpus()].concat();
     for cpu in refused {
         #[cfg(target_os = "linux")]
         let before = writer_threads();
@@ -115,9 +134,9 @@ fn a_cpu_the_system_refuses_fails_the_build_and_leaves_no_writer() {
         #[cfg(target_os = "linux")]
         {
             // The thread that could not pin itself has ended, or is ending.
-            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
             while writer_threads().len() > before.len() && std::time::Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(5));
+                std::thread::sleep(std::time::Duration::from_millis(5));
             }
             assert_eq!(
                 writer_threads().len(),
@@ -136,13 +155,8 @@ fn cpu_0_builds_and_writes() {
     let _serial = SERIAL.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out.log");
-    let (logger, guard) = Builder::new()
-        .catch_panics(false)
-        .writer_cpu(0)
-        .sink(Sink::file(&path))
-        .build()
-        .unwrap();
-    logger.log(Level::Info, "pinned").unwrap();
+    let (logger, guard) = pinned(0, &path);
+    logger.log(nowait_core::Level::Info, "pinned").unwrap();
     drop(guard);
     assert!(std::fs::read_to_string(&path).unwrap().contains("pinned"));
 }
@@ -212,13 +226,10 @@ fn fork_child_entry() {
         return;
     };
     let cpu: usize = std::env::var("NOWAIT_PIN_CPU").unwrap().parse().unwrap();
-    let (logger, guard) = Builder::new()
-        .catch_panics(false)
-        .writer_cpu(cpu)
-        .sink(Sink::file(&path))
-        .build()
+    let (logger, guard) = pinned(cpu, &path);
+    logger
+        .log(nowait_core::Level::Info, "from the parent")
         .unwrap();
-    logger.log(Level::Info, "from the parent").unwrap();
     logger.flush().unwrap();
     // SAFETY: the child only logs through nowait (whose atfork handlers
     // prepare it), reads /proc and exits without unwinding.
@@ -226,7 +237,9 @@ fn fork_child_entry() {
     assert!(pid >= 0, "fork failed");
     if pid == 0 {
         // The first record starts the child's writer.
-        logger.log(Level::Info, "from the child").unwrap();
+        logger
+            .log(nowait_core::Level::Info, "from the child")
+            .unwrap();
         let code = match logger.flush() {
             Ok(()) => {
                 let writers = writer_threads();
