@@ -1036,7 +1036,7 @@ impl Builder {
         }
         shared
             .start_writer()
-            .map_err(|e| BuildError::io("cannot spawn the writer thread", e))?;
+            .map_err(|e| BuildError::io("cannot start the writer thread", e))?;
         if let Some(recovery) = &mut recovery {
             let deadline = crate::clock::deadline_after(self.shutdown_timeout);
             if !all_in {
