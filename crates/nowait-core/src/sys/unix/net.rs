@@ -163,7 +163,7 @@ impl Stream {
     }
 
     /// Whether a connection is up (for tests and stats).
-    #[cfg(test)]
+    #[cfg(all(test, not(miri)))]
     pub(crate) fn connected(&self) -> bool {
         matches!(self.state, State::Connected(_))
     }
