@@ -25,13 +25,19 @@ fn pinned(
 /// The CPUs this thread may run on (Linux: `/proc/thread-self/status`).
 #[cfg(target_os = "linux")]
 fn allowed_cpus(status: &str) -> Vec<usize> {
-    let list = status
-        .lines()
-        .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
-        .expect("no Cpus_allowed_list in the status file")
-        .trim();
+    cpu_list(
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("Cpus_allowed_list:"))
+            .expect("no Cpus_allowed_list in the status file"),
+    )
+}
+
+/// The CPUs of a kernel CPU list such as `0-3,8,10-11`.
+#[cfg(target_os = "linux")]
+fn cpu_list(list: &str) -> Vec<usize> {
     let mut cpus = Vec::new();
-    for part in list.split(',') {
+    for part in list.trim().split(',') {
         match part.split_once('-') {
             Some((a, b)) => cpus.extend(a.parse::<usize>().unwrap()..=b.parse().unwrap()),
             None => cpus.push(part.parse().unwrap()),
@@ -94,10 +100,7 @@ fn the_writer_runs_only_on_the_cpu_asked_for_and_writes() {
 #[cfg(target_os = "linux")]
 fn absent_cpus() -> Vec<usize> {
     let present = std::fs::read_to_string("/sys/devices/system/cpu/present").unwrap();
-    let last = allowed_cpus(&format!("Cpus_allowed_list: {present}"))
-        .into_iter()
-        .max()
-        .unwrap();
+    let last = cpu_list(&present).into_iter().max().unwrap();
     if last + 1 < 1024 {
         vec![last + 1]
     } else {

@@ -13,7 +13,7 @@
 //! | journald ([`Journal`]) | datagrams, sealed memfd past `EMSGSIZE` | none: a build error (`journal_none.rs`) | none: a build error |
 //! | signals (`signals`) | SIGTERM/SIGINT drain, SIGHUP reopen | same | Ctrl-C, close, logoff and shutdown events drain |
 //! | `atexit`, `fork` (`process`) | `atexit`, `pthread_atfork` | same | `atexit`; no fork |
-//! | writer's CPU ([`pin_current_thread`]) | `sched_setaffinity` | same on FreeBSD and DragonFly; none on macOS, NetBSD, OpenBSD (a build error) | `SetThreadAffinityMask` |
+//! | writer's CPU ([`pin_current_thread`]) | `sched_setaffinity` | same on FreeBSD (and DragonFly, not built here); none on macOS, NetBSD, OpenBSD (a build error) | `SetThreadAffinityMask` |
 //!
 //! "Unix, portable" is what macOS and the BSDs compile; Linux compiles it
 //! too with `RUSTFLAGS="--cfg nowait_portable"`, so that its code runs in
