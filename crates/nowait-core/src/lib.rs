@@ -267,6 +267,9 @@ mod sys;
 mod timefmt;
 mod writer;
 
+#[cfg(feature = "fuzzing")]
+#[doc(hidden)]
+pub mod __fuzz;
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;

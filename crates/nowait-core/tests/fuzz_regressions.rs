@@ -1,0 +1,33 @@
+//! Replays every input a fuzz target (`fuzz/fuzz_targets/`) ever failed on,
+//! on stable: each file in `tests/fuzz-regressions/TARGET/` goes through
+//! the same entry point the target calls, which must return.
+#![cfg(feature = "fuzzing")]
+
+use std::path::Path;
+
+/// The inputs kept for `target`; a target with no directory has none yet.
+fn inputs(target: &str) -> Vec<(String, Vec<u8>)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fuzz-regressions")
+        .join(target);
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let mut out: Vec<_> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_file())
+        .map(|p| {
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+fn replay(target: &str, run: impl Fn(&[u8])) {
+    for (name, bytes) in inputs(target) {
+        eprintln!("{target}: {name} ({} bytes)", bytes.len());
+        run(&bytes);
+    }
+}
