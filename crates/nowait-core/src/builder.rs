@@ -806,13 +806,17 @@ impl Builder {
                     .unwrap_or(0)
                     .saturating_mul(2)
                     .max(64 << 10);
-                let files = self
-                    .sinks
-                    .iter()
-                    .filter(|s| matches!(s.target, Target::File(_) | Target::Rolling(_)))
-                    .count();
+                // Recovery completes only these files, never one the
+                // durable file names.
+                let files: Vec<_> = (self.sinks.iter())
+                    .filter_map(|s| match &s.target {
+                        Target::File(p) => Some(crate::durable::SinkFiles::File(p)),
+                        Target::Rolling(r) => Some(crate::durable::SinkFiles::Rolling(r)),
+                        _ => None,
+                    })
+                    .collect();
                 Some(
-                    crate::durable::open(path, self.capacity, mirror, files).map_err(|e| {
+                    crate::durable::open(path, self.capacity, mirror, &files).map_err(|e| {
                         BuildError::io(
                             format!("cannot use {} as a crash-durable ring", path.display()),
                             e,

@@ -41,18 +41,22 @@
 //! recovery, those before it had gone to them already or were lost with
 //! the process.
 
-use std::collections::HashMap;
-use std::fs::{File, OpenOptions};
-use std::io::{self, Write};
+use std::fs::File;
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
-use crate::event::{register_callsite, Callsite, SiteKey};
-use crate::ring::{self, Ring};
+use crate::event::{Callsite, SiteKey};
+use crate::ring::Ring;
 use crate::sys::{self, FileId, Mapping};
-use crate::{kind, Level};
+mod recover;
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use recover::recover_bytes;
+#[cfg(feature = "fuzzing")]
+pub(crate) use recover::stated_len;
+pub(crate) use recover::{canonical, Recovered, SinkFiles};
 
 /// How long `open` waits for a lock that is being released.
 const LOCK_WAIT: Duration = Duration::from_millis(100);
@@ -127,14 +131,6 @@ impl Layout {
     }
 }
 
-fn read_u64(b: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(b[at..at + 8].try_into().unwrap())
-}
-
-fn read_u32(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(b[at..at + 4].try_into().unwrap())
-}
-
 /// An open crash-durable file, mapped. Shared by the ring (which lives in
 /// it), the writer (snapshots, mirrors) and the catalog hooks.
 pub(crate) struct DurableFile {
@@ -157,6 +153,8 @@ pub(crate) struct DurableFile {
 struct Staged {
     from: PathBuf,
     to: PathBuf,
+    /// Where the old file goes first if recovery could not read it.
+    set_aside: Option<PathBuf>,
     /// The old file, locked until the new one replaces it.
     _old: File,
 }
@@ -238,20 +236,23 @@ impl DurableFile {
         let Some(s) = staged.take() else {
             return Ok(());
         };
-        // Windows cannot replace a file that is still open (the name stays
-        // taken until the last handle closes): the old one is closed first,
-        // which lets another process lock it for the instant before the
-        // rename. Unix keeps it locked until the rename is done.
-        #[cfg(windows)]
-        let Staged { from, to, _old } = s;
-        #[cfg(windows)]
-        drop(_old);
-        #[cfg(not(windows))]
+        // Where a file that is still open cannot be replaced (Windows: the
+        // name stays taken until the last handle closes), the old one is
+        // closed first, which lets another process lock it for the instant
+        // before the rename. Elsewhere it stays locked until the rename is
+        // done.
         let Staged {
             from,
             to,
-            _old: _keep,
+            set_aside,
+            _old,
         } = s;
+        if sys::RENAME_NEEDS_CLOSE {
+            drop(_old);
+        }
+        if let Some(aside) = set_aside {
+            std::fs::rename(&to, aside)?;
+        }
         std::fs::rename(&from, &to)
     }
 
@@ -399,440 +400,45 @@ fn note_thread(number: u32, name: Option<&str>, id: &str, id_padded: &str) {
     each_active(|file| file.append_entry(&thread_entry(number, name, id, id_padded)));
 }
 
-use crate::event::ByteReader as Reader;
-
-/// The catalog's strings, on top of the payload reader's fields.
-trait ReadStr {
-    /// A string of the dead process, made `'static` for the call-site
-    /// registry (recovery leaks one copy per call site, once).
-    fn str(&mut self) -> Option<&'static str>;
-    fn opt(&mut self) -> Option<Option<&'static str>>;
-}
-
-impl ReadStr for Reader<'_> {
-    fn str(&mut self) -> Option<&'static str> {
-        let len = self.u16()?;
-        let s = std::str::from_utf8(self.take(usize::from(len))?).ok()?;
-        Some(Box::leak(s.into()))
-    }
-    fn opt(&mut self) -> Option<Option<&'static str>> {
-        match self.u8()? {
-            0 => Some(None),
-            _ => Some(Some(self.str()?)),
-        }
-    }
-}
-
-/// The dead process's call sites and threads, registered again here under
-/// new keys and numbers.
-#[derive(Default)]
-struct Catalog {
-    sites: HashMap<u64, u64>,
-    threads: HashMap<u32, u32>,
-}
-
-impl Catalog {
-    fn load(bytes: &[u8]) -> Catalog {
-        let mut catalog = Catalog::default();
-        // What this process has registered, by content: a site or thread
-        // of the dead process that is also one of this process's (the
-        // same program restarted) maps to it instead of registering again,
-        // so a crash loop's catalogs do not grow with each generation.
-        let mut own_sites = HashMap::new();
-        crate::event::each_registered(|key, site| {
-            own_sites.insert(site_entry(key, site)[SITE_CONTENT..].to_vec(), key.get());
-        });
-        let mut own_threads = HashMap::new();
-        crate::event::each_thread(|n, name, id, padded| {
-            own_threads.insert(
-                thread_entry(n, name, id, padded)[THREAD_CONTENT..].to_vec(),
-                n,
-            );
-        });
-        let mut r = Reader(bytes);
-        while let (Some(tag), Some(len)) = (r.u8(), r.u32()) {
-            let Some(body) = r.take(len as usize) else {
-                break;
-            };
-            let mut b = Reader(body);
-            match tag {
-                E_SITE => {
-                    let Some(old) = b.u64() else { continue };
-                    if catalog.sites.contains_key(&old) {
-                        continue;
-                    }
-                    if let Some(&key) = own_sites.get(b.0) {
-                        catalog.sites.insert(old, key);
-                        continue;
-                    }
-                    let content = b.0.to_vec();
-                    if let Some(site) = Self::site(&mut b) {
-                        // A fresh `'static` address: a key no call site of
-                        // this process can have.
-                        let key = SiteKey::of(Box::leak(Box::new(0u8)));
-                        register_callsite(key, site);
-                        catalog.sites.insert(old, key.get());
-                        own_sites.insert(content, key.get());
-                    }
-                }
-                E_THREAD => {
-                    let Some(old) = b.u32() else { continue };
-                    if let Some(&number) = own_threads.get(b.0) {
-                        catalog.threads.insert(old, number);
-                        continue;
-                    }
-                    let content = b.0.to_vec();
-                    if let (Some(name), Some(id), Some(padded)) = (b.opt(), b.str(), b.str()) {
-                        let number = crate::event::register_foreign_thread(name, id, padded);
-                        catalog.threads.insert(old, number);
-                        own_threads.insert(content, number);
-                    }
-                }
-                _ => {}
-            }
-        }
-        catalog
-    }
-
-    fn site(b: &mut Reader<'_>) -> Option<Callsite> {
-        let level = Level::from_u8(b.u8()?)?;
-        let line = b.u32()?;
-        let (target, name) = (b.str()?, b.str()?);
-        let (module, file, format) = (b.opt()?, b.opt()?, b.opt()?);
-        let n = b.u16()?;
-        let fields = (0..n).map(|_| b.str()).collect::<Option<Vec<_>>>()?;
-        let mut site = Callsite::new(level, target, name).fields(fields).location(
-            module,
-            file,
-            (line != u32::MAX).then_some(line),
-        );
-        if let Some(format) = format {
-            site = site.message_format(format);
-        }
-        Some(site)
-    }
-}
-
-// === recovery ===
-
-/// What the next `build()` found in a file left by a process that died.
-#[derive(Debug, Default)]
-pub(crate) struct Recovered {
-    /// Records to push before any new one: (level, kind, payload).
-    pub(crate) records: Vec<(Level, u8, Vec<u8>)>,
-    /// Notices to write first, in every sink.
-    pub(crate) notices: Vec<String>,
-}
-
-/// Rewrites an event payload of the dead process for this one: raw clock
-/// ticks become wall-clock time, call-site keys and thread numbers become
-/// the ones registered here. `None` if the payload is malformed (it is
-/// then left as it was; the formats report malformed events).
-fn rewrite_event(p: &mut [u8], time: impl Fn(u64) -> u64, cat: &Catalog) -> Option<u64> {
-    let field = read_u64(p.get(..8)?, 0);
-    let wall = time(field);
-    p[..8].copy_from_slice(&wall.to_le_bytes());
-    let site = read_u64(p.get(..16)?, 8);
-    let mut at = 16;
-    if site == 0 {
-        let len = u16::from_le_bytes(p.get(16..18)?.try_into().ok()?);
-        at = 18 + usize::from(len);
-    } else {
-        p[8..16].copy_from_slice(&cat.sites.get(&site).copied().unwrap_or(site).to_le_bytes());
-    }
-    rewrite_items(p, at, p.len(), cat)?;
-    Some(wall)
-}
-
-fn rewrite_items(p: &mut [u8], mut at: usize, end: usize, cat: &Catalog) -> Option<()> {
-    use crate::event::{ITEM_INLINE, ITEM_SPAN, ITEM_THREAD};
-    while at < end {
-        match *p.get(at)? {
-            ITEM_THREAD => {
-                let old = read_u32(p.get(..at + 5)?, at + 1);
-                let new = cat.threads.get(&old).copied().unwrap_or(0);
-                p[at + 1..at + 5].copy_from_slice(&new.to_le_bytes());
-                at += 5;
-            }
-            ITEM_SPAN => {
-                let old = read_u64(p.get(..at + 9)?, at + 1);
-                let new = cat.sites.get(&old).copied().unwrap_or(old);
-                p[at + 1..at + 9].copy_from_slice(&new.to_le_bytes());
-                let len = read_u32(p.get(..at + 13)?, at + 9) as usize;
-                let inner = at + 13;
-                if inner + len > end {
-                    return None;
-                }
-                rewrite_items(p, inner, inner + len, cat)?;
-                at = inner + len;
-            }
-            ITEM_INLINE => {
-                at += 2 + usize::from(*p.get(at + 1)?);
-                at = skip_value(p, at)?;
-            }
-            _ => at = skip_value(p, at + 1)?,
-        }
-    }
-    (at == end).then_some(())
-}
-
-fn skip_value(p: &[u8], at: usize) -> Option<usize> {
-    use crate::event::{T_ARGS, T_BOOL, T_CHAR, T_F64, T_I64, T_RENDERED, T_STR, T_U64};
-    Some(match *p.get(at)? {
-        T_STR | T_RENDERED => at + 5 + read_u32(p.get(..at + 5)?, at + 1) as usize,
-        T_U64 | T_I64 | T_F64 => at + 9,
-        T_BOOL => at + 2,
-        T_CHAR => at + 5,
-        T_ARGS => {
-            let n = *p.get(at + 1)?;
-            let mut at = at + 2;
-            for _ in 0..n {
-                at = skip_value(p, at)?;
-            }
-            at
-        }
-        _ => return None,
-    })
-}
-
-fn format_wall(nanos: u64) -> String {
-    crate::timefmt::rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_nanos(nanos))
-}
-
-/// Completes one file sink's unwritten bytes from its mirror. Returns a
-/// notice if anything was written or could not be.
-fn complete_mirror(old: &[u8], layout: &Layout, snap: usize, slot: usize) -> Option<String> {
-    let at = snap + S_SLOTS + slot * SLOT_SIZE;
-    let copy = read_u64(old, at);
-    if copy == 0 {
-        return None;
-    }
-    let (base, written, appended) = (
-        read_u64(old, at + 8),
-        read_u64(old, at + 16),
-        read_u64(old, at + 24),
-    );
-    if appended <= written {
-        return None;
-    }
-    let ident = IDENTS + (slot * 2 + (copy as usize - 1)) * IDENT_SIZE;
-    let id: FileId = (read_u64(old, ident), read_u64(old, ident + 8));
-    let path_len = (read_u32(old, ident + 16) as usize).min(IDENT_SIZE - IDENT_PATH);
-    let path = PathBuf::from(
-        String::from_utf8_lossy(&old[ident + IDENT_PATH..ident + IDENT_PATH + path_len])
-            .into_owned(),
-    );
-    let mut file = match sys::open_append(&path, false) {
-        Ok(f) => f,
-        Err(e) => {
-            return Some(format!(
-                "{} bytes the dead process had not written to {} are lost: cannot open it: {e}",
-                appended - written,
-                path.display()
-            ))
-        }
-    };
-    let same = sys::file_id(&file).is_ok_and(|now| now == id);
-    let len = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let start = base.wrapping_add(written);
-    // Bytes of the pending range already in the file: the dead process
-    // wrote them after its last snapshot (or part of them, cut short).
-    let done = if same && len >= start {
-        (len - start).min(appended - written)
-    } else {
-        0
-    };
-    if done == appended - written {
-        return None;
-    }
-    let mirror = layout.mirror as u64;
-    let mirror_at = layout.mirror_at(slot);
-    let mut bytes = Vec::with_capacity((appended - written - done) as usize);
-    for off in written + done..appended {
-        bytes.push(old[mirror_at + (off % mirror) as usize]);
-    }
-    let what = if same {
-        "completed"
-    } else {
-        "appended (the file was rotated or replaced since)"
-    };
-    match file.write_all(&bytes) {
-        Ok(()) => Some(format!(
-            "{what} {} with {} bytes the dead process had formatted and not written",
-            path.display(),
-            bytes.len()
-        )),
-        Err(e) => Some(format!(
-            "{} bytes the dead process had not written to {} are lost: {e}",
-            bytes.len(),
-            path.display()
-        )),
-    }
-}
-
-fn recover(old: &[u8], path: &Path) -> Result<Recovered, String> {
-    if read_u32(old, H_VERSION) != VERSION {
-        return Err(format!(
-            "version {} is not {VERSION}",
-            read_u32(old, H_VERSION)
-        ));
-    }
-    let layout = Layout {
-        ring_bytes: read_u64(old, H_RING) as usize,
-        mirror: read_u64(old, H_MIRROR) as usize,
-        slots: read_u32(old, H_SLOTS) as usize,
-        catalog: read_u64(old, H_CATALOG) as usize,
-    };
-    if layout.ring_bytes > ring::MAX_CAPACITY
-        || layout.mirror > ring::MAX_CAPACITY
-        || layout.catalog > ring::MAX_CAPACITY
-        || layout.slots > SLOTS
-        || old.len() < layout.total()
-    {
-        return Err("its sizes do not match its length".into());
-    }
-    let pid = read_u32(old, H_PID);
-    let snap = SNAPSHOT[(read_u64(old, GEN) & 1) as usize];
-    let mut out = Recovered::default();
-    for slot in 0..layout.slots {
-        out.notices
-            .extend(complete_mirror(old, &layout, snap, slot));
-    }
-    let used = (read_u64(old, CATALOG_USED) as usize).min(layout.catalog);
-    let catalog = Catalog::load(&old[layout.catalog_at()..layout.catalog_at() + used]);
-    let ns_per_tick = f64::from_bits(read_u64(old, H_NS_PER_TICK));
-    let (t0, w0) = (read_u64(old, snap + S_TICKS), read_u64(old, snap + S_WALL));
-    let time = |field: u64| -> u64 {
-        const RAW: u64 = 1 << 63;
-        if field & RAW == 0 {
-            return field;
-        }
-        let ticks = field & !RAW;
-        let delta = (ticks as f64 - t0 as f64) * ns_per_tick;
-        (w0 as f64 + delta).max(0.0) as u64
-    };
-    let (mut torn, mut last, mut skipped) = (0u64, None, 0u64);
-    let taken = read_u64(old, snap + S_TAKEN);
-    // The writer thread crashed while formatting a record (a `Format` that
-    // faults on it): that record would crash this process's writer too,
-    // and the next, so it is set aside, counted. (A SIGKILL during a
-    // format leaves no mark: that record is recovered.)
-    let poison = (read_u64(old, H_WRITER_CRASHED) != 0)
-        .then(|| read_u64(old, H_FORMATTING))
-        .filter(|&nth| nth > 0);
-    let batch_start = read_u64(old, H_BATCH_START);
-    let mut nth = 0;
-
-    let scanned = ring::scan(
-        &old[RING_AT..layout.mirrors_at()],
-        layout.ring_bytes,
-        taken,
-        |found| match found {
-            ring::Found::Record {
-                at,
-                header,
-                payload,
-            } => {
-                if poison.is_some() && at >= batch_start {
-                    nth += 1;
-                    if Some(nth) == poison {
-                        skipped += 1;
-                        return;
-                    }
-                }
-                let mut payload = payload.to_vec();
-                if header.kind == kind::EVENT {
-                    if let Some(wall) = rewrite_event(&mut payload, time, &catalog) {
-                        last = Some(wall);
-                    }
-                }
-                let level = Level::from_u8(header.level).unwrap_or(Level::Error);
-                out.records.push((level, header.kind, payload));
-            }
-            ring::Found::Torn => torn += 1,
-        },
-    );
-    if let Err(why) = scanned {
-        out.notices.push(format!(
-            "could not read the ring in {} (left by pid {pid}, which died): {why}; {} records read before that",
-            path.display(),
-            out.records.len()
-        ));
-    }
-    let n = out.records.len();
-    let mut notice = format!(
-        "recovered {n} record{} from {} written by pid {pid} before it died",
-        if n == 1 { "" } else { "s" },
-        path.display()
-    );
-    if let Some(last) = last {
-        notice.push_str(&format!(" (last at {})", format_wall(last)));
-    }
-    if torn > 0 {
-        notice.push_str(&format!(
-            "; {torn} record{} claimed and never committed (the process died while writing {}) lost",
-            if torn == 1 { "" } else { "s" },
-            if torn == 1 { "it" } else { "them" },
-        ));
-    }
-    if skipped > 0 {
-        notice.push_str(
-            "; 1 record set aside, lost: the writer thread crashed while formatting it \
-             (it would crash this one too)",
-        );
-    }
-    let overflow = read_u64(old, H_OVERFLOW);
-    if overflow > 0 {
-        notice.push_str(&format!(
-            "; {overflow} formatted bytes had outgrown a file sink's mirror and are lost"
-        ));
-    }
-    let missing = read_u64(old, H_CATALOG_FULL);
-    if missing > 0 {
-        notice.push_str(&format!(
-            "; {missing} call sites did not fit the catalog: their events show no names"
-        ));
-    }
-    if n > 0 || torn > 0 || overflow > 0 || skipped > 0 {
-        out.notices.insert(0, notice);
-    }
-    Ok(out)
+/// Where a file that recovery could not read is set aside.
+pub(crate) fn set_aside_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".corrupt");
+    PathBuf::from(name)
 }
 
 /// Opens (or creates) the crash-durable file at `path`, first recovering
-/// what a process that died left in it, then starting it afresh with a
-/// ring of `ring_bytes` and up to `files` mirrors of `mirror` bytes.
+/// what a process that died left in it (completing only the files of
+/// `sinks`, this logger's file sinks), then starting it afresh with a ring
+/// of `ring_bytes` and up to `sinks.len()` mirrors of `mirror` bytes.
+///
+/// A path that is a symbolic link, or an existing file that this user does
+/// not own, that others may write, or that is not a crash-durable file, is
+/// an error: nowait never adopts a file someone else could have planted.
 pub(crate) fn open(
     path: &Path,
     ring_bytes: usize,
     mirror: usize,
-    files: usize,
+    sinks: &[SinkFiles<'_>],
 ) -> io::Result<(Arc<DurableFile>, Recovered)> {
-    let mut options = OpenOptions::new();
-    options.read(true).write(true).create(true).truncate(false);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let in_use = || {
         io::Error::new(
             io::ErrorKind::AddrInUse,
             "a live logger (in this process or another) uses this file",
         )
     };
-    #[cfg(windows)]
-    {
-        // Rename (the staging file over the old one) and delete while open.
-        use windows_sys::Win32::Storage::FileSystem::{
-            FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE,
-        };
-        std::os::windows::fs::OpenOptionsExt::share_mode(
-            &mut options,
-            FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
-        );
-    }
     let step =
         |what: &'static str| move |e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
-    let mut file = options.open(path).map_err(step("open"))?;
-    let mut fresh = false;
+    let (mut file, created) = sys::open_durable(path).map_err(step("open"))?;
+    if !created {
+        sys::check_private(&file).map_err(|why| {
+            io::Error::new(
+                io::ErrorKind::PermissionDenied,
+                format!("refusing to adopt the existing file: {why}"),
+            )
+        })?;
+    }
+    let mut fresh = created;
     // A lock about to go away is waited for, at most `LOCK_WAIT`: that of
     // a logger of this process whose writer thread is exiting, or that of
     // a child process between its `fork` and its `exec` (it has a copy of
@@ -858,21 +464,35 @@ pub(crate) fn open(
         // path. Nothing to recover: that logger wrote or counted all it
         // accepted.
         std::fs::remove_file(path).map_err(step("remove"))?;
-        file = (options.create_new(true).open(path)).map_err(step("create"))?;
+        file = sys::create_durable(path).map_err(step("create"))?;
         if !sys::try_lock(&file).map_err(step("lock"))? {
             return Err(in_use());
         }
         fresh = true;
     }
-    let old = if fresh {
-        Vec::new()
+    let len = if fresh {
+        0
     } else {
-        std::fs::read(path).map_err(step("read"))?
+        file.metadata().map_err(step("stat"))?.len()
     };
+    // A file that never got its header (a process killed while creating
+    // it) holds nothing; anything else must be a crash-durable file.
+    let mut start = [0u8; 8];
+    if len > 0 {
+        use std::io::Read;
+        let n = (&file).read(&mut start).map_err(step("read"))?;
+        if start[..n] != MAGIC[..n] && start[..n].iter().any(|&b| b != 0) {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "it is not a nowait crash-durable file, and nowait does not overwrite it",
+            ));
+        }
+    }
+    let to_recover = len > 0 && start == MAGIC;
     let layout = Layout {
         ring_bytes,
         mirror: mirror.next_power_of_two(),
-        slots: files.min(SLOTS),
+        slots: sinks.len().min(SLOTS),
         catalog: DEFAULT_CATALOG,
     };
     // A file with content is not reset in place: the new one is made at a
@@ -880,18 +500,26 @@ pub(crate) fn open(
     // the new ring. A process killed in between leaves the old file whole
     // (and nothing of it written: the writer starts after the rename).
     let mut staged = None;
-    if !old.is_empty() {
+    if to_recover {
         let mut name = path.as_os_str().to_owned();
         name.push(".recovering");
         let from = PathBuf::from(name);
-        let new =
-            (options.clone().truncate(true).open(&from)).map_err(step("create the new file"))?;
+        // Left by a start killed while recovering: removed (a link is
+        // removed, not followed), then made anew, exclusively.
+        match std::fs::remove_file(&from) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => {
+                return Err(step("remove the old staging file")(e))
+            }
+            _ => {}
+        }
+        let new = sys::create_durable(&from).map_err(step("create the new file"))?;
         if !sys::try_lock(&new)? {
             return Err(in_use());
         }
         staged = Some(Staged {
             from,
             to: path.to_owned(),
+            set_aside: None,
             _old: std::mem::replace(&mut file, new),
         });
     }
@@ -913,7 +541,7 @@ pub(crate) fn open(
         id: sys::file_id(&file).ok(),
         retired: std::sync::atomic::AtomicBool::new(false),
         _file: file,
-        staged: Mutex::new(staged),
+        staged: Mutex::new(None),
     });
     durable.write_header();
     if let Ok(mut list) = active().lock() {
@@ -926,25 +554,19 @@ pub(crate) fn open(
     crate::event::each_thread(|n, name, id, padded| {
         durable.append_entry(&thread_entry(n, name, id, padded))
     });
-    let recovered = if old.len() >= 4096 && old[..8] == MAGIC {
-        recover(&old, path).unwrap_or_else(|why| Recovered {
-            records: Vec::new(),
-            notices: vec![format!(
-                "could not recover {} (left by a process that died): {why}",
-                path.display()
-            )],
-        })
-    } else if old.is_empty() {
-        Recovered::default()
-    } else {
-        Recovered {
-            records: Vec::new(),
-            notices: vec![format!(
-                "{} was not a nowait crash-durable file; it is one now",
-                path.display()
-            )],
+    let recovered = match &mut staged {
+        Some(s) => {
+            let recovered = recover::recover_file(&s._old, len, path, sinks);
+            if recovered.corrupt {
+                s.set_aside = Some(set_aside_path(path));
+            }
+            recovered
         }
+        None => Recovered::default(),
     };
+    if let Ok(mut slot) = durable.staged.lock() {
+        *slot = staged;
+    }
     Ok((durable, recovered))
 }
 
@@ -987,6 +609,8 @@ struct Slot {
     mirrored: u64,
     /// `written` as last committed.
     committed_written: u64,
+    /// `appended` as last committed.
+    committed_appended: u64,
 }
 
 /// What a file sink tells the durable writer at a commit.
@@ -1003,6 +627,8 @@ pub(crate) struct SinkView<'a> {
 pub(crate) struct DurableWriter {
     file: Arc<DurableFile>,
     gen: u64,
+    /// The ring position the last snapshot named.
+    taken: u64,
     slots: Vec<Slot>,
     anchor: (u64, u64),
     anchor_at: std::time::Instant,
@@ -1020,6 +646,7 @@ impl DurableWriter {
         DurableWriter {
             file,
             gen: 0,
+            taken: 0,
             slots: files
                 .take(slots)
                 .map(|sink| Slot {
@@ -1029,6 +656,7 @@ impl DurableWriter {
                     base: 0,
                     mirrored: 0,
                     committed_written: 0,
+                    committed_appended: 0,
                 })
                 .collect(),
             anchor: crate::clock::anchor(),
@@ -1051,12 +679,40 @@ impl DurableWriter {
             v.appended > s.committed_written + mirror
         });
         if wraps {
-            self.publish(taken, &view, false);
+            self.publish(taken, &|i| Some(view(i)), false);
         }
-        self.publish(taken, &view, true);
+        self.publish(taken, &|i| Some(view(i)), true);
+        self.taken = taken;
     }
 
-    fn publish<'a>(&mut self, taken: u64, view: &impl Fn(usize) -> SinkView<'a>, copy: bool) {
+    /// A file sink (`sink`) has started a new file (a rolling sink's
+    /// rotation) and written nothing to it yet: publishes a snapshot that
+    /// names it, before any byte goes there. A rotation is a step of the
+    /// protocol: until this returns, the snapshot in force names the old
+    /// file, which holds every byte written since; after, the new one,
+    /// with the sink's bytes written so far as its start. Recovery then
+    /// always judges the pending bytes against the file they went to.
+    pub(crate) fn note_new_file(&mut self, sink: usize, view: SinkView<'_>) {
+        if !self.slots.iter().any(|s| s.sink == sink) {
+            return;
+        }
+        let view = std::cell::Cell::new(Some(view));
+        self.publish(
+            self.taken,
+            &|i| if i == sink { view.take() } else { None },
+            false,
+        );
+    }
+
+    /// Publishes a snapshot naming ring position `taken`, with each file
+    /// sink's state as `view` gives it (`None`: as last committed). With
+    /// `copy`, the sinks' new unwritten bytes go into their mirrors first.
+    fn publish<'a>(
+        &mut self,
+        taken: u64,
+        view: &impl Fn(usize) -> Option<SinkView<'a>>,
+        copy: bool,
+    ) {
         let file = &self.file;
         let mirror = file.layout.mirror as u64;
         let half = SNAPSHOT[((self.gen + 1) & 1) as usize];
@@ -1070,8 +726,16 @@ impl DurableWriter {
         file.word(half + S_WALL)
             .store(self.anchor.1, Ordering::Relaxed);
         for (i, slot) in self.slots.iter_mut().enumerate() {
-            let v = view(slot.sink);
             let at = half + S_SLOTS + i * SLOT_SIZE;
+            let Some(v) = view(slot.sink) else {
+                file.word(at).store(slot.copy, Ordering::Relaxed);
+                file.word(at + 8).store(slot.base, Ordering::Relaxed);
+                file.word(at + 16)
+                    .store(slot.committed_written, Ordering::Relaxed);
+                file.word(at + 24)
+                    .store(slot.committed_appended, Ordering::Relaxed);
+                continue;
+            };
             if let Some((f, path, id)) = v.file {
                 if slot.identity != Some(id) {
                     // A new file (first commit, rotation, reopen): its
@@ -1081,7 +745,11 @@ impl DurableWriter {
                     let (dev, ino) = id;
                     file.word(ident).store(dev, Ordering::Relaxed);
                     file.word(ident + 8).store(ino, Ordering::Relaxed);
-                    let p = path.as_os_str().as_encoded_bytes();
+                    // The canonical path, which the next start matches
+                    // against its own sinks' files (see `recover`).
+                    let canonical = canonical(path);
+                    let p = canonical.as_deref().unwrap_or(path);
+                    let p = p.as_os_str().as_encoded_bytes();
                     let p = &p[..p.len().min(IDENT_SIZE - IDENT_PATH)];
                     file.word(ident + 16)
                         .store(p.len() as u64, Ordering::Relaxed);
@@ -1124,6 +792,7 @@ impl DurableWriter {
             file.word(at + 16).store(written, Ordering::Relaxed);
             file.word(at + 24).store(appended, Ordering::Relaxed);
             slot.committed_written = written;
+            slot.committed_appended = appended;
         }
         self.gen += 1;
         file.word(GEN).store(self.gen, Ordering::Release);

@@ -31,3 +31,8 @@ fn replay(target: &str, run: impl Fn(&[u8])) {
         run(&bytes);
     }
 }
+
+#[test]
+fn durable_recover() {
+    replay("durable_recover", nowait_core::__fuzz::durable_recover);
+}

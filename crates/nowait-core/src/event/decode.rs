@@ -124,6 +124,11 @@ impl<'a> Event<'a> {
         self.target
     }
 
+    /// The encoded items (after the header and the thread item).
+    pub(crate) fn items_bytes(&self) -> &'a [u8] {
+        self.items
+    }
+
     /// The event's items: its enclosing spans, then its fields.
     ///
     /// # Examples
@@ -263,6 +268,11 @@ pub struct SpanFields<'a> {
 }
 
 impl<'a> SpanFields<'a> {
+    /// The encoded field items.
+    pub(crate) fn bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
     /// The span's fields ([`Item::Field`] or [`Item::Malformed`]).
     ///
     /// # Examples
@@ -412,6 +422,17 @@ impl<'a> Reader<'a> {
     fn arg(&mut self) -> Option<Value<'a>> {
         self.value(false)
     }
+}
+
+/// Where `inner`, a slice borrowed from `outer` (as every slice the
+/// decoder hands out is from its payload), starts in `outer`.
+pub(crate) fn offset_in(outer: &[u8], inner: &[u8]) -> usize {
+    let at = (inner.as_ptr() as usize).wrapping_sub(outer.as_ptr() as usize);
+    debug_assert!(
+        at <= outer.len() && inner.len() <= outer.len() - at,
+        "nowait bug: a slice not borrowed from the payload"
+    );
+    at
 }
 
 /// Resolves an item's field name against its call site.

@@ -67,6 +67,7 @@ pub(crate) use thread::{
 
 pub(crate) use callsite::{KeyHasher, SiteCache};
 pub(crate) use decode::field_name as decode_field_name;
+pub(crate) use decode::offset_in;
 pub(crate) use decode::Reader as ByteReader;
 pub(crate) use thread::ThreadCache;
 

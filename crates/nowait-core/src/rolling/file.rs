@@ -168,7 +168,12 @@ impl RollingFile {
         Ok(rf)
     }
 
-    fn housekeep(&self) {
+    /// Hands the files before the current one to the housekeeping thread
+    /// (compression, retention). After a rotation, the caller calls it
+    /// once the crash-durable snapshot names the new file (see
+    /// `DurableWriter::note_new_file`): until then recovery may need the
+    /// old file as it is.
+    pub(crate) fn housekeep(&self) {
         if let Some(h) = &self.housekeeper {
             h.send(Job {
                 current: self.key.clone(),
@@ -216,8 +221,9 @@ impl RollingFile {
         }
     }
 
-    /// Rotates to the next file. Returns a notice for the sink: the first
-    /// failure of an episode, or the recovery after failures.
+    /// Rotates to the next file (then call [`RollingFile::housekeep`]).
+    /// Returns a notice for the sink: the first failure of an episode, or
+    /// the recovery after failures.
     pub(crate) fn rotate(&mut self, wall: SystemTime, now: Instant) -> Option<String> {
         let secs = unix_secs(wall);
         let offset = utc_offset(self.local, secs);
@@ -244,7 +250,6 @@ impl RollingFile {
                 self.next_boundary =
                     next_boundary(self.naming.rotation, secs + offset).map(|b| b - offset);
                 self.rotations += 1;
-                self.housekeep();
                 let failing = self.failing.take()?;
                 Some(format!(
                     "rolled over to {} after {} failed rotation{} since {} (last error: {}); the records in between are at the end of {}",

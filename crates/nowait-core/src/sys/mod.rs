@@ -44,7 +44,7 @@ pub(crate) use imp::crash::{on_fatal_signals, signal_name, thread_name};
 pub(crate) use imp::file::{file_id, is_deleted, open_append, open_path, path_id, FileId};
 #[cfg(all(target_os = "linux", not(nowait_portable)))]
 pub(crate) use imp::journal::Journal;
-pub(crate) use imp::mapping::{try_lock, Mapping};
+pub(crate) use imp::mapping::{check_private, create_durable, open_durable, try_lock, Mapping};
 pub(crate) use imp::net::{Datagram, Peer, Sent, Stream};
 #[cfg(not(all(target_os = "linux", not(nowait_portable))))]
 mod journal_none;
@@ -52,7 +52,7 @@ pub(crate) use imp::process::{at_exit, at_fork, hostname};
 #[cfg(feature = "signals")]
 pub(crate) use imp::signals::{on_hangup, on_terminate};
 pub(crate) use imp::stdio::open as open_stdio;
-pub(crate) use imp::{is_permanent, sleep, Descriptor, Doorbell, Waitable};
+pub(crate) use imp::{is_permanent, sleep, Descriptor, Doorbell, Waitable, RENAME_NEEDS_CLOSE};
 #[cfg(not(all(target_os = "linux", not(nowait_portable))))]
 pub(crate) use journal_none::Journal;
 

@@ -402,13 +402,18 @@ impl Writer {
             if !self.enter_io(now) {
                 return;
             }
-            let event = self.sinks[i].write_out(now, last);
+            let durable = &mut self.durable;
+            let event = self.sinks[i].write_out(now, last, &mut |view| {
+                if let Some(d) = durable {
+                    d.note_new_file(i, view);
+                }
+            });
             if !self.leave_io() {
                 return;
             }
             event
         } else {
-            self.sinks[i].write_out(now, last)
+            self.sinks[i].write_out(now, last, &mut |_| {})
         };
         if let Some((level, msg)) = event {
             self.broadcast(level, &msg, Some(i));

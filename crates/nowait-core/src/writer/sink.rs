@@ -12,6 +12,10 @@ use super::loss::{loss_message, Loss};
 use crate::output::{Output, WriteOutcome};
 use crate::record::{Format, Notice, Record};
 use crate::shared::Shared;
+
+/// Told when a sink has opened a new file and written nothing to it yet
+/// (the crash-durable ring records it: `DurableWriter::note_new_file`).
+pub(super) type NewFile<'a> = dyn FnMut(crate::durable::SinkView<'_>) + 'a;
 use crate::Level;
 
 /// Longest back-off between retries of a failing sink.
@@ -175,7 +179,8 @@ impl SinkState {
         }
     }
 
-    /// What the crash-durable ring mirrors of this sink.
+    /// What the crash-durable ring mirrors of this sink (also what
+    /// [`NewFile`] is shown).
     pub(super) fn durable_view(&self) -> crate::durable::SinkView<'_> {
         crate::durable::SinkView {
             file: self.output.current_file(),
@@ -510,7 +515,10 @@ impl SinkState {
     /// A rolling sink: rotates before the next record if its period is
     /// over or it would pass the size limit. Never after a short write
     /// (the rest of that record belongs to the same file).
-    fn roll_if_due(&mut self, now: Instant) {
+    ///
+    /// A new file is shown to `on_new_file` before anything is written to
+    /// it, and only then is the old one handed to housekeeping.
+    fn roll_if_due(&mut self, now: Instant, on_new_file: &mut NewFile<'_>) {
         if self.mid_line {
             return;
         }
@@ -522,7 +530,16 @@ impl SinkState {
         if !r.due(wall, now, next) {
             return;
         }
-        if let Some(msg) = r.rotate(wall, now) {
+        let before = r.current().2;
+        let notice = r.rotate(wall, now);
+        let rotated = r.current().2 != before;
+        if rotated {
+            on_new_file(self.durable_view());
+            if let Output::Rolling(r) = &self.output {
+                r.housekeep();
+            }
+        }
+        if let Some(msg) = notice {
             let msg = format!("sink {}: {msg}", self.name);
             self.add_notice(Level::Warn, &msg);
         }
@@ -545,7 +562,12 @@ impl SinkState {
     /// write takes). `last`: the final writes of a shutdown (may use the
     /// pipe reserve). Returns a notice to broadcast if the sink just failed
     /// or recovered.
-    pub(super) fn write_out(&mut self, now: Instant, last: bool) -> Option<(Level, String)> {
+    pub(super) fn write_out(
+        &mut self,
+        now: Instant,
+        last: bool,
+        on_new_file: &mut NewFile<'_>,
+    ) -> Option<(Level, String)> {
         if self.dead || self.unsent() == 0 {
             return None;
         }
@@ -555,7 +577,7 @@ impl SinkState {
         let mut event = None;
         self.held_back = false;
         while self.unsent() > 0 {
-            self.roll_if_due(now);
+            self.roll_if_due(now, on_new_file);
             let Some(len) = self.offer(last) else {
                 self.blocked_since.get_or_insert(now);
                 self.held_back = true;

@@ -68,6 +68,48 @@ impl Mapping {
         Ok(map)
     }
 
+    /// The first `len` bytes of `file`, mapped private and read-only: a
+    /// dead process's file, read by recovery. Pages the file does not
+    /// back with data (a sparse file) cost no memory. `len` must not pass
+    /// the file's length (checked here, against `fstat`); a file shortened
+    /// meanwhile by another process of this user faults on access, which
+    /// the threat model leaves to that user (`SECURITY.md`).
+    pub(crate) fn read_only(file: &File, len: usize) -> io::Result<Mapping> {
+        let real = file.metadata()?.len();
+        if len == 0 || (len as u64) > real {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("cannot map {len} bytes of a file of {real}"),
+            ));
+        }
+        // SAFETY: a new mapping at an address the kernel chooses, of `len`
+        // bytes that the file holds; it aliases no Rust object, and private
+        // read-only pages are never written through.
+        let ptr = unsafe {
+            mmap(
+                std::ptr::null_mut(),
+                len,
+                ProtFlags::READ,
+                MapFlags::PRIVATE,
+                file,
+                0,
+            )
+        }?;
+        Ok(Mapping {
+            ptr: NonNull::new(ptr.cast()).ok_or_else(|| io::Error::other("mmap returned null"))?,
+            len,
+        })
+    }
+
+    /// The mapped bytes, for a mapping that nothing writes while it is
+    /// read (one from [`Mapping::read_only`]).
+    pub(crate) fn bytes(&self) -> &[u8] {
+        // SAFETY: `len` bytes mapped at `ptr` for as long as `self` lives;
+        // the caller's mapping is read-only and private, so no write in
+        // this process aliases the slice.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
     pub(crate) fn ptr(&self) -> NonNull<u8> {
         self.ptr
     }
@@ -102,6 +144,81 @@ impl Drop for Mapping {
         // hold it through an `Arc`: none is left.
         let _ = unsafe { munmap(self.ptr.as_ptr().cast(), self.len) };
     }
+}
+
+/// Opens the crash-durable file at `path` for reading and writing without
+/// following a symbolic link in its last component: the existing file
+/// (`Ok((file, false))`), or a new one created exclusively with mode
+/// `0600` (`Ok((file, true))`). Whoever could plant a file or a link at
+/// the path gets an error, never a file of their choosing opened.
+pub(crate) fn open_durable(path: &std::path::Path) -> io::Result<(File, bool)> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let flags = libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NOCTTY;
+    match std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(flags)
+        .open(path)
+    {
+        Ok(file) => return Ok((file, false)),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+        Err(e) => return Err(link_error(e)),
+    }
+    Ok((create_durable(path)?, true))
+}
+
+/// Creates a new file at `path` exclusively (never through a link, never
+/// an existing file), mode `0600`, for reading and writing.
+pub(crate) fn create_durable(path: &std::path::Path) -> io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC | libc::O_NOCTTY)
+        .open(path)
+        .map_err(link_error)
+}
+
+/// `ELOOP` from `O_NOFOLLOW` says that the path is a symbolic link.
+fn link_error(e: io::Error) -> io::Error {
+    if e.raw_os_error() == Some(libc::ELOOP) {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the path is a symbolic link, which nowait does not follow",
+        )
+    } else {
+        e
+    }
+}
+
+/// Checks that an existing crash-durable file can be trusted as this
+/// process's own: a regular file, owned by this process's effective user,
+/// writable by nobody else (no group or other write bit). `Err` says which
+/// test failed.
+pub(crate) fn check_private(file: &File) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = file
+        .metadata()
+        .map_err(|e| format!("cannot stat it: {e}"))?;
+    if !m.file_type().is_file() {
+        return Err("it is not a regular file".into());
+    }
+    let me = rustix::process::geteuid().as_raw();
+    if m.uid() != me {
+        return Err(format!(
+            "it is owned by user {}, not by this process's user {me}",
+            m.uid()
+        ));
+    }
+    if m.mode() & 0o022 != 0 {
+        return Err(format!(
+            "its mode {:o} lets other users write it",
+            m.mode() & 0o7777
+        ));
+    }
+    Ok(())
 }
 
 /// Takes an exclusive lock on `file` without waiting: `false` if another

@@ -94,3 +94,7 @@ pub(crate) fn is_permanent(e: &io::Error) -> bool {
             Some(libc::EPIPE) | Some(libc::EBADF) | Some(libc::ECONNRESET) | Some(libc::ENOTCONN)
         )
 }
+
+/// Whether a file must be closed before another can be renamed over its
+/// name (the crash-durable file's staging, `durable::take_path`).
+pub(crate) const RENAME_NEEDS_CLOSE: bool = false;

@@ -15,7 +15,7 @@ use windows_sys::Win32::Storage::FileSystem::{
 };
 use windows_sys::Win32::System::Memory::{
     CreateFileMappingW, MapViewOfFile, UnmapViewOfFile, FILE_MAP_READ, FILE_MAP_WRITE,
-    MEMORY_MAPPED_VIEW_ADDRESS, PAGE_READWRITE,
+    MEMORY_MAPPED_VIEW_ADDRESS, PAGE_READONLY, PAGE_READWRITE,
 };
 use windows_sys::Win32::System::IO::OVERLAPPED;
 
@@ -82,6 +82,51 @@ impl Mapping {
         Ok(map)
     }
 
+    /// The first `len` bytes of `file`, mapped read-only: a dead process's
+    /// file, read by recovery. `len` must not pass the file's length
+    /// (checked here).
+    pub(crate) fn read_only(file: &File, len: usize) -> io::Result<Mapping> {
+        let real = file.metadata()?.len();
+        if len == 0 || (len as u64) > real {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("cannot map {len} bytes of a file of {real}"),
+            ));
+        }
+        let handle = file.as_raw_handle() as HANDLE;
+        // SAFETY: a read-only mapping object of the whole file, unnamed,
+        // default security; closed below once the view holds it.
+        let object = unsafe {
+            CreateFileMappingW(
+                handle,
+                std::ptr::null(),
+                PAGE_READONLY,
+                0,
+                0,
+                std::ptr::null(),
+            )
+        };
+        if object.is_null() {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: a view of `len` bytes from offset 0, which the file holds
+        // (checked above).
+        let view = unsafe { MapViewOfFile(object, FILE_MAP_READ, 0, 0, len) };
+        let error = io::Error::last_os_error();
+        // SAFETY: our own handle; the view (if any) keeps the object alive.
+        unsafe { CloseHandle(object) };
+        let ptr = NonNull::new(view.Value.cast::<u8>()).ok_or(error)?;
+        Ok(Mapping { ptr, len })
+    }
+
+    /// The mapped bytes, for a mapping that nothing writes while it is
+    /// read (one from [`Mapping::read_only`]).
+    pub(crate) fn bytes(&self) -> &[u8] {
+        // SAFETY: `len` bytes mapped at `ptr` for as long as `self` lives,
+        // read-only: no write in this process aliases the slice.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
     pub(crate) fn ptr(&self) -> NonNull<u8> {
         self.ptr
     }
@@ -106,6 +151,65 @@ impl Drop for Mapping {
             })
         };
     }
+}
+
+/// Opens the crash-durable file at `path` for reading and writing without
+/// following a reparse point (a symbolic link or junction): the existing
+/// file (`Ok((file, false))`) or a new one created exclusively
+/// (`Ok((file, true))`).
+pub(crate) fn open_durable(path: &std::path::Path) -> io::Result<(File, bool)> {
+    use std::os::windows::fs::{MetadataExt, OpenOptionsExt};
+    use windows_sys::Win32::Storage::FileSystem::{
+        FILE_ATTRIBUTE_REPARSE_POINT, FILE_FLAG_OPEN_REPARSE_POINT,
+    };
+    let (file, created) = match durable_options()
+        .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT)
+        .open(path)
+    {
+        Ok(file) => (file, false),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => (create_durable(path)?, true),
+        Err(e) => return Err(e),
+    };
+    if file.metadata()?.file_attributes() & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the path is a reparse point (a link), which nowait does not follow",
+        ));
+    }
+    Ok((file, created))
+}
+
+/// Read, write, and shared for reading, writing and deleting, so that the
+/// staging file can be renamed over the old one while it is open.
+fn durable_options() -> std::fs::OpenOptions {
+    use std::os::windows::fs::OpenOptionsExt;
+    use windows_sys::Win32::Storage::FileSystem::{
+        FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE,
+    };
+    let mut o = std::fs::OpenOptions::new();
+    o.read(true)
+        .write(true)
+        .share_mode(FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE);
+    o
+}
+
+/// Creates a new file at `path` exclusively (never an existing file or
+/// link), for reading and writing.
+pub(crate) fn create_durable(path: &std::path::Path) -> io::Result<File> {
+    durable_options().create_new(true).open(path)
+}
+
+/// Checks that an existing crash-durable file is a regular file. Windows
+/// keeps who may write it in an ACL, which this does not read: the
+/// directory's ACL is the defence there (`SECURITY.md`).
+pub(crate) fn check_private(file: &File) -> Result<(), String> {
+    let m = file
+        .metadata()
+        .map_err(|e| format!("cannot stat it: {e}"))?;
+    if !m.file_type().is_file() {
+        return Err("it is not a regular file".into());
+    }
+    Ok(())
 }
 
 /// Takes an exclusive lock on `file` without waiting: `false` if another

@@ -103,3 +103,7 @@ pub(crate) fn is_permanent(e: &io::Error) -> bool {
             Some(ERROR_BROKEN_PIPE | ERROR_NO_DATA | ERROR_INVALID_HANDLE)
         )
 }
+
+/// Whether a file must be closed before another can be renamed over its
+/// name (the crash-durable file's staging, `durable::take_path`).
+pub(crate) const RENAME_NEEDS_CLOSE: bool = true;

@@ -1,0 +1,698 @@
+//! Recovery: what a process that died left in its crash-durable file,
+//! read as untrusted input.
+//!
+//! The file was written by another process, and whoever can write its path
+//! can put anything there, so every step is a total function of its bytes:
+//!
+//! 1. The header (the first page, read, not mapped) is checked: magic,
+//!    version, and sizes within fixed caps ([`MAX_MIRROR`], [`MAX_CATALOG`],
+//!    the ring's own cap). The layout they give is computed with checked
+//!    arithmetic and must fit the file's real length.
+//! 2. Only then is the file mapped, read-only, for exactly that layout: a
+//!    sparse file costs no memory, and nothing is read past it.
+//! 3. Each file sink's unwritten bytes (its mirror) are completed only in a
+//!    file that a sink of the *recovering* logger writes: the dead sink's
+//!    path, as the file recorded it, must be one of those sinks' files
+//!    (the same canonical path, or the same file identity; for a rolling
+//!    sink, a name of its own in its directory). A path no sink names is
+//!    never opened: its bytes are counted lost in a notice that names it.
+//! 4. The ring's records are decoded by [`ring::scan`], and each event's
+//!    keys (time, call site, thread, span sites) rewritten for this process
+//!    through the event decoder ([`Event`]), iteratively: nothing recurses
+//!    to a depth the file chooses.
+//! 5. Whatever does not check out is a notice and a counted loss, never a
+//!    panic: a file that cannot be read at all is set aside
+//!    (`PATH.corrupt`), so that the next start does not meet it again.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+use super::{
+    site_entry, thread_entry, Layout, CATALOG_USED, E_SITE, E_THREAD, GEN, H_BATCH_START,
+    H_CATALOG, H_CATALOG_FULL, H_FORMATTING, H_MIRROR, H_NS_PER_TICK, H_OVERFLOW, H_PID, H_RING,
+    H_SLOTS, H_VERSION, H_WRITER_CRASHED, IDENTS, IDENT_PATH, IDENT_SIZE, MAGIC, RING_AT,
+    SITE_CONTENT, SLOTS, SLOT_SIZE, SNAPSHOT, S_SLOTS, S_TAKEN, S_TICKS, S_WALL, THREAD_CONTENT,
+    VERSION,
+};
+use crate::event::SiteKey;
+use crate::event::{offset_in, register_callsite, ByteReader as Reader, Callsite, Event, Item};
+use crate::ring::{self, Ring};
+use crate::rolling::Rolling;
+use crate::sys::{self, FileId};
+use crate::{kind, Level};
+
+/// The largest mirror a file may state (a sink's buffer, doubled, rounded
+/// up to a power of two, is far below).
+pub(super) const MAX_MIRROR: usize = ring::MAX_CAPACITY;
+/// The largest catalog a file may state.
+pub(super) const MAX_CATALOG: usize = 16 << 20;
+/// Directory entries looked at, at most, when a file that was renamed is
+/// looked for by its identity.
+const MAX_DIR_ENTRIES: usize = 10_000;
+
+/// What the next `build()` found in a file left by a process that died.
+#[derive(Debug, Default)]
+pub(crate) struct Recovered {
+    /// Records to push before any new one: (level, kind, payload).
+    pub(crate) records: Vec<(Level, u8, Vec<u8>)>,
+    /// Notices to write first, in every sink.
+    pub(crate) notices: Vec<String>,
+    /// The file could not be read: it is set aside, not recovered again.
+    pub(crate) corrupt: bool,
+}
+
+impl Recovered {
+    fn corrupt(path: &Path, why: &str) -> Recovered {
+        Recovered {
+            records: Vec::new(),
+            notices: vec![format!(
+                "could not recover {} (left by a process that died): {why}; \
+                 its records are lost, and the file is set aside as {}",
+                path.display(),
+                super::set_aside_path(path).display()
+            )],
+            corrupt: true,
+        }
+    }
+}
+
+/// A file sink of the recovering logger: the only files recovery writes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum SinkFiles<'a> {
+    /// `Sink::file(path)`.
+    File(&'a Path),
+    /// `Sink::rolling(..)`: its directory and the names it gives.
+    Rolling(&'a Rolling),
+}
+
+// === reading the file's words, total ===
+
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    b.get(at..at.saturating_add(8))
+        .and_then(|w| w.try_into().ok())
+        .map_or(0, u64::from_le_bytes)
+}
+
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    b.get(at..at.saturating_add(4))
+        .and_then(|w| w.try_into().ok())
+        .map_or(0, u32::from_le_bytes)
+}
+
+/// Checks a dead file's header (its first page) and returns the layout it
+/// states, and the bytes that layout takes, within the caps and the
+/// file's real length `file_len`.
+pub(super) fn check_header(head: &[u8], file_len: u64) -> Result<(Layout, usize), String> {
+    if head.len() < 4096 || head[..8] != MAGIC {
+        return Err("it does not start like a nowait crash-durable file".into());
+    }
+    let version = u32_at(head, H_VERSION);
+    if version != VERSION {
+        return Err(format!("its version {version} is not {VERSION}"));
+    }
+    let field = |at: usize, cap: usize, what: &str| -> Result<usize, String> {
+        let v = u64_at(head, at);
+        usize::try_from(v)
+            .ok()
+            .filter(|&v| v <= cap)
+            .ok_or_else(|| format!("its {what} ({v}) is past the limit ({cap})"))
+    };
+    let layout = Layout {
+        ring_bytes: field(H_RING, ring::MAX_CAPACITY, "ring size")?,
+        mirror: field(H_MIRROR, MAX_MIRROR, "mirror size")?,
+        slots: usize::try_from(u32_at(head, H_SLOTS))
+            .ok()
+            .filter(|&n| n <= SLOTS)
+            .ok_or("its number of file sinks is past the limit")?,
+        catalog: field(H_CATALOG, MAX_CATALOG, "catalog size")?,
+    };
+    if !layout.mirror.is_power_of_two() {
+        return Err(format!(
+            "its mirror size {} is not a power of two",
+            layout.mirror
+        ));
+    }
+    let total = checked_total(&layout).ok_or("its sizes overflow")?;
+    if (total as u64) > file_len {
+        return Err(format!(
+            "its sizes need {total} bytes, the file holds {file_len}"
+        ));
+    }
+    Ok((layout, total))
+}
+
+/// [`Layout::total`], with every step checked.
+fn checked_total(l: &Layout) -> Option<usize> {
+    let ring = Ring::region_size(l.ring_bytes).checked_next_multiple_of(4096)?;
+    RING_AT
+        .checked_add(ring)?
+        .checked_add(l.mirror.checked_mul(l.slots)?)?
+        .checked_add(l.catalog)
+}
+
+// === the catalog ===
+
+/// The catalog's strings, on top of the payload reader's fields.
+trait ReadStr {
+    /// A string of the dead process, made `'static` for the call-site
+    /// registry (recovery leaks one copy per call site, once; the catalog
+    /// it comes from is at most [`MAX_CATALOG`] bytes).
+    fn str(&mut self) -> Option<&'static str>;
+    fn opt(&mut self) -> Option<Option<&'static str>>;
+}
+
+impl ReadStr for Reader<'_> {
+    fn str(&mut self) -> Option<&'static str> {
+        let len = self.u16()?;
+        let s = std::str::from_utf8(self.take(usize::from(len))?).ok()?;
+        Some(Box::leak(s.into()))
+    }
+    fn opt(&mut self) -> Option<Option<&'static str>> {
+        match self.u8()? {
+            0 => Some(None),
+            _ => Some(Some(self.str()?)),
+        }
+    }
+}
+
+/// The dead process's call sites and threads, registered again here under
+/// new keys and numbers.
+#[derive(Default)]
+struct Catalog {
+    sites: HashMap<u64, u64>,
+    threads: HashMap<u32, u32>,
+}
+
+impl Catalog {
+    fn load(bytes: &[u8]) -> Catalog {
+        let mut catalog = Catalog::default();
+        // What this process has registered, by content: a site or thread
+        // of the dead process that is also one of this process's (the
+        // same program restarted) maps to it instead of registering again,
+        // so a crash loop's catalogs do not grow with each generation.
+        let mut own_sites = HashMap::new();
+        crate::event::each_registered(|key, site| {
+            own_sites.insert(site_entry(key, site)[SITE_CONTENT..].to_vec(), key.get());
+        });
+        let mut own_threads = HashMap::new();
+        crate::event::each_thread(|n, name, id, padded| {
+            own_threads.insert(
+                thread_entry(n, name, id, padded)[THREAD_CONTENT..].to_vec(),
+                n,
+            );
+        });
+        let mut r = Reader(bytes);
+        while let (Some(tag), Some(len)) = (r.u8(), r.u32()) {
+            let Some(body) = usize::try_from(len).ok().and_then(|len| r.take(len)) else {
+                break;
+            };
+            let mut b = Reader(body);
+            match tag {
+                E_SITE => {
+                    let Some(old) = b.u64() else { continue };
+                    if catalog.sites.contains_key(&old) {
+                        continue;
+                    }
+                    if let Some(&key) = own_sites.get(b.0) {
+                        catalog.sites.insert(old, key);
+                        continue;
+                    }
+                    let content = b.0.to_vec();
+                    if let Some(site) = Self::site(&mut b) {
+                        // A fresh `'static` address: a key no call site of
+                        // this process can have.
+                        let key = SiteKey::of(Box::leak(Box::new(0u8)));
+                        register_callsite(key, site);
+                        catalog.sites.insert(old, key.get());
+                        own_sites.insert(content, key.get());
+                    }
+                }
+                E_THREAD => {
+                    let Some(old) = b.u32() else { continue };
+                    if catalog.threads.contains_key(&old) {
+                        continue;
+                    }
+                    if let Some(&number) = own_threads.get(b.0) {
+                        catalog.threads.insert(old, number);
+                        continue;
+                    }
+                    let content = b.0.to_vec();
+                    if let (Some(name), Some(id), Some(padded)) = (b.opt(), b.str(), b.str()) {
+                        let number = crate::event::register_foreign_thread(name, id, padded);
+                        catalog.threads.insert(old, number);
+                        own_threads.insert(content, number);
+                    }
+                }
+                _ => {}
+            }
+        }
+        catalog
+    }
+
+    fn site(b: &mut Reader<'_>) -> Option<Callsite> {
+        let level = Level::from_u8(b.u8()?)?;
+        let line = b.u32()?;
+        let (target, name) = (b.str()?, b.str()?);
+        let (module, file, format) = (b.opt()?, b.opt()?, b.opt()?);
+        let n = b.u16()?;
+        let mut fields = Vec::new();
+        for _ in 0..n {
+            fields.push(b.str()?);
+        }
+        let mut site = Callsite::new(level, target, name).fields(fields).location(
+            module,
+            file,
+            (line != u32::MAX).then_some(line),
+        );
+        if let Some(format) = format {
+            site = site.message_format(format);
+        }
+        Some(site)
+    }
+}
+
+// === the ring's events ===
+
+/// Rewrites an event payload of the dead process for this one: raw clock
+/// ticks become wall-clock time, call-site keys and thread numbers become
+/// the ones registered here. The payload is walked by the event decoder,
+/// the one reader of the wire grammar; a malformed payload keeps its keys
+/// (the formats report malformed events) and only its time is converted.
+/// Returns the event's wall-clock time.
+fn rewrite_event(p: &mut [u8], time: impl Fn(u64) -> u64, cat: &Catalog) -> Option<u64> {
+    let wall = time(u64_at(p, 0));
+    p.get_mut(..8)?.copy_from_slice(&wall.to_le_bytes());
+    // Where each key is, found first, written after: a payload that turns
+    // out malformed half-way is left as it was.
+    let mut sites = Vec::new();
+    let mut thread = None;
+    {
+        let event = Event::parse(p)?;
+        if event.site().is_some() {
+            sites.push(8);
+        }
+        if event.thread().is_some() {
+            thread = Some(offset_in(p, event.items_bytes()) - 4);
+        }
+        for item in event.items() {
+            match item {
+                Item::Span { fields, .. } => {
+                    // `0xFE site:u64 len:u32` precede the fields.
+                    sites.push(offset_in(p, fields.bytes()).checked_sub(12)?);
+                    // A span's items are fields only: the encoder nests no
+                    // span in a span, and neither does this walk.
+                    for inner in fields.items() {
+                        if !matches!(inner, Item::Field { .. }) {
+                            return Some(wall);
+                        }
+                    }
+                }
+                Item::Field { .. } => {}
+                _ => return Some(wall),
+            }
+        }
+    }
+    for at in sites {
+        let old = u64_at(p, at);
+        if let Some(new) = cat.sites.get(&old) {
+            p.get_mut(at..at + 8)?.copy_from_slice(&new.to_le_bytes());
+        }
+    }
+    if let Some(at) = thread {
+        debug_assert_eq!(p.get(at - 1), Some(&crate::event::ITEM_THREAD));
+        let new = cat.threads.get(&u32_at(p, at)).copied().unwrap_or(0);
+        p.get_mut(at..at + 4)?.copy_from_slice(&new.to_le_bytes());
+    }
+    Some(wall)
+}
+
+fn format_wall(nanos: u64) -> String {
+    crate::timefmt::rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_nanos(nanos))
+}
+
+// === the file sinks' mirrors ===
+
+/// `path` made absolute with its directories' links resolved, also when
+/// the file itself does not exist (yet).
+pub(crate) fn canonical(path: &Path) -> Option<PathBuf> {
+    if let Ok(p) = std::fs::canonicalize(path) {
+        return Some(p);
+    }
+    let name = path.file_name()?;
+    let parent = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    Some(std::fs::canonicalize(parent).ok()?.join(name))
+}
+
+/// The file the recovering logger's sinks write that a dead sink's file
+/// (`stored`, identity `id`) is, if any: the path to complete it at.
+fn matching_sink(sinks: &[SinkFiles<'_>], stored: &Path, id: FileId) -> Option<PathBuf> {
+    sinks.iter().find_map(|s| match *s {
+        SinkFiles::File(path) => {
+            let same_name = canonical(path).is_some_and(|c| c == stored);
+            let same_file = sys::path_id(path).is_ok_and(|now| now == id);
+            (same_name || same_file).then(|| path.to_owned())
+        }
+        SinkFiles::Rolling(rolling) => {
+            let dir = canonical(&rolling.dir)?;
+            let name = stored.file_name()?.to_str()?;
+            let own = rolling.naming().parse(name).is_some_and(|(_, gz)| !gz);
+            (own && stored.parent() == Some(dir.as_path())).then(|| dir.join(name))
+        }
+    })
+}
+
+/// The length of the regular file with identity `id` among the entries of
+/// `dir` (links are not followed), if there is one: where a file that was
+/// renamed in its directory (an outside rotation) is now.
+fn len_by_identity(dir: &Path, id: FileId) -> Option<u64> {
+    for entry in std::fs::read_dir(dir).ok()?.take(MAX_DIR_ENTRIES) {
+        let Ok(entry) = entry else { continue };
+        let path = entry.path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        if meta.file_type().is_file() && sys::path_id(&path).is_ok_and(|p| p == id) {
+            return Some(meta.len());
+        }
+    }
+    None
+}
+
+/// One dead file sink's pending bytes, as the snapshot in force states them.
+struct Pending<'a> {
+    stored: PathBuf,
+    id: FileId,
+    /// File offset of the sink's offset 0 (wrapping).
+    base: u64,
+    written: u64,
+    appended: u64,
+    mirror: &'a [u8],
+}
+
+impl Pending<'_> {
+    fn bytes(&self) -> u64 {
+        self.appended - self.written
+    }
+
+    /// The mirror's bytes for sink offsets `from..appended`, as at most two
+    /// slices (the mirror is a circle).
+    fn tail(&self, from: u64) -> [&[u8]; 2] {
+        let len = self.mirror.len() as u64;
+        let (start, end) = (from % len, self.appended % len);
+        let (start, end) = (start as usize, end as usize);
+        if from >= self.appended {
+            [&[], &[]]
+        } else if start < end {
+            [&self.mirror[start..end], &[]]
+        } else {
+            [&self.mirror[start..], &self.mirror[..end]]
+        }
+    }
+}
+
+/// Reads slot `slot` of the snapshot at `snap`; `Err` if its words are
+/// inconsistent.
+fn pending<'a>(
+    old: &'a [u8],
+    layout: &Layout,
+    snap: usize,
+    slot: usize,
+) -> Result<Option<Pending<'a>>, String> {
+    let at = snap + S_SLOTS + slot * SLOT_SIZE;
+    let copy = u64_at(old, at);
+    let (base, written, appended) = (
+        u64_at(old, at + 8),
+        u64_at(old, at + 16),
+        u64_at(old, at + 24),
+    );
+    let copy = match copy {
+        0 => return Ok(None),
+        1 | 2 => copy as usize - 1,
+        _ => return Err(format!("file sink {slot}: identity copy {copy}")),
+    };
+    if appended <= written {
+        return Ok(None);
+    }
+    if appended - written > layout.mirror as u64 {
+        return Err(format!(
+            "file sink {slot}: {} pending bytes, more than its mirror holds",
+            appended - written
+        ));
+    }
+    let ident = IDENTS + (slot * 2 + copy) * IDENT_SIZE;
+    let id: FileId = (u64_at(old, ident), u64_at(old, ident + 8));
+    let path_len = usize::try_from(u64_at(old, ident + 16))
+        .ok()
+        .filter(|&n| n <= IDENT_SIZE - IDENT_PATH)
+        .ok_or_else(|| format!("file sink {slot}: the length of its path"))?;
+    let path = &old[ident + IDENT_PATH..ident + IDENT_PATH + path_len];
+    let from = layout.mirror_at(slot);
+    Ok(Some(Pending {
+        stored: PathBuf::from(String::from_utf8_lossy(path).into_owned()),
+        id,
+        base,
+        written,
+        appended,
+        mirror: &old[from..from + layout.mirror],
+    }))
+}
+
+/// Completes one dead file sink's unwritten bytes from its mirror, in the
+/// recovering logger's file that it matches. Returns a notice if anything
+/// was written, or could not be.
+fn complete(p: &Pending<'_>, sinks: &[SinkFiles<'_>]) -> Option<String> {
+    let Some(target) = matching_sink(sinks, &p.stored, p.id) else {
+        return Some(format!(
+            "{} bytes the dead process had formatted for {} and not written are lost: \
+             no file sink of this logger writes that file",
+            p.bytes(),
+            p.stored.display()
+        ));
+    };
+    let mut file = match sys::open_append(&target, false) {
+        Ok(f) => f,
+        Err(e) => {
+            return Some(format!(
+                "{} bytes the dead process had not written to {} are lost: cannot open it: {e}",
+                p.bytes(),
+                target.display()
+            ))
+        }
+    };
+    let start = p.base.wrapping_add(p.written);
+    // Bytes of the pending range already written: the dead process wrote
+    // them after its last snapshot (or part of them, cut short), to the
+    // file it named, which may have been renamed since (an outside
+    // rotation): found by its identity in the same directory.
+    let same = sys::file_id(&file).is_ok_and(|now| now == p.id);
+    let len = if same {
+        file.metadata().ok().map(|m| m.len())
+    } else {
+        target.parent().and_then(|dir| len_by_identity(dir, p.id))
+    };
+    let done = len.map_or(0, |len| len.saturating_sub(start).min(p.bytes()));
+    if done == p.bytes() {
+        return None;
+    }
+    let from = p.written + done;
+    let result = p
+        .tail(from)
+        .iter()
+        .try_for_each(|part| file.write_all(part));
+    let n = p.appended - from;
+    let what = if same {
+        "completed"
+    } else {
+        "appended (the file was rotated or replaced since)"
+    };
+    Some(match result {
+        Ok(()) => format!(
+            "{what} {} with {n} bytes the dead process had formatted and not written",
+            target.display()
+        ),
+        Err(e) => format!(
+            "{n} bytes the dead process had not written to {} are lost: {e}",
+            target.display()
+        ),
+    })
+}
+
+// === recovery ===
+
+/// Recovers what the dead process left in `old` (its file, mapped for the
+/// layout that [`check_header`] accepted): file sinks' pending bytes into
+/// `sinks`' files, and the ring's records for the new ring.
+pub(super) fn recover(
+    old: &[u8],
+    layout: &Layout,
+    path: &Path,
+    sinks: &[SinkFiles<'_>],
+) -> Recovered {
+    let pid = u32_at(old, H_PID);
+    let snap = SNAPSHOT[(u64_at(old, GEN) & 1) as usize];
+    let mut out = Recovered::default();
+    for slot in 0..layout.slots {
+        match pending(old, layout, snap, slot) {
+            Ok(Some(p)) => out.notices.extend(complete(&p, sinks)),
+            Ok(None) => {}
+            Err(why) => out.notices.push(format!(
+                "the unwritten bytes of a file sink in {} are lost: {why}",
+                path.display()
+            )),
+        }
+    }
+    let used = usize::try_from(u64_at(old, CATALOG_USED))
+        .unwrap_or(usize::MAX)
+        .min(layout.catalog);
+    let catalog_at = layout.catalog_at();
+    let catalog = Catalog::load(&old[catalog_at..catalog_at + used]);
+    let ns_per_tick = f64::from_bits(u64_at(old, H_NS_PER_TICK));
+    let (t0, w0) = (u64_at(old, snap + S_TICKS), u64_at(old, snap + S_WALL));
+    let time = |field: u64| -> u64 {
+        const RAW: u64 = 1 << 63;
+        if field & RAW == 0 {
+            return field;
+        }
+        let ticks = field & !RAW;
+        let delta = (ticks as f64 - t0 as f64) * ns_per_tick;
+        // `as` saturates, and a NaN (a corrupt tick rate) gives 0.
+        (w0 as f64 + delta).max(0.0) as u64
+    };
+    let (mut torn, mut last, mut skipped) = (0u64, None, 0u64);
+    let taken = u64_at(old, snap + S_TAKEN);
+    // The writer thread crashed while formatting a record (a `Format` that
+    // faults on it): that record would crash this process's writer too,
+    // and the next, so it is set aside, counted. (A SIGKILL during a
+    // format leaves no mark: that record is recovered.)
+    let poison = (u64_at(old, H_WRITER_CRASHED) != 0)
+        .then(|| u64_at(old, H_FORMATTING))
+        .filter(|&nth| nth > 0);
+    let batch_start = u64_at(old, H_BATCH_START);
+    let mut nth = 0;
+
+    let scanned = ring::scan(
+        &old[RING_AT..layout.mirrors_at()],
+        layout.ring_bytes,
+        taken,
+        |found| match found {
+            ring::Found::Record {
+                at,
+                header,
+                payload,
+            } => {
+                if poison.is_some() && at >= batch_start {
+                    nth += 1;
+                    if Some(nth) == poison {
+                        skipped += 1;
+                        return;
+                    }
+                }
+                let mut payload = payload.to_vec();
+                if header.kind == kind::EVENT {
+                    if let Some(wall) = rewrite_event(&mut payload, time, &catalog) {
+                        last = Some(wall);
+                    }
+                }
+                let level = Level::from_u8(header.level).unwrap_or(Level::Error);
+                out.records.push((level, header.kind, payload));
+            }
+            ring::Found::Torn => torn += 1,
+        },
+    );
+    if let Err(why) = scanned {
+        out.notices.push(format!(
+            "could not read the ring in {} (left by pid {pid}, which died): {why}; {} records read before that",
+            path.display(),
+            out.records.len()
+        ));
+    }
+    let n = out.records.len();
+    let mut notice = format!(
+        "recovered {n} record{} from {} written by pid {pid} before it died",
+        if n == 1 { "" } else { "s" },
+        path.display()
+    );
+    if let Some(last) = last {
+        notice.push_str(&format!(" (last at {})", format_wall(last)));
+    }
+    if torn > 0 {
+        notice.push_str(&format!(
+            "; {torn} record{} claimed and never committed (the process died while writing {}) lost",
+            if torn == 1 { "" } else { "s" },
+            if torn == 1 { "it" } else { "them" },
+        ));
+    }
+    if skipped > 0 {
+        notice.push_str(
+            "; 1 record set aside, lost: the writer thread crashed while formatting it \
+             (it would crash this one too)",
+        );
+    }
+    let overflow = u64_at(old, H_OVERFLOW);
+    if overflow > 0 {
+        notice.push_str(&format!(
+            "; {overflow} formatted bytes had outgrown a file sink's mirror and are lost"
+        ));
+    }
+    let missing = u64_at(old, H_CATALOG_FULL);
+    if missing > 0 {
+        notice.push_str(&format!(
+            "; {missing} call sites did not fit the catalog: their events show no names"
+        ));
+    }
+    if n > 0 || torn > 0 || overflow > 0 || skipped > 0 {
+        out.notices.insert(0, notice);
+    }
+    out
+}
+
+/// Recovers a whole dead file given as bytes, the way `open` does with a
+/// mapped one: the header checked against the bytes' length, then
+/// [`recover`]. For the fuzz target and the tests.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn recover_bytes(bytes: &[u8], sinks: &[SinkFiles<'_>]) -> Recovered {
+    let path = Path::new("fuzz.nowait");
+    match check_header(bytes, bytes.len() as u64) {
+        Ok((layout, total)) => recover(&bytes[..total], &layout, path, sinks),
+        Err(why) => Recovered::corrupt(path, &why),
+    }
+}
+
+/// The length a dead file's header states, if it checks out (for the fuzz
+/// target, which pads its input to it).
+#[cfg(feature = "fuzzing")]
+pub(crate) fn stated_len(head: &[u8]) -> Option<usize> {
+    check_header(head, u64::MAX).ok().map(|(_, total)| total)
+}
+
+/// Opens the dead file's recovery: reads and checks its header from the
+/// open `file` (of `len` bytes), maps the layout it states, recovers.
+pub(super) fn recover_file(
+    file: &std::fs::File,
+    len: u64,
+    path: &Path,
+    sinks: &[SinkFiles<'_>],
+) -> Recovered {
+    let mut head = vec![0u8; 4096.min(usize::try_from(len).unwrap_or(4096))];
+    if let Err(e) = read_head(file, &mut head) {
+        return Recovered::corrupt(path, &format!("cannot read it: {e}"));
+    }
+    let (layout, total) = match check_header(&head, len) {
+        Ok(checked) => checked,
+        Err(why) => return Recovered::corrupt(path, &why),
+    };
+    match sys::Mapping::read_only(file, total) {
+        Ok(map) => recover(map.bytes(), &layout, path, sinks),
+        Err(e) => Recovered::corrupt(path, &format!("cannot map it: {e}")),
+    }
+}
+
+fn read_head(mut file: &std::fs::File, buf: &mut [u8]) -> io::Result<()> {
+    use std::io::{Read, Seek};
+    file.seek(io::SeekFrom::Start(0))?;
+    file.read_exact(buf)
+}
