@@ -4,12 +4,18 @@
 //!
 //! The records the dead process had accepted and not written go to
 //! standard output (or `--to LOG`), preceded by a notice naming the
-//! process; the bytes its file sinks had formatted and not written are
-//! completed in those files, as the program's own next start would do.
+//! process. The bytes its file sinks had formatted and not written are
+//! completed only in the files named with `--sink PATH` (as many as the
+//! program had), which then also get the records, as the program's own
+//! next start would do: the tool never writes a path taken from FILE,
+//! whose content it does not trust. A dead file sink no `--sink` names
+//! has its pending bytes counted lost in a notice that names it.
 //! Afterwards FILE holds nothing to recover; it is removed unless `--keep`
-//! is given. A file a live logger uses is refused.
+//! is given. A file a live logger uses is refused, and so is a link, a
+//! file another user owns or may write, and a file that is not a
+//! crash-durable file.
 //!
-//! Run: `cargo run -p nowait-examples --example nowait-recover -- /dev/shm/app.nowait [--json] [--to recovered.log] [--keep]`
+//! Run: `cargo run -p nowait-examples --example nowait-recover -- /dev/shm/app.nowait [--sink /var/log/app.log]... [--json] [--to recovered.log] [--keep]`
 //!
 //! Exit status: 0 when FILE was read (whether it held records or not),
 //! 1 when it could not be (in use, unreadable), 2 on bad arguments.
@@ -19,15 +25,23 @@ use std::process::ExitCode;
 
 use nowait::{Builder, Json, Sink, Text};
 
-const USAGE: &str = "usage: nowait-recover FILE [--json] [--to LOG] [--keep]";
+const USAGE: &str = "usage: nowait-recover FILE [--sink PATH]... [--json] [--to LOG] [--keep]";
 
 fn main() -> ExitCode {
     let (mut file, mut to, mut json, mut keep) = (None, None, false, false);
+    let mut sinks = Vec::new();
     let mut args = std::env::args_os().skip(1);
     while let Some(arg) = args.next() {
         match arg.to_str() {
             Some("--json") => json = true,
             Some("--keep") => keep = true,
+            Some("--sink") => match args.next() {
+                Some(path) => sinks.push(PathBuf::from(path)),
+                None => {
+                    eprintln!("{USAGE}");
+                    return ExitCode::from(2);
+                }
+            },
             Some("--to") => match args.next() {
                 Some(path) => to = Some(PathBuf::from(path)),
                 None => {
@@ -54,14 +68,15 @@ fn main() -> ExitCode {
         eprintln!("nowait-recover: {} does not exist", file.display());
         return ExitCode::from(1);
     }
-    let sink = match &to {
-        Some(path) => Sink::file(path),
-        None => Sink::stdout(),
+    let mut builder = Builder::new().drain_on_crash(false).crash_durable(&file);
+    for path in &sinks {
+        builder = builder.sink(Sink::file(path));
+    }
+    builder = match &to {
+        Some(path) => builder.sink(Sink::file(path)),
+        None if sinks.is_empty() => builder.sink(Sink::stdout()),
+        None => builder,
     };
-    let builder = Builder::new()
-        .sink(sink)
-        .drain_on_crash(false)
-        .crash_durable(&file);
     let builder = if json {
         builder.format(Json::new())
     } else {

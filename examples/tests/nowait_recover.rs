@@ -1,6 +1,6 @@
 //! The `nowait-recover` example as a user runs it: a process logs into a
 //! crash-durable file and is killed with SIGKILL; the tool, run on the
-//! file, writes what it had accepted (to `--to LOG`) and completes its log
+//! file, writes what it had accepted (to its log, named with `--sink`) and completes its log
 //! file, each record once, then removes the file. A file a live logger
 //! uses, and a missing one, are refused with exit status 1.
 #![cfg(all(target_os = "linux", not(miri)))] // SIGKILL; Miri cannot spawn.
@@ -73,16 +73,18 @@ fn the_tool_recovers_a_killed_process_s_records_once() {
     lines(&dir.path().join("app.log"), &mut seen);
     let on_disk = seen.len();
 
+    // The dead program's file sink is named: its pending bytes and the
+    // ring's records go there, as at the program's own next start.
     let run = Command::new(tool())
         .arg(&ring)
-        .arg("--to")
-        .arg(&out)
+        .arg("--sink")
+        .arg(dir.path().join("app.log"))
         .output()
         .unwrap();
     assert!(run.status.success(), "{run:?}");
+    assert!(!out.exists());
     let mut after = BTreeMap::new();
-    lines(&dir.path().join("app.log"), &mut after);
-    let notices = lines(&out, &mut after);
+    let notices = lines(&dir.path().join("app.log"), &mut after);
     eprintln!(
         "{on_disk} of {N} on disk after SIGKILL; {} after nowait-recover; {notices:?}",
         after.len()

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Runs every cargo-fuzz target in fuzz/ for a bounded time (FUZZ_SECONDS,
+# default 45 s each), starting from its committed seeds and every input
+# that ever failed it. Needs a nightly toolchain; installs cargo-fuzz.
+# A crash fails the run and leaves the input in fuzz/artifacts/TARGET/:
+# copy it to crates/nowait-core/tests/fuzz-regressions/TARGET/.
+set -euo pipefail
+cd "$(dirname "$0")/../fuzz"
+seconds=${FUZZ_SECONDS:-45}
+command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked --quiet
+targets=$(cargo +nightly fuzz list)
+cargo +nightly fuzz build $targets >/dev/null
+for t in $targets; do
+  corpus=$(mktemp -d)
+  cp -r corpus/"$t"/. "$corpus"/ 2>/dev/null || true
+  cp -r ../crates/nowait-core/tests/fuzz-regressions/"$t"/. "$corpus"/ 2>/dev/null || true
+  printf 'fuzz %s for %s s: ' "$t" "$seconds"
+  cargo +nightly fuzz run "$t" "$corpus" -- -max_total_time="$seconds" -rss_limit_mb=2048 \
+    -max_len=262144 2>&1 | grep -E '^(#[0-9]+ +DONE|==[0-9]+== ERROR|SUMMARY)' | tail -1
+  rm -rf "$corpus"
+done
