@@ -439,3 +439,88 @@ fn directory_replaced_by_a_file_is_reported_in_the_other_sinks() {
     );
     assert_eq!(stats.sinks[0].records_written, 2_100, "{stats:?}\n{text}");
 }
+
+// ---------------------------------------------------------------------------
+// A directory others can write
+// ---------------------------------------------------------------------------
+
+#[cfg(all(unix, feature = "gzip"))]
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    fs::symlink_metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+/// A log kept private (`chmod 600`) stays private: the files rotated in
+/// after it and the archives of all of them are `0600` too.
+#[cfg(all(unix, feature = "gzip"))]
+#[test]
+fn a_0600_log_rolls_into_0600_files_and_0600_archives() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("app.log");
+    fs::write(&first, "").unwrap();
+    fs::set_permissions(&first, fs::Permissions::from_mode(0o600)).unwrap();
+    let (logger, guard) = start(
+        Rolling::never(dir.path(), "app.log")
+            .max_size(4 << 10)
+            .compress(true),
+    );
+    log_range(&logger, 0..4_000);
+    drop(guard);
+    let files = settle(dir.path(), |f| {
+        f.len() > 3
+            && f[..f.len() - 1]
+                .iter()
+                .all(|p| p.extension().is_some_and(|e| e == "gz"))
+    });
+    for f in &files {
+        assert_eq!(mode(f), 0o600, "{}", f.display());
+    }
+    let (next, _) = check_records(&files, 1);
+    assert_eq!(next, vec![4_000]);
+    assert_eq!(logger.stats().sinks[0].rotation_errors, 0);
+}
+
+/// Someone who can write the log directory replaces an old file by a link
+/// to a file only the service can read, hoping for a readable archive of
+/// it: none is written, the link and its target are left as they are, and
+/// the sink says so in its own file and in its counters.
+#[cfg(all(unix, feature = "gzip"))]
+#[test]
+fn a_symlink_among_the_old_files_is_not_archived_and_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let secret = outside.path().join("shadow");
+    fs::write(&secret, "root:SECRET:19000::::::\n").unwrap();
+    std::os::unix::fs::symlink(&secret, dir.path().join("app.log")).unwrap();
+    fs::write(dir.path().join("app.log.1"), "").unwrap();
+    let (logger, guard) = start(Rolling::never(dir.path(), "app.log").compress(true));
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let mut i = 0;
+    while logger.stats().sinks[0].rotation_errors == 0 {
+        assert!(
+            Instant::now() < deadline,
+            "never reported; the archive of the secret was written: {}",
+            dir.path().join("app.log.gz").exists()
+        );
+        log_range(&logger, i..i + 1);
+        i += 1;
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    log_range(&logger, i..i + 1);
+    drop(guard);
+    let mut names: Vec<String> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["app.log", "app.log.1"]);
+    assert!(fs::symlink_metadata(dir.path().join("app.log"))
+        .unwrap()
+        .is_symlink());
+    assert_eq!(fs::read(&secret).unwrap(), b"root:SECRET:19000::::::\n");
+    assert_eq!(logger.stats().sinks[0].rotation_errors, 1);
+    let (_, notices) = check_records(&[dir.path().join("app.log.1")], 1);
+    assert_eq!(notices.len(), 1, "{notices:?}");
+    assert!(notices[0].contains("symbolic link"), "{notices:?}");
+}

@@ -7,6 +7,12 @@
 //! files. Rotation opens the next file first and switches only if that
 //! worked: on failure the old file stays current, the error is counted and
 //! reported in-band, and the next try is a second later.
+//!
+//! Others may write the directory: files are opened without following a
+//! link and appended to only if they are regular files of this process's
+//! user with one name ([`nofollow`]); a new file is created exclusively,
+//! never under a name taken by anything (nor whose `.gz` is taken), with
+//! the permission bits of the file it follows.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
@@ -16,14 +22,16 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use super::maintain::{Housekeeper, Job, Settings};
 use super::naming::{next_boundary, period, Key, Naming};
 use super::Rolling;
+use crate::sys::nofollow::{self, Mode};
 use crate::sys::{file_id, path_id, FileId};
 
 /// After a failed rotation, the old file takes the records this long
 /// before the next try.
 const RETRY_AFTER: Duration = Duration::from_secs(1);
 
-/// Names of the same period tried at most this many times when they exist
-/// already (left by an earlier run) before the rotation counts as failed.
+/// Names tried at most this many times when they exist already (left by
+/// an earlier run, or put there by someone else) before the rotation
+/// counts as failed.
 const MAX_TAKEN: u32 = 1000;
 
 /// An episode of failing rotations.
@@ -53,6 +61,9 @@ pub(crate) struct RollingFile {
     next_boundary: Option<i64>,
     failing: Option<Failing>,
     housekeeper: Option<Housekeeper>,
+    /// Notices from the writer thread's side, reported with the
+    /// housekeeping's errors (and counted as they are).
+    notices: Vec<String>,
     /// Rotations done.
     pub(crate) rotations: u64,
     /// Failed rotations, compressions and removals.
@@ -93,15 +104,37 @@ fn utc_offset(local: bool, secs: i64) -> i64 {
     0
 }
 
-fn open_append(path: &Path, create_new: bool) -> io::Result<File> {
-    let file = crate::sys::open_append(path, create_new)?;
-    if !file.metadata()?.file_type().is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            format!("{} is not a regular file", path.display()),
-        ));
+/// Creates the first free name from `key` on (a name is free if neither
+/// it nor its `.gz` exists in any form) with `mode`; the error and the
+/// name it is about otherwise.
+fn create_from(
+    dir: &Path,
+    naming: &Naming,
+    mut key: Key,
+    mode: Mode,
+) -> Result<(File, PathBuf, Key), (io::Error, PathBuf)> {
+    let mut tries = 0;
+    loop {
+        let path = dir.join(naming.name(&key));
+        let mut gz = path.clone().into_os_string();
+        gz.push(".gz");
+        let created = match fs::symlink_metadata(&gz) {
+            Ok(_) => Err(io::ErrorKind::AlreadyExists.into()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {
+                nofollow::open_append(&path, true, mode)
+            }
+            Err(e) => Err(e),
+        };
+        match created {
+            Ok(file) => return Ok((file, path, key)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && tries < MAX_TAKEN => {
+                // Left by an earlier run (or its .gz is): the next index.
+                key.index += 1;
+                tries += 1;
+            }
+            Err(e) => return Err((e, path)),
+        }
     }
-    Ok(file)
 }
 
 impl RollingFile {
@@ -114,17 +147,28 @@ impl RollingFile {
         let now = unix_secs(SystemTime::now());
         let offset = utc_offset(cfg.local, now);
         let current = period(cfg.rotation, now + offset);
-        // The newest file of this period, if an earlier run left one.
+        // The newest file of this period, if an earlier run left one, and
+        // the newest of any period, whose permissions a new file takes.
         let mut newest: Option<(Key, bool)> = None;
+        let mut newest_any: Option<(Key, Mode)> = None;
         for item in fs::read_dir(&cfg.dir)?.flatten() {
             let name = item.file_name();
             let Some(parsed) = name.to_str().and_then(|n| naming.parse(n)) else {
                 continue;
             };
+            // As listed: a link named like ours is not ours.
+            let Ok(meta) = item.metadata() else { continue };
+            if !meta.file_type().is_file() {
+                continue;
+            }
+            if newest_any.as_ref().map_or(true, |n| parsed.0 > n.0) {
+                newest_any = Some((parsed.0.clone(), Mode::of(&meta)));
+            }
             if parsed.0.period == current && newest.as_ref().map_or(true, |n| parsed.0 > n.0) {
                 newest = Some(parsed);
             }
         }
+        let mode = newest_any.map_or(Mode::NEW, |(_, mode)| mode);
         let key = match newest {
             Some((key, false)) => key,
             Some((key, true)) => Key {
@@ -137,7 +181,25 @@ impl RollingFile {
             },
         };
         let path = cfg.dir.join(naming.name(&key));
-        let file = open_append(&path, false)?;
+        let mut notices = Vec::new();
+        let (file, path, key) = match nofollow::open_append(&path, false, mode) {
+            Ok(file) => (file, path, key),
+            Err(e) => {
+                // Not ours to append to (or not openable): the next name.
+                let next = Key {
+                    index: key.index + 1,
+                    ..key
+                };
+                let (file, new, key) =
+                    create_from(&cfg.dir, &naming, next, mode).map_err(|(e, _)| e)?;
+                notices.push(format!(
+                    "not appending to {}: {e}; writing {} instead",
+                    path.display(),
+                    new.display()
+                ));
+                (file, new, key)
+            }
+        };
         let meta = file.metadata()?;
         let identity = file_id(&file)?;
         let housekeeper = (cfg.compress || cfg.max_files.is_some()).then(|| {
@@ -148,7 +210,7 @@ impl RollingFile {
                 max_files: cfg.max_files,
             })
         });
-        let rf = RollingFile {
+        let mut rf = RollingFile {
             dir: cfg.dir.clone(),
             max_size: cfg.max_size,
             local: cfg.local,
@@ -161,6 +223,7 @@ impl RollingFile {
             naming,
             failing: None,
             housekeeper,
+            notices,
             rotations: 0,
             rotation_errors: 0,
         };
@@ -173,8 +236,8 @@ impl RollingFile {
     /// once the crash-durable snapshot names the new file (see
     /// `DurableWriter::note_new_file`): until then recovery may need the
     /// old file as it is.
-    pub(crate) fn housekeep(&self) {
-        if let Some(h) = &self.housekeeper {
+    pub(crate) fn housekeep(&mut self) {
+        if let Some(h) = &mut self.housekeeper {
             h.send(Job {
                 current: self.key.clone(),
             });
@@ -227,20 +290,14 @@ impl RollingFile {
     pub(crate) fn rotate(&mut self, wall: SystemTime, now: Instant) -> Option<String> {
         let secs = unix_secs(wall);
         let offset = utc_offset(self.local, secs);
-        let mut key = self.next_key(secs, offset);
-        let opened = loop {
-            let path = self.dir.join(self.naming.name(&key));
-            match open_append(&path, true) {
-                Ok(file) => break Ok((file, path)),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists && key.index < MAX_TAKEN => {
-                    // Left by an earlier run (or its .gz is): the next index.
-                    key.index += 1;
-                }
-                Err(e) => break Err((e, path)),
-            }
+        let key = self.next_key(secs, offset);
+        // No wider than the file it follows.
+        let opened = match self.file.metadata() {
+            Ok(meta) => create_from(&self.dir, &self.naming, key, Mode::of(&meta)),
+            Err(e) => Err((e, self.dir.join(self.naming.name(&key)))),
         };
         match opened {
-            Ok((file, path)) => {
+            Ok((file, path, key)) => {
                 let identity = file_id(&file).unwrap_or_default();
                 let old = std::mem::replace(&mut self.path, path);
                 self.file = file;
@@ -285,14 +342,13 @@ impl RollingFile {
         }
     }
 
-    /// Errors from the housekeeping thread since the last call (each
-    /// counted in `rotation_errors`).
+    /// Errors from the housekeeping thread since the last call, and the
+    /// notices of the opening (each counted in `rotation_errors`).
     pub(crate) fn housekeeping_errors(&mut self) -> Vec<String> {
-        let errors = self
-            .housekeeper
-            .as_ref()
-            .map(Housekeeper::errors)
-            .unwrap_or_default();
+        let mut errors = std::mem::take(&mut self.notices);
+        if let Some(h) = &self.housekeeper {
+            errors.extend(h.errors());
+        }
         self.rotation_errors += errors.len() as u64;
         errors
     }
@@ -308,7 +364,13 @@ impl RollingFile {
         if !moved && !force {
             return None;
         }
-        match open_append(&self.path, false).and_then(|f| Ok((f.metadata()?, file_id(&f)?, f))) {
+        // The file it replaces is the one still open.
+        let reopened = self
+            .file
+            .metadata()
+            .and_then(|old| nofollow::open_append(&self.path, false, Mode::of(&old)))
+            .and_then(|f| Ok((f.metadata()?, file_id(&f)?, f)));
+        match reopened {
             Ok((meta, id, file)) => {
                 self.identity = id;
                 self.size = meta.len();
@@ -424,5 +486,166 @@ mod tests {
         assert!(notice.contains("after 2 failed rotations"), "{notice}");
         assert_eq!(f.rotations, 1);
         assert_eq!(fs::read(dir.path().join("app.log")).unwrap(), b"abc\n");
+    }
+
+    /// A file outside the log directory that the sink must never write.
+    #[cfg(unix)]
+    fn outside(dir: &Path) -> PathBuf {
+        let path = dir.join("passwd");
+        fs::write(&path, b"root:x:0:0::/root:/bin/sh\n").unwrap();
+        path
+    }
+
+    /// Whoever can write the directory plants a link where the sink
+    /// appends at start: the sink writes the next name instead, and says
+    /// why.
+    #[cfg(unix)]
+    #[test]
+    fn a_symlink_at_the_current_files_name_is_not_followed() {
+        let dir = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        let target = outside(elsewhere.path());
+        std::os::unix::fs::symlink(&target, dir.path().join("app.log")).unwrap();
+        let mut f = RollingFile::open(&Rolling::never(dir.path(), "app.log")).unwrap();
+        f.write_all(b"record\n").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"root:x:0:0::/root:/bin/sh\n");
+        assert_eq!(f.path, dir.path().join("app.log.1"));
+        assert_eq!(fs::read(dir.path().join("app.log.1")).unwrap(), b"record\n");
+        let notices = f.housekeeping_errors();
+        assert!(
+            notices.iter().any(|n| n.contains("symbolic link")),
+            "{notices:?}"
+        );
+        assert_eq!(f.rotation_errors, 1);
+    }
+
+    /// A hard link to another file at the current file's name: not
+    /// appended to either.
+    #[cfg(unix)]
+    #[test]
+    fn a_hard_link_at_the_current_files_name_is_not_appended_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = outside(dir.path());
+        fs::hard_link(&target, dir.path().join("app.log")).unwrap();
+        let mut f = RollingFile::open(&Rolling::never(dir.path(), "app.log")).unwrap();
+        f.write_all(b"record\n").unwrap();
+        assert_eq!(fs::read(&target).unwrap(), b"root:x:0:0::/root:/bin/sh\n");
+        assert_eq!(f.path, dir.path().join("app.log.1"));
+    }
+
+    /// A FIFO put where the current file was: reopening it must not wait
+    /// for a reader (the writer thread would hang).
+    #[cfg(unix)]
+    #[test]
+    fn a_fifo_in_place_of_the_current_file_does_not_block_the_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = RollingFile::open(&Rolling::never(dir.path(), "app.log")).unwrap();
+        let path = dir.path().join("app.log");
+        fs::remove_file(&path).unwrap();
+        rustix::fs::mknodat(
+            rustix::fs::CWD,
+            &path,
+            rustix::fs::FileType::Fifo,
+            rustix::fs::Mode::from_raw_mode(0o600),
+            0,
+        )
+        .unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let notice = f.reopen_if_moved(false);
+            let _ = tx.send((notice, f.rotation_errors));
+        });
+        let (notice, errors) = rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the reopen waits for a reader of the FIFO");
+        let notice = notice.unwrap();
+        assert!(notice.contains("not a regular file"), "{notice}");
+        assert_eq!(errors, 1);
+    }
+
+    #[cfg(unix)]
+    fn mode(path: &Path) -> u32 {
+        use std::os::unix::fs::PermissionsExt;
+        fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[cfg(unix)]
+    fn set_mode(path: &Path, mode: u32) {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(path, fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    /// A `chmod 600` of the current file carries over to the next one, and
+    /// to the first file of a later run.
+    #[cfg(unix)]
+    #[test]
+    fn a_new_file_is_no_wider_than_the_file_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = Rolling::daily(dir.path(), "app").filename_suffix("log");
+        let mut f = RollingFile::open(&cfg).unwrap();
+        set_mode(&f.path, 0o600);
+        let boundary = f.next_boundary.unwrap();
+        let after = UNIX_EPOCH + Duration::from_secs(boundary as u64);
+        assert_eq!(f.rotate(after, Instant::now()), None);
+        assert_eq!(mode(&f.path), 0o600);
+        drop(f);
+        // A later run, a day with no file yet: the newest file's mode.
+        for e in fs::read_dir(dir.path()).unwrap() {
+            fs::rename(
+                e.as_ref().unwrap().path(),
+                dir.path().join(
+                    e.unwrap()
+                        .file_name()
+                        .to_str()
+                        .unwrap()
+                        .replace("app.2", "app.1"),
+                ),
+            )
+            .unwrap();
+        }
+        let f = RollingFile::open(&cfg).unwrap();
+        assert_eq!(mode(&f.path), 0o600);
+    }
+
+    /// The plain name of an index is free but its `.gz` is there (left by
+    /// an earlier run): taking the name would have the housekeeping remove
+    /// the new file as already compressed.
+    #[test]
+    fn rotation_skips_an_index_whose_archive_exists() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = Rolling::never(dir.path(), "app.log").max_size(4);
+        let mut f = RollingFile::open(&cfg).unwrap();
+        fs::write(dir.path().join("app.log.1.gz"), b"").unwrap();
+        f.write_all(b"abc\n").unwrap();
+        let now = Instant::now();
+        assert_eq!(f.rotate(SystemTime::now(), now), None);
+        assert_eq!(f.path, dir.path().join("app.log.2"));
+    }
+
+    /// A file of another user at the current file's name (a directory
+    /// where anyone may create files): the sink does not write into it,
+    /// where its owner would read it.
+    #[cfg(unix)]
+    #[test]
+    fn a_file_of_another_user_at_the_current_files_name_is_not_appended_to() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let theirs = dir.path().join("app.log");
+        fs::write(&theirs, b"").unwrap();
+        let other = if fs::metadata(&theirs).unwrap().uid() == 0 {
+            65534
+        } else {
+            0
+        };
+        if std::os::unix::fs::chown(&theirs, Some(other), None).is_err() {
+            eprintln!("SKIPPED: cannot chown (needs root)");
+            return;
+        }
+        let mut f = RollingFile::open(&Rolling::never(dir.path(), "app.log")).unwrap();
+        f.write_all(b"record\n").unwrap();
+        assert_eq!(fs::read(&theirs).unwrap(), b"");
+        assert_eq!(f.path, dir.path().join("app.log.1"));
+        let notices = f.housekeeping_errors();
+        assert!(notices[0].contains("of user"), "{notices:?}");
     }
 }

@@ -7,20 +7,36 @@
 //! back over a second channel; the writer reports them in-band and counts
 //! them in `SinkStats::rotation_errors`.
 //!
+//! Others may write the directory, and put anything under any name there,
+//! at any time. So only a regular file whose name is exactly one this sink
+//! gives is the sink's (step 1); every open is a no-follow open checked on
+//! the opened file ([`nofollow`]); an archive is created exclusively with
+//! the permissions of its file, and renamed into place without replacing
+//! any name. Unlinking never follows a link, so what is removed is at most
+//! a name someone put in the directory.
+//!
 //! Steps of a job, `current` being the file the writer now writes:
 //!
 //! 1. List the directory; keep the names this sink gives (see
-//!    [`naming`](super::naming)); remove `NAME.gz.tmp` leftovers of a
-//!    compression that a previous process did not finish.
+//!    [`naming`](super::naming)) that are regular files (as listed, never
+//!    following a link). Anything else under such a name (a symbolic
+//!    link, a directory) is left alone and reported once while it stays.
+//!    Remove `NAME.gz.tmp` leftovers of a compression that a previous
+//!    process did not finish.
 //! 2. With compression on, gzip every uncompressed file older than
-//!    `current` into `NAME.gz.tmp`, `fsync` it, rename it to `NAME.gz`,
-//!    then remove `NAME`. A failure removes the temporary file and keeps
-//!    `NAME`: no data is ever deleted by a failed compression.
+//!    `current`: open it without following a link, refuse it unless it is
+//!    a regular file with one name, write `NAME.gz.tmp` (created new, with
+//!    the file's permission bits), `fsync` it, rename it to `NAME.gz`
+//!    unless that name exists, then remove `NAME`. A failure removes the
+//!    temporary file and keeps `NAME`: no data is ever deleted by a failed
+//!    compression. `NAME` and `NAME.gz` both there (the removal was cut
+//!    short): `NAME` is removed only if `NAME.gz` decompresses to exactly
+//!    its bytes; otherwise both stay, reported once.
 //! 3. With a retention count `n`, remove the oldest files (compressed or
 //!    not) until `n` remain, `current` included; `current` itself is never
 //!    removed.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
@@ -28,6 +44,7 @@ use std::path::{Path, PathBuf};
 use crossbeam_channel::{Receiver, Sender};
 
 use super::naming::{Key, Naming};
+use crate::sys::nofollow;
 
 /// Work for the housekeeping thread.
 #[derive(Debug)]
@@ -50,7 +67,7 @@ pub(crate) struct Housekeeper {
     jobs: Option<Sender<Job>>,
     errors: Receiver<String>,
     /// Without a thread (it could not be spawned), jobs run inline.
-    inline: Option<(Settings, Sender<String>)>,
+    inline: Option<Keeper>,
 }
 
 impl Housekeeper {
@@ -59,8 +76,7 @@ impl Housekeeper {
     pub(crate) fn start(settings: Settings) -> Housekeeper {
         let (jobs_tx, jobs_rx) = crossbeam_channel::unbounded::<Job>();
         let (err_tx, err_rx) = crossbeam_channel::unbounded();
-        let thread_settings = settings.clone();
-        let thread_errors = err_tx.clone();
+        let mut keeper = Keeper::new(settings.clone(), err_tx.clone());
         let spawned = std::thread::Builder::new()
             .name("nowait-rolling".into())
             .spawn(move || {
@@ -69,7 +85,7 @@ impl Housekeeper {
                     while let Ok(next) = jobs_rx.try_recv() {
                         job = next;
                     }
-                    run(&thread_settings, &job, &thread_errors);
+                    keeper.run(&job);
                 }
             });
         match spawned {
@@ -85,18 +101,18 @@ impl Housekeeper {
                 Housekeeper {
                     jobs: None,
                     errors: err_rx,
-                    inline: Some((settings, err_tx)),
+                    inline: Some(Keeper::new(settings, err_tx)),
                 }
             }
         }
     }
 
     /// Asks for housekeeping now that `current` is the file written.
-    pub(crate) fn send(&self, job: Job) {
+    pub(crate) fn send(&mut self, job: Job) {
         if let Some(tx) = &self.jobs {
             let _ = tx.send(job);
-        } else if let Some((settings, errors)) = &self.inline {
-            run(settings, &job, errors);
+        } else if let Some(keeper) = &mut self.inline {
+            keeper.run(&job);
         }
     }
 
@@ -107,132 +123,616 @@ impl Housekeeper {
 }
 
 /// One file of the sink, compressed, plain, or (after a crash between the
-/// rename and the removal) both.
+/// rename and the removal) both; each a regular file.
 #[derive(Debug, Default)]
 struct Entry {
     plain: Option<PathBuf>,
     gz: Option<PathBuf>,
+    /// `NAME.gz` or `NAME.gz.tmp` is something else than a regular file:
+    /// `NAME` cannot be compressed.
+    blocked: bool,
 }
 
-fn run(s: &Settings, job: &Job, errors: &Sender<String>) {
-    let report = |what: String| {
-        let _ = errors.send(what);
-    };
-    let listing = match fs::read_dir(&s.dir) {
-        Ok(l) => l,
-        Err(e) => {
-            report(format!("cannot list {}: {e}", s.dir.display()));
-            return;
+/// What a name of this sink is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Plain,
+    Gz,
+    Tmp,
+}
+
+/// The housekeeping thread's state: where to report, and what was
+/// reported already.
+#[derive(Debug)]
+struct Keeper {
+    settings: Settings,
+    errors: Sender<String>,
+    /// Conditions reported that last (a name left alone, a `.gz` that does
+    /// not hold its file), each reported once while it lasts.
+    noticed: HashSet<String>,
+}
+
+impl Keeper {
+    fn new(settings: Settings, errors: Sender<String>) -> Keeper {
+        Keeper {
+            settings,
+            errors,
+            noticed: HashSet::new(),
         }
-    };
-    let mut files: BTreeMap<Key, Entry> = BTreeMap::new();
-    for item in listing.flatten() {
-        let name = item.file_name();
-        let Some(name) = name.to_str() else { continue };
-        if let Some(stem) = name.strip_suffix(".gz.tmp") {
-            if s.naming.parse(stem).is_some_and(|(_, gz)| !gz) {
-                let _ = fs::remove_file(item.path());
-            }
-            continue;
-        }
-        let Some((key, gz)) = s.naming.parse(name) else {
-            continue;
+    }
+
+    /// One job: the steps of the module's doc.
+    fn run(&mut self, job: &Job) {
+        let s = &self.settings;
+        let report = |what: String| {
+            let _ = self.errors.send(what);
         };
-        let entry = files.entry(key).or_default();
-        if gz {
-            entry.gz = Some(item.path());
-        } else {
-            entry.plain = Some(item.path());
-        }
-    }
-    if s.compress {
-        for (key, entry) in files.iter_mut() {
-            if *key >= job.current {
-                break;
+        let mut lasting = Lasting {
+            before: std::mem::take(&mut self.noticed),
+            now: HashSet::new(),
+        };
+        let listing = match fs::read_dir(&s.dir) {
+            Ok(l) => l,
+            Err(e) => {
+                report(format!("cannot list {}: {e}", s.dir.display()));
+                self.noticed = lasting.before;
+                return;
             }
-            let Some(plain) = entry.plain.clone() else {
-                continue;
+        };
+        let mut files: BTreeMap<Key, Entry> = BTreeMap::new();
+        for item in listing.flatten() {
+            let name = item.file_name();
+            let Some(name) = name.to_str() else { continue };
+            let (key, kind) = match name.strip_suffix(".gz.tmp") {
+                Some(stem) => match s.naming.parse(stem) {
+                    Some((key, false)) => (key, Kind::Tmp),
+                    _ => continue,
+                },
+                None => match s.naming.parse(name) {
+                    Some((key, gz)) => (key, if gz { Kind::Gz } else { Kind::Plain }),
+                    None => continue,
+                },
             };
-            if entry.gz.is_some() {
-                // Compressed before a crash, not yet removed: the .gz is
-                // complete (it was renamed into place after its fsync).
-                match fs::remove_file(&plain) {
-                    Ok(()) => entry.plain = None,
-                    Err(e) => report(format!("cannot remove {}: {e}", plain.display())),
+            let path = item.path();
+            // The type as listed: a link is a link, never what it names.
+            let file_type = match item.file_type() {
+                Ok(t) => t,
+                Err(e) => {
+                    report(format!("cannot inspect {}: {e}", path.display()));
+                    continue;
+                }
+            };
+            if !file_type.is_file() {
+                if kind != Kind::Plain {
+                    files.entry(key).or_default().blocked = true;
+                }
+                let what = if file_type.is_symlink() {
+                    "a symbolic link"
+                } else if file_type.is_dir() {
+                    "a directory"
+                } else {
+                    "not a regular file"
+                };
+                if !lasting.known(format!("alone {name}")) {
+                    report(format!(
+                        "left {} alone: named like this sink's files, but {what}",
+                        path.display()
+                    ));
                 }
                 continue;
             }
-            match compress(&plain) {
-                Ok(gz) => {
-                    entry.gz = Some(gz);
-                    entry.plain = None;
+            match kind {
+                Kind::Tmp => {
+                    let _ = fs::remove_file(&path);
                 }
-                Err(e) => report(format!(
-                    "cannot compress {}: {e} (kept as is)",
-                    plain.display()
-                )),
+                Kind::Gz => files.entry(key).or_default().gz = Some(path),
+                Kind::Plain => files.entry(key).or_default().plain = Some(path),
             }
         }
-    }
-    if let Some(max) = s.max_files {
-        let excess = files.len().saturating_sub(max.max(1));
-        for (key, entry) in files.iter().take(excess) {
-            if *key >= job.current {
-                break;
+        if s.compress {
+            for (key, entry) in files.iter_mut() {
+                if *key >= job.current {
+                    break;
+                }
+                let Some(plain) = entry.plain.clone() else {
+                    continue;
+                };
+                if let Some(gz) = &entry.gz {
+                    // Compressed before a crash, not yet removed, if the
+                    // .gz holds exactly the plain file (it was renamed
+                    // into place after its fsync); else not ours to trust.
+                    let id = format!("differs {}", gz.display());
+                    if lasting.before.contains(&id) {
+                        lasting.now.insert(id);
+                        continue;
+                    }
+                    match holds(gz, &plain) {
+                        Ok(true) => match fs::remove_file(&plain) {
+                            Ok(()) => entry.plain = None,
+                            Err(e) => report(format!("cannot remove {}: {e}", plain.display())),
+                        },
+                        Ok(false) => {
+                            lasting.now.insert(id);
+                            report(format!(
+                                "{} is not the compression of {}: both kept",
+                                gz.display(),
+                                plain.display()
+                            ));
+                        }
+                        Err(e) => report(format!(
+                            "cannot compare {} with {}: {e} (both kept)",
+                            plain.display(),
+                            gz.display()
+                        )),
+                    }
+                    continue;
+                }
+                if entry.blocked {
+                    // Reported above as a name left alone.
+                    continue;
+                }
+                match compress(&plain) {
+                    Ok(gz) => {
+                        entry.gz = Some(gz);
+                        entry.plain = None;
+                    }
+                    Err(e) => report(format!(
+                        "cannot compress {}: {e} (kept as is)",
+                        plain.display()
+                    )),
+                }
             }
-            for path in [&entry.plain, &entry.gz].into_iter().flatten() {
-                if let Err(e) = fs::remove_file(path) {
-                    if e.kind() != io::ErrorKind::NotFound {
-                        report(format!(
-                            "cannot remove {} (max_log_files): {e}",
-                            path.display()
-                        ));
+        }
+        if let Some(max) = s.max_files {
+            files.retain(|_, e| e.plain.is_some() || e.gz.is_some());
+            let excess = files.len().saturating_sub(max.max(1));
+            for (key, entry) in files.iter().take(excess) {
+                if *key >= job.current {
+                    break;
+                }
+                for path in [&entry.plain, &entry.gz].into_iter().flatten() {
+                    if let Err(e) = fs::remove_file(path) {
+                        if e.kind() != io::ErrorKind::NotFound {
+                            report(format!(
+                                "cannot remove {} (max_log_files): {e}",
+                                path.display()
+                            ));
+                        }
                     }
                 }
             }
         }
+        self.noticed = lasting.now;
     }
+}
+
+/// Conditions that last (a name left alone, a `.gz` that does not hold its
+/// file), so that each is reported once while it lasts.
+#[derive(Debug)]
+struct Lasting {
+    /// Those of the previous job.
+    before: HashSet<String>,
+    /// Those found so far in this job.
+    now: HashSet<String>,
+}
+
+impl Lasting {
+    /// Notes that `id` holds now; whether it held at the previous job
+    /// (then it was reported already).
+    fn known(&mut self, id: String) -> bool {
+        let known = self.before.contains(&id);
+        self.now.insert(id);
+        known
+    }
+}
+
+/// `path` with `ext` appended to its name.
+fn with(path: &Path, ext: &str) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(ext);
+    PathBuf::from(name)
 }
 
 /// Gzips `path` into `path.gz` through a temporary name; removes `path`
 /// only once `path.gz` is complete and in place.
-#[cfg(feature = "gzip")]
 fn compress(path: &Path) -> io::Result<PathBuf> {
-    let mut gz_name = path.as_os_str().to_owned();
-    gz_name.push(".gz");
-    let gz = PathBuf::from(gz_name);
-    let mut tmp_name = gz.as_os_str().to_owned();
-    tmp_name.push(".tmp");
-    let tmp = PathBuf::from(tmp_name);
-    let result = (|| {
-        let mut input = fs::File::open(path)?;
-        let out = fs::File::create(&tmp)?;
-        let mut enc =
-            flate2::write::GzEncoder::new(io::BufWriter::new(out), flate2::Compression::default());
-        io::copy(&mut input, &mut enc)?;
-        let out = enc.finish()?.into_inner().map_err(|e| e.into_error())?;
-        out.sync_all()?;
-        fs::rename(&tmp, &gz)?;
-        Ok::<(), io::Error>(())
-    })();
+    let gz = with(path, ".gz");
+    let tmp = with(&gz, ".tmp");
+    let mut input = nofollow::open_regular(path)?;
+    let out = nofollow::create_new(&tmp, nofollow::Mode::of(&input.metadata()?))?;
+    // From here on `tmp` is ours to remove.
+    let result = gzip(&mut input, out).and_then(|()| nofollow::rename_new(&tmp, &gz));
     if let Err(e) = result {
         let _ = fs::remove_file(&tmp);
         return Err(e);
     }
+    drop(input);
     // If this fails, the next job finds both and removes the plain file.
     fs::remove_file(path)?;
     Ok(gz)
 }
 
+/// Whether the gzip file `gz` decompresses to exactly the bytes of
+/// `plain`. Reads at most as much of `gz` as `plain` holds, whatever `gz`
+/// claims; a `gz` that cannot be opened or decoded does not hold it.
+fn holds(gz: &Path, plain: &Path) -> io::Result<bool> {
+    /// Reads until `buf` is full or the end.
+    fn fill(r: &mut impl io::Read, buf: &mut [u8]) -> io::Result<usize> {
+        let mut n = 0;
+        while n < buf.len() {
+            match r.read(&mut buf[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(n)
+    }
+    let mut plain = nofollow::open_regular(plain)?;
+    let Ok(mut decoded) = nofollow::open_regular(gz).and_then(gunzip) else {
+        return Ok(false);
+    };
+    let (mut a, mut b) = (vec![0; 64 << 10], vec![0; 64 << 10]);
+    loop {
+        let n = fill(&mut plain, &mut a)?;
+        // At the end of `plain`, one byte more of `gz` is a difference.
+        let want = n.max(1);
+        let Ok(m) = fill(&mut decoded, &mut b[..want]) else {
+            return Ok(false);
+        };
+        if a[..n] != b[..m] {
+            return Ok(false);
+        }
+        if n == 0 {
+            return Ok(true);
+        }
+    }
+}
+
+/// Writes `input` gzipped into `out` and syncs it.
+#[cfg(feature = "gzip")]
+fn gzip(input: &mut fs::File, out: fs::File) -> io::Result<()> {
+    let mut enc =
+        flate2::write::GzEncoder::new(io::BufWriter::new(out), flate2::Compression::default());
+    io::copy(input, &mut enc)?;
+    let out = enc.finish()?.into_inner().map_err(|e| e.into_error())?;
+    out.sync_all()
+}
+
+/// `file`'s bytes, decompressed.
+#[cfg(feature = "gzip")]
+fn gunzip(file: fs::File) -> io::Result<impl io::Read> {
+    Ok(flate2::read::GzDecoder::new(file))
+}
+
+/// Unreachable in practice: `build` refuses `compress(true)` without the
+/// feature.
 #[cfg(not(feature = "gzip"))]
-fn compress(path: &Path) -> io::Result<PathBuf> {
-    // Unreachable in practice: `build` refuses `compress(true)` without
-    // the feature.
-    Err(io::Error::new(
+fn no_gzip() -> io::Error {
+    io::Error::new(
         io::ErrorKind::Unsupported,
-        format!(
-            "{}: nowait-core was built without the `gzip` feature",
-            path.display()
-        ),
-    ))
+        "nowait-core was built without the `gzip` feature",
+    )
+}
+
+#[cfg(not(feature = "gzip"))]
+fn gzip(_input: &mut fs::File, _out: fs::File) -> io::Result<()> {
+    Err(no_gzip())
+}
+
+#[cfg(not(feature = "gzip"))]
+fn gunzip(_file: fs::File) -> io::Result<io::Empty> {
+    Err(no_gzip())
+}
+
+#[cfg(all(test, not(miri)))]
+mod tests {
+    use super::*;
+    use crate::rolling::Rotation;
+
+    /// `Rolling::never(dir, "app.log")`'s names: `app.log`, `app.log.1`, ...
+    fn never() -> Naming {
+        Naming {
+            prefix: Some("app.log".into()),
+            suffix: None,
+            rotation: Rotation::Never,
+        }
+    }
+
+    fn index(i: u32) -> Key {
+        Key {
+            period: String::new(),
+            index: i,
+        }
+    }
+
+    /// One housekeeping job with `current` the file written now; the
+    /// errors it reported.
+    fn housekeep(
+        dir: &Path,
+        naming: Naming,
+        compress: bool,
+        max_files: Option<usize>,
+        current: Key,
+    ) -> Vec<String> {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let settings = Settings {
+            dir: dir.to_owned(),
+            naming,
+            compress,
+            max_files,
+        };
+        Keeper::new(settings, tx).run(&Job { current });
+        rx.try_iter().collect()
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[cfg(feature = "gzip")]
+    fn gzip(bytes: &[u8]) -> Vec<u8> {
+        use std::io::Write;
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        enc.write_all(bytes).unwrap();
+        enc.finish().unwrap()
+    }
+
+    #[cfg(feature = "gzip")]
+    fn gunzip(path: &Path) -> Vec<u8> {
+        use std::io::Read;
+        let mut out = Vec::new();
+        flate2::read::GzDecoder::new(fs::File::open(path).unwrap())
+            .read_to_end(&mut out)
+            .unwrap();
+        out
+    }
+
+    /// A secret outside the log directory, readable by its owner only.
+    #[cfg(unix)]
+    fn secret(dir: &Path) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let path = dir.join("shadow");
+        fs::write(&path, b"root:SECRET:19000::::::\n").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
+        path
+    }
+
+    #[cfg(all(unix, feature = "gzip"))]
+    #[test]
+    fn a_0600_log_is_compressed_into_a_0600_archive() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let old = dir.path().join("app.log");
+        fs::write(&old, b"private\n").unwrap();
+        fs::set_permissions(&old, fs::Permissions::from_mode(0o600)).unwrap();
+        fs::write(dir.path().join("app.log.1"), b"").unwrap();
+        let errors = housekeep(dir.path(), never(), true, None, index(1));
+        assert_eq!(errors, Vec::<String>::new());
+        assert_eq!(names(dir.path()), ["app.log.1", "app.log.gz"]);
+        let gz = dir.path().join("app.log.gz");
+        assert_eq!(gunzip(&gz), b"private\n");
+        let mode = fs::metadata(&gz).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o600, "the archive is no wider than its log");
+    }
+
+    /// The attack: a user who can write the log directory swaps the
+    /// rotated file for a link to a file only the service can read, and
+    /// waits for the archive.
+    #[cfg(all(unix, feature = "gzip"))]
+    #[test]
+    fn a_rotated_file_swapped_for_a_symlink_is_not_compressed_and_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let secret = secret(outside.path());
+        let old = dir.path().join("app.log");
+        std::os::unix::fs::symlink(&secret, &old).unwrap();
+        fs::write(dir.path().join("app.log.1"), b"").unwrap();
+        let errors = housekeep(dir.path(), never(), true, None, index(1));
+        assert_eq!(names(dir.path()), ["app.log", "app.log.1"], "no archive");
+        assert!(
+            fs::symlink_metadata(&old).unwrap().is_symlink(),
+            "left alone"
+        );
+        assert_eq!(fs::read(&secret).unwrap(), b"root:SECRET:19000::::::\n");
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert!(
+            errors[0].contains("app.log") && errors[0].contains("symbolic link"),
+            "{errors:?}"
+        );
+    }
+
+    /// The same swap after the directory was listed, at the open itself.
+    #[cfg(all(unix, feature = "gzip"))]
+    #[test]
+    fn compression_does_not_open_a_symlink() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let old = dir.path().join("app.log");
+        std::os::unix::fs::symlink(secret(outside.path()), &old).unwrap();
+        let err = compress(&old).unwrap_err();
+        assert!(err.to_string().contains("symbolic link"), "{err}");
+        assert_eq!(names(dir.path()), ["app.log"]);
+    }
+
+    /// A hard link is no symbolic link, but names another file all the
+    /// same (where the system lets anyone link others' files).
+    #[cfg(all(unix, feature = "gzip"))]
+    #[test]
+    fn compression_does_not_open_a_file_with_other_names() {
+        let dir = tempfile::tempdir().unwrap();
+        let secret = secret(dir.path());
+        let old = dir.path().join("app.log");
+        fs::hard_link(&secret, &old).unwrap();
+        let err = compress(&old).unwrap_err();
+        assert!(err.to_string().contains("hard link"), "{err}");
+        assert_eq!(names(dir.path()), ["app.log", "shadow"]);
+    }
+
+    /// An archive name already taken by a link: the plain file stays, and
+    /// nothing is written through the link.
+    #[cfg(all(unix, feature = "gzip"))]
+    #[test]
+    fn an_archive_name_taken_by_a_symlink_keeps_the_plain_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("target");
+        fs::write(&target, b"theirs\n").unwrap();
+        fs::write(dir.path().join("app.log"), b"ours\n").unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join("app.log.gz")).unwrap();
+        fs::write(dir.path().join("app.log.1"), b"").unwrap();
+        let errors = housekeep(dir.path(), never(), true, None, index(1));
+        assert_eq!(names(dir.path()), ["app.log", "app.log.1", "app.log.gz"]);
+        assert_eq!(fs::read(dir.path().join("app.log")).unwrap(), b"ours\n");
+        assert_eq!(fs::read(&target).unwrap(), b"theirs\n");
+        assert!(
+            errors.iter().any(|e| e.contains("app.log.gz")),
+            "{errors:?}"
+        );
+    }
+
+    /// `NAME` and `NAME.gz` both there: the gzip was interrupted before
+    /// `NAME` was removed. Only a `.gz` that holds `NAME` exactly lets it go.
+    #[cfg(feature = "gzip")]
+    #[test]
+    fn a_plain_file_is_removed_only_if_its_gz_holds_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        fs::write(d.join("app.log"), b"line 1\nline 2\n").unwrap();
+        fs::write(d.join("app.log.gz"), gzip(b"line 1\nline 2\n")).unwrap();
+        fs::write(d.join("app.log.1"), b"records\n").unwrap();
+        fs::write(d.join("app.log.1.gz"), gzip(b"records\nand more\n")).unwrap();
+        fs::write(d.join("app.log.2"), b"records\n").unwrap();
+        fs::write(d.join("app.log.2.gz"), b"not gzip").unwrap();
+        fs::write(d.join("app.log.3"), b"").unwrap();
+        let errors = housekeep(d, never(), true, None, index(3));
+        assert_eq!(
+            names(d),
+            [
+                "app.log.1",
+                "app.log.1.gz",
+                "app.log.2",
+                "app.log.2.gz",
+                "app.log.3",
+                "app.log.gz"
+            ]
+        );
+        assert_eq!(errors.len(), 2, "{errors:?}");
+        assert!(errors.iter().all(|e| e.contains("kept")), "{errors:?}");
+    }
+
+    /// Retention removes only regular files whose names are exactly this
+    /// sink's: not a link named like one (nor what it points to), not a
+    /// directory, not a name that only looks alike.
+    #[cfg(unix)]
+    #[test]
+    fn retention_leaves_links_directories_and_lookalike_names_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("target");
+        fs::write(&target, b"theirs\n").unwrap();
+        let d = dir.path();
+        let naming = Naming {
+            prefix: Some("app".into()),
+            suffix: Some("log".into()),
+            rotation: Rotation::Daily,
+        };
+        for name in [
+            "app.2026-01-01.log",
+            "app.2026-01-02.log.gz",
+            "app.2026-01-06.log",
+            "app.2026-01-01.log.bak",
+            "app.2026-1-01.log",
+            "app.x.2026-01-01.log",
+        ] {
+            fs::write(d.join(name), b"x\n").unwrap();
+        }
+        for link in [
+            "app.2026-01-03.log",
+            "app.2026-01-04.log.gz",
+            "app.2026-01-01.log.old",
+        ] {
+            std::os::unix::fs::symlink(&target, d.join(link)).unwrap();
+        }
+        fs::create_dir(d.join("app.2026-01-05.log")).unwrap();
+        let current = Key {
+            period: "2026-01-06".into(),
+            index: 0,
+        };
+        let errors = housekeep(d, naming, false, Some(1), current);
+        assert_eq!(
+            names(d),
+            [
+                "app.2026-01-01.log.bak",
+                "app.2026-01-01.log.old",
+                "app.2026-01-03.log",
+                "app.2026-01-04.log.gz",
+                "app.2026-01-05.log",
+                "app.2026-01-06.log",
+                "app.2026-1-01.log",
+                "app.x.2026-01-01.log",
+            ]
+        );
+        assert_eq!(fs::read(&target).unwrap(), b"theirs\n");
+        // The names of this sink that are not its files are reported.
+        assert_eq!(errors.len(), 3, "{errors:?}");
+    }
+
+    /// A name left alone is reported once while it stays, and again if it
+    /// comes back after it was gone.
+    #[cfg(unix)]
+    #[test]
+    fn a_name_left_alone_is_reported_once_while_it_stays() {
+        let dir = tempfile::tempdir().unwrap();
+        let link = dir.path().join("app.log");
+        std::os::unix::fs::symlink("/nonexistent", &link).unwrap();
+        fs::write(dir.path().join("app.log.1"), b"").unwrap();
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let settings = Settings {
+            dir: dir.path().to_owned(),
+            naming: never(),
+            compress: cfg!(feature = "gzip"),
+            max_files: Some(1),
+        };
+        let mut keeper = Keeper::new(settings, tx);
+        let mut job = || {
+            keeper.run(&Job { current: index(1) });
+            rx.try_iter().count()
+        };
+        assert_eq!(job(), 1);
+        assert_eq!(job(), 0);
+        fs::remove_file(&link).unwrap();
+        assert_eq!(job(), 0);
+        std::os::unix::fs::symlink("/nonexistent", &link).unwrap();
+        assert_eq!(job(), 1);
+        assert_eq!(names(dir.path()), ["app.log", "app.log.1"]);
+    }
+
+    /// A link named like the temporary file of a compression is not a
+    /// leftover of ours: it stays, and the compression it would take the
+    /// place of waits.
+    #[cfg(all(unix, feature = "gzip"))]
+    #[test]
+    fn a_symlink_named_like_a_leftover_temporary_is_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let target = outside.path().join("target");
+        fs::write(&target, b"theirs\n").unwrap();
+        fs::write(dir.path().join("app.log"), b"ours\n").unwrap();
+        std::os::unix::fs::symlink(&target, dir.path().join("app.log.gz.tmp")).unwrap();
+        fs::write(dir.path().join("app.log.1"), b"").unwrap();
+        let errors = housekeep(dir.path(), never(), true, None, index(1));
+        assert_eq!(
+            names(dir.path()),
+            ["app.log", "app.log.1", "app.log.gz.tmp"]
+        );
+        assert_eq!(fs::read(&target).unwrap(), b"theirs\n");
+        assert_eq!(errors.len(), 1, "{errors:?}");
+    }
 }

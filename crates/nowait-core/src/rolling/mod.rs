@@ -79,6 +79,26 @@ pub enum Rotation {
 /// On start the sink appends to the newest file of the current period, if
 /// an earlier run left one.
 ///
+/// # Permissions, and a directory others can write
+///
+/// A new file gets the permission bits of the file it follows (at start,
+/// of the sink's newest file; `0666` for the very first), never executable
+/// or set-id, less the process's umask: a `chmod 600` of the log carries
+/// over to the next files and to their `.gz`. On Windows a new file gets
+/// the access control list its directory passes on.
+///
+/// The directory may be writable by others (a shared `/var/log/app`).
+/// Under a name of the sink's pattern, only a regular file with one name is
+/// the sink's: a symbolic link (on Windows, any reparse point), a hard
+/// link to another file, a FIFO or a directory is never followed, written,
+/// compressed or removed. New files are created exclusively, never under a
+/// name that exists in any form, and an existing file is appended to only
+/// if it belongs to the process's user (Unix). Where the file to append to
+/// at start is not the sink's, the sink writes the next index instead;
+/// the housekeeping leaves such names alone. Either says so in the sink,
+/// once, and counts it in
+/// [`SinkStats::rotation_errors`](crate::SinkStats::rotation_errors).
+///
 /// # Examples
 ///
 /// ```
@@ -250,8 +270,9 @@ impl Rolling {
 
     /// Keeps at most `n` files of this sink (the current one included,
     /// compressed ones too), removing the oldest after each rotation and at
-    /// start. Only names of this sink's pattern count; other files in the
-    /// directory are never touched. At least 1.
+    /// start. Only regular files with names of this sink's pattern count;
+    /// other files in the directory, and links, are never touched. At
+    /// least 1.
     ///
     /// # Examples
     ///
@@ -284,12 +305,15 @@ impl Rolling {
 
     /// Gzips each file once it is rotated out (`NAME.gz`), on a thread of
     /// its own, so neither the writer nor the other sinks wait for it. The
-    /// compressed file is written under a temporary name and renamed into
-    /// place; the original is removed only after that. A compression that
-    /// fails keeps the original and is reported (see
+    /// compressed file is written under a temporary name, with the
+    /// permissions of the original, and renamed into place (never over an
+    /// existing name); the original is removed only after that. A
+    /// compression that fails keeps the original and is reported (see
     /// [`SinkStats::rotation_errors`](crate::SinkStats::rotation_errors));
     /// one cut short by the end of the process is finished at the next
-    /// start. Needs the `gzip` feature (on by default).
+    /// start (the original is removed if the `.gz` holds exactly its
+    /// bytes; otherwise both stay, reported). Needs the `gzip` feature (on
+    /// by default).
     ///
     /// Compression is CPU work on the machine's cores: no request thread
     /// waits for it, but where cores are scarce it competes with them. On

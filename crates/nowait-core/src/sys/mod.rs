@@ -9,6 +9,7 @@
 //! | stdout/stderr without blocking ([`stdio`]) | reopen `/proc/self/fd/N` | reopen the terminal by name; a pipe goes to a relay thread | console and pipes go to a relay thread |
 //! | pipe room ([`Descriptor::pipe_room`]) | `F_GETPIPE_SZ`, `FIONREAD` | unknown | (no descriptors) |
 //! | file identity ([`FileId`]) | device, inode | device, inode | volume serial, file index |
+//! | files in a directory others may write ([`nofollow`]) | `O_NOFOLLOW`, `fstat`, mode at create, `renameat2` no-replace | same; `renamex_np` on macOS, `link` + `unlink` elsewhere | `FILE_FLAG_OPEN_REPARSE_POINT`, `MoveFileExW` no-replace |
 //! | sockets (`net`) | non-blocking, `MSG_NOSIGNAL` | same; `SO_NOSIGPIPE` on macOS | TCP on a relay thread; no Unix sockets |
 //! | journald ([`Journal`]) | datagrams, sealed memfd past `EMSGSIZE` | none: a build error (`journal_none.rs`) | none: a build error |
 //! | signals (`signals`) | SIGTERM/SIGINT drain, SIGHUP reopen | same | Ctrl-C, close, logoff and shutdown events drain |
@@ -46,6 +47,7 @@ pub(crate) use imp::file::{file_id, is_deleted, open_append, open_path, path_id,
 pub(crate) use imp::journal::Journal;
 pub(crate) use imp::mapping::{check_private, create_durable, open_durable, try_lock, Mapping};
 pub(crate) use imp::net::{Datagram, Peer, Sent, Stream};
+pub(crate) use imp::nofollow;
 #[cfg(not(all(target_os = "linux", not(nowait_portable))))]
 mod journal_none;
 pub(crate) use imp::process::{at_exit, at_fork, hostname};

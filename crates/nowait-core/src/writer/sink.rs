@@ -535,7 +535,7 @@ impl SinkState {
         let rotated = r.current().2 != before;
         if rotated {
             on_new_file(self.durable_view());
-            if let Output::Rolling(r) = &self.output {
+            if let Output::Rolling(r) = &mut self.output {
                 r.housekeep();
             }
         }

@@ -14,6 +14,7 @@ pub(crate) mod file;
 pub(crate) mod journal;
 pub(crate) mod mapping;
 pub(crate) mod net;
+pub(crate) mod nofollow;
 mod poll;
 pub(crate) mod process;
 #[cfg(feature = "signals")]

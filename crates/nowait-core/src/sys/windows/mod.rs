@@ -8,6 +8,7 @@ pub(crate) mod crash;
 pub(crate) mod file;
 pub(crate) mod mapping;
 pub(crate) mod net;
+pub(crate) mod nofollow;
 pub(crate) mod process;
 #[cfg(feature = "signals")]
 pub(crate) mod signals;

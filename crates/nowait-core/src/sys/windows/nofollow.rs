@@ -1,0 +1,136 @@
+//! Files in a directory others may write (a rolling sink's), on Windows.
+//!
+//! Every open passes `FILE_FLAG_OPEN_REPARSE_POINT`, so that a symbolic
+//! link or junction is opened itself instead of what it points to, and is
+//! then refused; so is a directory, and a file with other names (hard
+//! links), from `GetFileInformationByHandle` on the opened handle. New
+//! files are created with `CREATE_NEW` (which fails on any existing name)
+//! and renamed into place with `MoveFileExW` without
+//! `MOVEFILE_REPLACE_EXISTING`, which never replaces a name.
+//!
+//! Windows has no permission bits: a new file gets the access control
+//! list its directory passes on, as every other file created there
+//! ([`Mode`] carries nothing). Nor is there an owner check before
+//! appending: the directory's list decides who can create files there.
+
+use std::ffi::OsStr;
+use std::fs::{File, Metadata, OpenOptions};
+use std::io;
+use std::os::windows::ffi::OsStrExt;
+use std::os::windows::fs::OpenOptionsExt;
+use std::os::windows::io::AsRawHandle;
+use std::path::Path;
+
+use windows_sys::Win32::Storage::FileSystem::{
+    GetFileInformationByHandle, MoveFileExW, BY_HANDLE_FILE_INFORMATION, FILE_ATTRIBUTE_DIRECTORY,
+    FILE_ATTRIBUTE_REPARSE_POINT, FILE_FLAG_OPEN_REPARSE_POINT, FILE_SHARE_DELETE, FILE_SHARE_READ,
+    FILE_SHARE_WRITE,
+};
+
+/// The access a new file gets: what its directory passes on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Mode;
+
+impl Mode {
+    /// For a file that replaces none.
+    pub(crate) const NEW: Mode = Mode;
+
+    /// As for any new file: Windows has no bits to carry over.
+    pub(crate) fn of(_meta: &Metadata) -> Mode {
+        Mode
+    }
+}
+
+/// Shared so that the file can be renamed or deleted while open.
+const SHARE_ALL: u32 = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+
+/// Opens `path` for reading if it is a regular file with no other name;
+/// a reparse point (symbolic link, junction) is not followed.
+pub(crate) fn open_regular(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .share_mode(SHARE_ALL)
+        .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT)
+        .open(path)?;
+    checked(file)
+}
+
+/// Opens `path` for appending, creating it if missing (only then with
+/// `create_new`), if it is a regular file with no other name; a reparse
+/// point is not followed.
+pub(crate) fn open_append(path: &Path, create_new: bool, _mode: Mode) -> io::Result<File> {
+    let mut o = OpenOptions::new();
+    o.append(true)
+        .share_mode(SHARE_ALL)
+        .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT);
+    if create_new {
+        o.create_new(true);
+    } else {
+        o.create(true);
+    }
+    checked(o.open(path)?)
+}
+
+/// Creates `path` for writing; fails if the name exists in any form (a
+/// link included).
+pub(crate) fn create_new(path: &Path, _mode: Mode) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .share_mode(SHARE_ALL)
+        .custom_flags(FILE_FLAG_OPEN_REPARSE_POINT)
+        .open(path)?;
+    checked(file)
+}
+
+/// Renames `from` to `to`, failing with `AlreadyExists` if `to` exists
+/// in any form.
+pub(crate) fn rename_new(from: &Path, to: &Path) -> io::Result<()> {
+    let wide = |p: &Path| -> Vec<u16> {
+        OsStr::new(p)
+            .encode_wide()
+            .chain(std::iter::once(0))
+            .collect()
+    };
+    let (from, to) = (wide(from), wide(to));
+    // SAFETY: both are NUL-terminated UTF-16 strings that outlive the
+    // call; flags 0: no replacing, no copying across volumes.
+    if unsafe { MoveFileExW(from.as_ptr(), to.as_ptr(), 0) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// `file` if it is a regular file, not a reparse point, with one name.
+fn checked(file: File) -> io::Result<File> {
+    let mut info = BY_HANDLE_FILE_INFORMATION {
+        dwFileAttributes: 0,
+        ftCreationTime: Default::default(),
+        ftLastAccessTime: Default::default(),
+        ftLastWriteTime: Default::default(),
+        dwVolumeSerialNumber: 0,
+        nFileSizeHigh: 0,
+        nFileSizeLow: 0,
+        nNumberOfLinks: 0,
+        nFileIndexHigh: 0,
+        nFileIndexLow: 0,
+    };
+    // SAFETY: the handle is open for the call (borrowed from `file`), and
+    // `info` is a valid, writable structure of the type the call fills.
+    if unsafe { GetFileInformationByHandle(file.as_raw_handle(), &mut info) } == 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let why = if info.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
+        "a symbolic link or other reparse point, not followed".to_owned()
+    } else if info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY != 0 {
+        "not a regular file".to_owned()
+    } else if info.nNumberOfLinks != 1 {
+        format!(
+            "a file with {} names (hard links), not only ours",
+            info.nNumberOfLinks
+        )
+    } else {
+        return Ok(file);
+    };
+    Err(io::Error::new(io::ErrorKind::InvalidInput, why))
+}
