@@ -31,3 +31,9 @@ fn replay(target: &str, run: impl Fn(&[u8])) {
         run(&bytes);
     }
 }
+
+#[cfg(feature = "otlp")]
+#[test]
+fn otlp_response() {
+    replay("otlp_response", nowait_core::__fuzz::otlp_response);
+}
