@@ -18,3 +18,13 @@ pub fn durable_recover(data: &[u8]) {
     let out = crate::durable::recover_bytes(&file, &[]);
     assert!(out.notices.iter().all(|n| !n.is_empty()));
 }
+
+/// An OTLP receiver's answer (`fuzz_targets/otlp_response.rs`): the first
+/// byte picks how the rest is cut into reads (and whether it is sent
+/// again and again past the response bound), then the connection ends.
+/// The reader must give an answer or refuse it, holding at most its
+/// bound.
+#[cfg(feature = "otlp")]
+pub fn otlp_response(data: &[u8]) {
+    crate::otlp::fuzz_response(data);
+}

@@ -11,11 +11,21 @@
 //! writer thread marks those calls (see `consumer::IN_IO`) so that a
 //! shutdown can still end in time if one hangs (a dead NFS server).
 //! What differs per system is in [`crate::sys`].
+//!
+//! No call into an output unwinds into the writer thread: every method
+//! that runs an output's own code (write, flush, sync, reopen, rotate,
+//! and so the advance of an OTLP exchange, which happens in its writes)
+//! goes through [`Output::guard`], which turns a panic there into the
+//! output's permanent failure. One broken output (a bug in nowait's code
+//! for it, or a user's writer) then costs its own sink, counted and
+//! reported like any sink that failed for good, and the other sinks go on.
 
 use std::fs::{self, File};
 use std::io::{self, Write};
+use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Instant, SystemTime};
 
 use crate::relay::{Plain, Relay, Relayed, Waker};
 use crate::sys::{self, Descriptor, FileId, Open, Waitable};
@@ -64,9 +74,14 @@ pub(crate) enum Output {
     Rolling(Box<crate::rolling::file::RollingFile>),
     /// A user's writer.
     Writer(Box<dyn Write + Send>),
-    /// A sink that cannot be had (a custom writer in a forked child): every
-    /// write fails for good with this reason.
+    /// A sink that cannot be had (a custom writer in a forked child, a
+    /// deleted file that cannot be created again, an output that
+    /// panicked): every write fails for good with this reason.
     Gone(String),
+    /// An output whose every write panics, standing for a bug in an
+    /// output's code.
+    #[cfg(test)]
+    Panicking,
     /// An OTLP/HTTP receiver ([`Sink::otlp`](crate::Sink::otlp)).
     #[cfg(feature = "otlp")]
     Otlp(Box<crate::otlp::Client>),
@@ -85,6 +100,8 @@ impl std::fmt::Debug for Output {
             Output::Rolling(_) => "Rolling",
             Output::Writer(_) => "Writer",
             Output::Gone(_) => "Gone",
+            #[cfg(test)]
+            Output::Panicking => "Panicking",
             #[cfg(feature = "otlp")]
             Output::Otlp(_) => "Otlp",
         })
@@ -239,12 +256,48 @@ fn from_sent(sent: Sent) -> WriteOutcome {
     }
 }
 
-/// A user's writer's panic, as the error the sink fails with.
-fn panicked() -> io::Error {
-    io::Error::new(io::ErrorKind::BrokenPipe, "the sink's writer panicked")
+/// What a panic's payload says, if it is text.
+fn panic_text(payload: &(dyn std::any::Any + Send)) -> &str {
+    payload
+        .downcast_ref::<&str>()
+        .copied()
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("Box<dyn Any>")
 }
 
 impl Output {
+    /// Runs `call` on this output: every method below that runs an
+    /// output's own code does it through here. A panic in `call` is
+    /// caught; the output, whose state can no longer be trusted, is
+    /// dropped (its own drop guarded too) and replaced by
+    /// [`Output::Gone`], so that nothing calls into it again; the panic
+    /// comes back as a `BrokenPipe` error, with which its sink fails for
+    /// good (`SinkState::failed`).
+    pub(crate) fn guard<R>(&mut self, call: impl FnOnce(&mut Output) -> R) -> io::Result<R> {
+        let user = matches!(self, Output::Writer(_));
+        let payload = match catch_unwind(AssertUnwindSafe(|| call(self))) {
+            Ok(r) => return Ok(r),
+            Err(payload) => payload,
+        };
+        // With nowait's panic hook, its message (with the location);
+        // without it, the payload's text.
+        let noted = crate::shared::Shared::take_writer_panic();
+        let why = if user {
+            "the sink's writer panicked".to_owned()
+        } else {
+            let what = noted.unwrap_or_else(|| panic_text(&*payload).to_owned());
+            format!("the sink's output panicked, a nowait bug: {what}")
+        };
+        let broken = std::mem::replace(self, Output::Gone(why.clone()));
+        let _ = catch_unwind(AssertUnwindSafe(move || drop(broken)));
+        Err(io::Error::new(io::ErrorKind::BrokenPipe, why))
+    }
+
+    /// Whether the output is gone for good ([`Output::Gone`]).
+    pub(crate) fn is_gone(&self) -> bool {
+        matches!(self, Output::Gone(_))
+    }
+
     /// Whether a write can block the writer thread (files, user writers).
     pub(crate) fn may_block(&self) -> bool {
         matches!(
@@ -350,8 +403,14 @@ impl Output {
         }
     }
 
-    /// One write attempt. Blocking outputs write everything or fail.
+    /// One write attempt (for OTLP, one step of its exchange). Blocking
+    /// outputs write everything or fail.
     pub(crate) fn write(&mut self, buf: &[u8]) -> WriteOutcome {
+        self.guard(|output| output.write_unguarded(buf))
+            .unwrap_or_else(WriteOutcome::Failed)
+    }
+
+    fn write_unguarded(&mut self, buf: &[u8]) -> WriteOutcome {
         match self {
             Output::NonBlocking { fd, .. } => from_io(fd.write(buf)),
             Output::Socket(fd) => from_io(fd.send(buf)),
@@ -365,39 +424,80 @@ impl Output {
             },
             Output::File { file, .. } => write_all(file, buf),
             Output::Rolling(r) => write_all(&mut **r, buf),
-            Output::Writer(w) => {
-                // A panicking user writer must not take the writer thread
-                // (and every other sink) down with it.
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| write_all(w, buf)))
-                    .unwrap_or_else(|_| WriteOutcome::Failed(panicked()))
-            }
+            Output::Writer(w) => write_all(w, buf),
             Output::Gone(why) => {
                 WriteOutcome::Failed(io::Error::new(io::ErrorKind::BrokenPipe, why.clone()))
             }
             #[cfg(feature = "otlp")]
             Output::Otlp(c) => c.write(buf),
+            #[cfg(test)]
+            Output::Panicking => panic!("an output's bug"),
         }
     }
 
     /// Flushes user writers (files and descriptors have no user-space
     /// buffer).
     pub(crate) fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Output::Writer(w) => {
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| w.flush()))
-                    .unwrap_or_else(|_| Err(panicked()))
-            }
+        self.guard(|output| match output {
+            Output::Writer(w) => w.flush(),
             _ => Ok(()),
-        }
+        })
+        .and_then(|flushed| flushed)
     }
 
     /// `fdatasync` for files (write-through with fsync).
     pub(crate) fn sync(&mut self) -> io::Result<()> {
-        match self {
+        self.guard(|output| match output {
             Output::File { file, .. } => file.sync_data(),
             Output::Rolling(r) => r.sync(),
             _ => Ok(()),
-        }
+        })
+        .and_then(|synced| synced)
+    }
+
+    /// A rolling file: rotates before a record of `next` bytes if its
+    /// period is over or the record would pass its size limit. Returns a
+    /// notice for the sink, if any.
+    pub(crate) fn rotate_if_due(
+        &mut self,
+        wall: SystemTime,
+        now: Instant,
+        next: u64,
+    ) -> io::Result<Option<String>> {
+        self.guard(|output| match output {
+            Output::Rolling(r) if r.due(wall, now, next) => r.rotate(wall, now),
+            _ => None,
+        })
+    }
+
+    /// A rolling file: hands the files before the current one to its
+    /// housekeeping thread (after a rotation, once the crash-durable
+    /// snapshot names the new file).
+    pub(crate) fn housekeep(&mut self) -> io::Result<()> {
+        self.guard(|output| {
+            if let Output::Rolling(r) = output {
+                r.housekeep();
+            }
+        })
+    }
+
+    /// A rolling file: reopens its current file if it was renamed or
+    /// deleted (or if `force`); a failure keeps the old file and comes
+    /// back as a notice.
+    pub(crate) fn reopen_rolling(&mut self, force: bool) -> io::Result<Option<String>> {
+        self.guard(|output| match output {
+            Output::Rolling(r) => r.reopen_if_moved(force),
+            _ => None,
+        })
+    }
+
+    /// A rolling file: what its housekeeping thread could not do since
+    /// the last call.
+    pub(crate) fn housekeeping_errors(&mut self) -> io::Result<Vec<String>> {
+        self.guard(|output| match output {
+            Output::Rolling(r) => r.housekeeping_errors(),
+            _ => Vec::new(),
+        })
     }
 
     /// The regular file this output appends to now, with its path and
@@ -418,6 +518,11 @@ impl Output {
     /// none (deleted); if so, or if `force`, reopens it. Returns `Ok(true)`
     /// after a reopen.
     pub(crate) fn reopen_if_moved(&mut self, force: bool) -> io::Result<bool> {
+        self.guard(|output| output.reopen_file(force))
+            .and_then(|reopened| reopened)
+    }
+
+    fn reopen_file(&mut self, force: bool) -> io::Result<bool> {
         let Output::File {
             file,
             path: Some(path),

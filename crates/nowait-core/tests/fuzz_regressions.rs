@@ -36,3 +36,9 @@ fn replay(target: &str, run: impl Fn(&[u8])) {
 fn durable_recover() {
     replay("durable_recover", nowait_core::__fuzz::durable_recover);
 }
+
+#[cfg(feature = "otlp")]
+#[test]
+fn otlp_response() {
+    replay("otlp_response", nowait_core::__fuzz::otlp_response);
+}

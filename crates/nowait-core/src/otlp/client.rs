@@ -10,7 +10,10 @@
 //!    finishes first, polled like [`Sink::tcp`](crate::Sink::tcp)'s);
 //!    "would block" until all of it went.
 //! 3. Waiting: whatever the receiver sent is read and parsed; "would
-//!    block" until the answer is whole or the timeout passed.
+//!    block" until the answer is whole or the timeout passed. An answer
+//!    past the reader's bound (64 KiB, interim responses included) or
+//!    not HTTP is a failure; the timeout is checked before every read, so
+//!    a receiver that never stops sending cannot keep the writer here.
 //! 4. The answer decides: written (2xx), partly refused (2xx with
 //!    `partial_success`), refused (other 4xx and 5xx), or a failure to
 //!    retry (429, 502, 503, 504, a broken connection, the timeout; the
@@ -233,14 +236,20 @@ impl Client {
         self.fail(e)
     }
 
+    /// Reads what the receiver sent so far. Bounded twice: the reader
+    /// refuses an answer (interim responses included) past its size, and
+    /// the request's deadline is checked on every turn, so a receiver that
+    /// keeps sending can hold the writer thread for neither more bytes nor
+    /// more time than those.
     fn read_answer(&mut self) -> WriteOutcome {
         let mut chunk = [0u8; 4096];
-        // Bounded: the reader refuses answers past its size.
         loop {
+            if self.started.elapsed() >= self.timeout {
+                return self.timed_out();
+            }
             let (n, eof) = match self.conn.recv(&mut chunk) {
                 Ok(Some(0)) => (0, true),
                 Ok(Some(n)) => (n, false),
-                Ok(None) if self.started.elapsed() >= self.timeout => return self.timed_out(),
                 Ok(None) => return WriteOutcome::WouldBlock,
                 Err(e) => return self.fail(e),
             };

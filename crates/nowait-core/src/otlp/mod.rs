@@ -41,6 +41,8 @@ mod http;
 
 pub(crate) use client::Client;
 pub(crate) use encode::MakeOtlp;
+#[cfg(feature = "fuzzing")]
+pub(crate) use http::fuzz_response;
 
 use std::fmt;
 use std::io;

@@ -166,9 +166,12 @@ impl Writer {
                 if !self.enter_io(now) {
                     return;
                 }
-                self.sinks[i].flush_output();
+                let event = self.sinks[i].flush_output(now);
                 if !self.leave_io() {
                     return;
+                }
+                if let Some((level, msg)) = event {
+                    self.broadcast(level, &msg, Some(i));
                 }
             }
         }

@@ -422,7 +422,9 @@ impl Writer {
 
     fn write_all(&mut self, now: Instant, last: bool) {
         for i in 0..self.sinks.len() {
-            self.sinks[i].housekeeping_notices();
+            if let Some((level, msg)) = self.sinks[i].housekeeping_notices(now) {
+                self.broadcast(level, &msg, Some(i));
+            }
             self.write_sink(i, now, last);
             if self.taken {
                 return;
@@ -593,21 +595,17 @@ impl Writer {
             if !self.enter_io(now) {
                 return;
             }
-            self.sinks[i].flush_output();
+            let mut event = self.sinks[i].flush_output(now);
             if fsync && !self.sinks[i].dead {
                 if let Err(e) = self.sinks[i].output.sync() {
-                    let event = self.sinks[i].failed(e, now);
-                    if !self.leave_io() {
-                        return;
-                    }
-                    if let Some((level, msg)) = event {
-                        self.broadcast(level, &msg, Some(i));
-                    }
-                    continue;
+                    event = self.sinks[i].failed(e, now);
                 }
             }
             if !self.leave_io() {
                 return;
+            }
+            if let Some((level, msg)) = event {
+                self.broadcast(level, &msg, Some(i));
             }
         }
         self.publish(now);
@@ -625,16 +623,21 @@ impl Writer {
                 if !self.enter_io(now) {
                     return;
                 }
-                let notice = match &mut self.sinks[i].output {
-                    crate::output::Output::Rolling(r) => r.reopen_if_moved(force),
-                    _ => None,
-                };
+                let notice = self.sinks[i].output.reopen_rolling(force);
                 if !self.leave_io() {
                     return;
                 }
-                if let Some(msg) = notice {
-                    let msg = format!("sink {}: {msg}", self.sinks[i].name);
-                    self.broadcast(Level::Warn, &msg, None);
+                match notice {
+                    Ok(Some(msg)) => {
+                        let msg = format!("sink {}: {msg}", self.sinks[i].name);
+                        self.broadcast(Level::Warn, &msg, None);
+                    }
+                    Ok(None) => {}
+                    Err(e) => {
+                        if let Some((level, msg)) = self.sinks[i].failed(e, now) {
+                            self.broadcast(level, &msg, Some(i));
+                        }
+                    }
                 }
                 continue;
             }

@@ -514,47 +514,45 @@ impl SinkState {
 
     /// A rolling sink: rotates before the next record if its period is
     /// over or it would pass the size limit. Never after a short write
-    /// (the rest of that record belongs to the same file).
+    /// (the rest of that record belongs to the same file). An error: the
+    /// output panicked.
     ///
     /// A new file is shown to `on_new_file` before anything is written to
     /// it, and only then is the old one handed to housekeeping.
-    fn roll_if_due(&mut self, now: Instant, on_new_file: &mut NewFile<'_>) {
-        if self.mid_line {
-            return;
+    fn roll_if_due(&mut self, now: Instant, on_new_file: &mut NewFile<'_>) -> io::Result<()> {
+        if self.mid_line || !matches!(self.output, Output::Rolling(_)) {
+            return Ok(());
         }
         let next = self.first_len();
-        let Output::Rolling(r) = &mut self.output else {
-            return;
-        };
-        let wall = SystemTime::now();
-        if !r.due(wall, now, next) {
-            return;
-        }
-        let before = r.current().2;
-        let notice = r.rotate(wall, now);
-        let rotated = r.current().2 != before;
-        if rotated {
+        let before = self.output.current_file().map(|(_, _, id)| id);
+        let notice = self.output.rotate_if_due(SystemTime::now(), now, next)?;
+        if self.output.current_file().map(|(_, _, id)| id) != before {
             on_new_file(self.durable_view());
-            if let Output::Rolling(r) = &mut self.output {
-                r.housekeep();
-            }
+            self.output.housekeep()?;
         }
         if let Some(msg) = notice {
             let msg = format!("sink {}: {msg}", self.name);
             self.add_notice(Level::Warn, &msg);
         }
+        Ok(())
     }
 
     /// A rolling sink: reports what its housekeeping thread could not do
-    /// (compress, remove), in the sink itself.
-    pub(super) fn housekeeping_notices(&mut self) {
-        let Output::Rolling(r) = &mut self.output else {
-            return;
-        };
-        let errors = r.housekeeping_errors();
-        for e in errors {
-            let msg = format!("sink {}: {e}", self.name);
-            self.add_notice(Level::Warn, &msg);
+    /// (compress, remove), in the sink itself. Returns a notice for the
+    /// other sinks if the output panicked (the sink failed).
+    pub(super) fn housekeeping_notices(&mut self, now: Instant) -> Option<(Level, String)> {
+        if !matches!(self.output, Output::Rolling(_)) {
+            return None;
+        }
+        match self.output.housekeeping_errors() {
+            Ok(errors) => {
+                for e in errors {
+                    let msg = format!("sink {}: {e}", self.name);
+                    self.add_notice(Level::Warn, &msg);
+                }
+                None
+            }
+            Err(e) => self.failed(e, now),
         }
     }
 
@@ -577,7 +575,10 @@ impl SinkState {
         let mut event = None;
         self.held_back = false;
         while self.unsent() > 0 {
-            self.roll_if_due(now, on_new_file);
+            if let Err(e) = self.roll_if_due(now, on_new_file) {
+                event = self.failed(e, now);
+                break;
+            }
             let Some(len) = self.offer(last) else {
                 self.blocked_since.get_or_insert(now);
                 self.held_back = true;
@@ -712,9 +713,10 @@ impl SinkState {
         let window = self.error_window.get_or_insert((wall, wall));
         window.1 = wall;
         let text = e.to_string();
-        // Errors that no retry can fix: the reader is gone, the descriptor
-        // is bad, or a user's writer panicked (reported as BrokenPipe).
-        let permanent = !self.output.reconnects() && crate::sys::is_permanent(&e);
+        // Errors that no retry can fix: the output is gone (it panicked,
+        // or cannot be had), the reader is gone, the descriptor is bad.
+        let permanent =
+            self.output.is_gone() || (!self.output.reconnects() && crate::sys::is_permanent(&e));
         let first = self.error_streak == 0;
         self.error_streak = self.error_streak.saturating_add(1);
         self.last_error = Some(text.clone());
@@ -876,12 +878,19 @@ impl SinkState {
     }
 
     /// Flushes a user's writer; records an error for the next flush.
-    pub(super) fn flush_output(&mut self) {
+    /// Returns a notice for the other sinks if the writer panicked (the
+    /// sink failed).
+    pub(super) fn flush_output(&mut self, now: Instant) -> Option<(Level, String)> {
         if self.dead {
-            return;
+            return None;
         }
-        if let Err(e) = self.output.flush() {
-            self.unpublished_error.get_or_insert(e);
+        match self.output.flush() {
+            Ok(()) => None,
+            Err(e) if self.output.is_gone() => self.failed(e, now),
+            Err(e) => {
+                self.unpublished_error.get_or_insert(e);
+                None
+            }
         }
     }
 
@@ -992,5 +1001,102 @@ mod tests {
         assert_eq!(&s.buf[s.sent..], &want[..]);
         assert_eq!(s.appended - s.written, want.len() as u64);
         assert_eq!(s.ends.len(), 2);
+    }
+
+    /// Runs `f` on a thread marked as a writer thread, as the writer's
+    /// calls into outputs are: nowait's panic hook, if a test installed
+    /// it, notes a panic there instead of logging it into live loggers.
+    fn on_writer_thread<R: Send>(f: impl FnOnce() -> R + Send) -> R {
+        std::thread::scope(|scope| {
+            scope
+                .spawn(|| {
+                    crate::shared::Shared::mark_writer_thread();
+                    f()
+                })
+                .join()
+                .unwrap()
+        })
+    }
+
+    /// An output whose code panics (nowait's own, not a user's writer):
+    /// the panic stays in the output. Its sink fails for good, its pending
+    /// records and every later one are counted as dropped for a failed
+    /// sink, the other sinks get the notice, and the broken output is
+    /// never called again.
+    #[test]
+    fn a_panicking_output_fails_its_sink_for_good_with_every_record_counted() {
+        let mut s = SinkState::new(
+            "t".into(),
+            Output::Panicking,
+            Box::new(Plain),
+            false,
+            1 << 20,
+            1 << 20,
+        );
+        s.add_record(&Record::new(Level::Info, 0, b"r1"));
+        s.add_notice(Level::Warn, "3 records dropped");
+        s.add_record(&Record::new(Level::Info, 0, b"r2"));
+        let now = Instant::now();
+        let (event, mut s) = on_writer_thread(move || (s.write_out(now, false), s));
+        let (level, msg) = event.expect("a notice for the other sinks");
+        assert_eq!(level, Level::Error);
+        assert!(
+            msg.starts_with("sink t failed for good (the sink's output panicked, a nowait bug: ")
+                && msg.contains("an output's bug"),
+            "{msg}"
+        );
+        assert!(s.dead && s.output.is_gone(), "{:?}", s.output);
+        assert_eq!(
+            (
+                s.pending,
+                s.records_written,
+                s.dropped_failed,
+                s.dropped_dead
+            ),
+            (0, 0, 2, 2)
+        );
+        assert_eq!(s.write_errors, 1);
+        s.add_record(&Record::new(Level::Info, 0, b"r3"));
+        assert_eq!((s.dropped_failed, s.dropped_dead), (3, 3));
+        assert_eq!(
+            s.write_out(now, false),
+            None,
+            "a failed sink is not written"
+        );
+        let (n, held, shed) = s.abandon_pending();
+        assert_eq!((n, held, shed, s.abandoned), (0, 0, None, 0));
+    }
+
+    /// A user's writer whose flush panics fails its sink the same way.
+    #[test]
+    fn a_writer_panicking_in_flush_fails_its_sink_for_good() {
+        struct FlushBomb;
+        impl std::io::Write for FlushBomb {
+            fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> io::Result<()> {
+                panic!("flush bug")
+            }
+        }
+        let output = Output::Writer(Box::new(FlushBomb));
+        let mut s = SinkState::new("w".into(), output, Box::new(Plain), true, 1 << 20, 1 << 20);
+        s.add_record(&Record::new(Level::Info, 0, b"r1"));
+        let now = Instant::now();
+        let (written, event, mut s) = on_writer_thread(move || {
+            let written = s.write_out(now, false);
+            let event = s.flush_output(now);
+            (written, event, s)
+        });
+        assert_eq!(written, None);
+        assert_eq!(s.records_written, 1);
+        let (_, msg) = event.expect("a notice for the other sinks");
+        assert!(
+            msg.contains("sink w failed for good (the sink's writer panicked)"),
+            "{msg}"
+        );
+        assert!(s.dead && s.output.is_gone());
+        s.add_record(&Record::new(Level::Info, 0, b"r2"));
+        assert_eq!((s.records_written, s.dropped_dead), (1, 1));
     }
 }
