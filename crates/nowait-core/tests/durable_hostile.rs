@@ -290,10 +290,13 @@ fn inconsistent_words_are_notices_never_panics() {
     ];
     let dir = tempfile::tempdir().unwrap();
     let original = dead_file(dir.path());
-    for (what, change, notice) in changes {
+    for (i, (what, change, notice)) in changes.iter().enumerate() {
         let mut bytes = original.clone();
         change(&mut bytes);
-        let ring = dir.path().join("changed.nowait");
+        // A new path each time: the last start's logger, shut down, may
+        // still hold its file for an instant (and a file of this process's
+        // own shut-down logger is started afresh, not recovered).
+        let ring = dir.path().join(format!("changed-{i}.nowait"));
         write_private(&ring, &bytes);
         let _ = std::fs::remove_file(dir.path().join("app.log"));
         let lines = start(dir.path(), &ring);
