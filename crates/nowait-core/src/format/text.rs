@@ -29,7 +29,8 @@ use crate::Level;
 /// as events of target `nowait`.
 ///
 /// Control characters and the Unicode line and paragraph separators
-/// (U+2028, U+2029) in messages, values, targets and names are escaped (see
+/// (U+2028, U+2029) in messages, values, targets, names (of fields, spans
+/// and threads), thread ids and file paths are escaped (see
 /// [`escape_into`]); strings are quoted and escaped as `Debug` does. No
 /// value can start a new line, not even in a log viewer that breaks lines
 /// at U+2028, or reach the terminal as an escape sequence.
@@ -383,14 +384,15 @@ impl TextFormat {
                     out.push(b' ');
                 }
                 None if !ids => {
-                    out.extend_from_slice(info.id_padded.as_bytes());
+                    escape_into(info.id_padded.as_bytes(), out);
                     out.push(b' ');
                 }
                 None => {}
             }
         }
         if ids {
-            out.extend_from_slice(info.id_padded.as_bytes());
+            // A recovered catalog's id is any text the file held.
+            escape_into(info.id_padded.as_bytes(), out);
             out.push(b' ');
         }
     }
