@@ -515,8 +515,9 @@ impl Piece {
 }
 
 /// The offset of the first character in `out` that no format may write
-/// raw: a C0 control, DEL, a C1 control, U+2028/U+2029, or a byte that is
-/// not valid UTF-8. `allowed` lists the C0 bytes the caller's framing puts
+/// raw: a C0 control, DEL, a C1 control, U+2028/U+2029, a bidi control
+/// ([`is_bidi_control`](crate::record::is_bidi_control)), or a byte that
+/// is not valid UTF-8. `allowed` lists the C0 bytes the caller's framing puts
 /// there itself (a line's `\n`). Tests and fuzz targets check every
 /// format's output with it.
 #[cfg(any(test, feature = "fuzzing"))]
@@ -527,7 +528,7 @@ pub(crate) fn unescaped_at(out: &[u8], allowed: &[u8]) -> Option<usize> {
             let raw = match c {
                 '\0'..='\u{1f}' => !allowed.contains(&(c as u8)),
                 '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' => true,
-                _ => false,
+                c => crate::record::is_bidi_control(c),
             };
             if raw {
                 return Some(at + i);
@@ -649,7 +650,7 @@ mod tests {
     #[test]
     fn catalog_strings_are_escaped_in_every_format() {
         use crate::event::{register_callsite, EventBuf, FieldName, SiteKey};
-        use crate::record::{kind, Format, MakeFormat, Record, SinkInfo};
+        use crate::record::{kind, MakeFormat, Record, SinkInfo};
         use crate::Level;
 
         static SITE: u8 = 0;
@@ -667,7 +668,7 @@ mod tests {
             Callsite::new(Level::Info, "app", "sp\x1b[7m\nan").fields(vec!["p\x1b\n"]),
         );
         let named = crate::event::register_foreign_thread(
-            Some("w\x1b[2J\nforged"),
+            Some("w\x1b[2J\nforged\u{202e}"),
             "ThreadId(\x1b[31m\n7)",
             "ThreadId(\x1b[31m\n07)",
         );
@@ -751,6 +752,70 @@ mod tests {
                         );
                     }
                 }
+            }
+        }
+    }
+
+    /// Bidi controls in values and messages (plain, deferred, literal,
+    /// rendered, characters, text records) come out escaped in Text
+    /// (`\u{202e}`, as `Debug` writes them) and in both JSON schemas
+    /// (`\u202e`), never raw.
+    #[test]
+    fn bidi_controls_are_escaped_in_text_and_json() {
+        use crate::event::{register_callsite, EventBuf, FieldName, SiteKey};
+        use crate::record::{kind, MakeFormat, Record, SinkInfo};
+        use crate::Level;
+
+        static DEFERRED: u8 = 0;
+        static LITERAL: u8 = 0;
+        register_callsite(
+            SiteKey::of(&DEFERRED),
+            Callsite::new(Level::Info, "app", "ev")
+                .fields(vec!["message", "v"])
+                .message_format("user {} logged in"),
+        );
+        register_callsite(
+            SiteKey::of(&LITERAL),
+            Callsite::new(Level::Info, "app", "ev")
+                .fields(vec!["message"])
+                .message_format("done\u{2067}"),
+        );
+        let mut payloads = Vec::new();
+        let mut buf = EventBuf::new();
+        buf.begin_inline(1, "app");
+        buf.str(FieldName::Inline("message"), "invoice\u{202e}fdp.exe");
+        buf.str(FieldName::Inline("s"), "a\u{202d}b\u{2066}c\u{61c}");
+        buf.rendered(FieldName::Inline("r"), format_args!("x\u{200f}y"))
+            .unwrap();
+        buf.char(FieldName::Inline("c"), '\u{202b}');
+        payloads.push((kind::EVENT, buf.as_bytes().to_vec()));
+        let mut buf = EventBuf::new();
+        buf.begin_at(1, SiteKey::of(&DEFERRED));
+        buf.args(FieldName::Index(0), 1);
+        buf.arg_str("admin\u{202e}\u{2069}");
+        buf.str(FieldName::Index(1), "\u{200e}");
+        payloads.push((kind::EVENT, buf.as_bytes().to_vec()));
+        let mut buf = EventBuf::new();
+        buf.begin_at(1, SiteKey::of(&LITERAL));
+        buf.args(FieldName::Index(0), 0);
+        payloads.push((kind::EVENT, buf.as_bytes().to_vec()));
+        payloads.push((kind::TEXT, "line\u{202a}".as_bytes().to_vec()));
+
+        let formats: Vec<(Box<dyn MakeFormat>, &str)> = vec![
+            (Box::new(Text::new().with_ansi(false)), "\\u{2"),
+            (Box::new(Json::new()), "\\u2"),
+            (Box::new(Json::nowait_schema()), "\\u2"),
+        ];
+        let sink = SinkInfo::new("test", false);
+        for (make, escape) in &formats {
+            let mut format = make.make_format(&sink);
+            for (kind, payload) in &payloads {
+                let mut out = Vec::new();
+                format.format(&Record::new(Level::Info, *kind, payload), &mut out);
+                let line = out.strip_suffix(b"\n").unwrap_or(&out);
+                let shown = String::from_utf8_lossy(&out);
+                assert_eq!(unescaped_at(line, &[]), None, "{shown:?}");
+                assert!(shown.contains(escape), "{shown:?}");
             }
         }
     }
