@@ -24,8 +24,8 @@
 //! first match is the most specific one. A list is built once, from all
 //! its directives ([`Directives::new`]): a hash map keeps the last of each
 //! target and one stable sort orders them, O(n log n) for n directives.
-//! A list holds at most [`Filter::MAX_DIRECTIVES`] directives of at most
-//! [`Filter::MAX_DIRECTIVE_LEN`] bytes each.
+//! A list holds at most [`Filter::MAX_DIRECTIVES`] directives, each target
+//! at most [`Filter::MAX_TARGET_LEN`] bytes long.
 
 use std::collections::hash_map::{Entry, HashMap};
 use std::fmt;
@@ -34,7 +34,7 @@ use super::{Filter, FilterError};
 use crate::Level;
 
 const MAX_DIRECTIVES: usize = Filter::MAX_DIRECTIVES;
-const MAX_DIRECTIVE_LEN: usize = Filter::MAX_DIRECTIVE_LEN;
+const MAX_TARGET_LEN: usize = Filter::MAX_TARGET_LEN;
 
 /// A level threshold: a record at `level` passes if `level as u8 >= min`;
 /// [`OFF`] lets nothing through.
@@ -121,6 +121,16 @@ fn invalid(directive: &str, reason: impl Into<String>) -> FilterError {
 impl Directive {
     /// Parses one directive (already trimmed, not empty).
     pub(crate) fn parse(s: &str) -> Result<Directive, FilterError> {
+        // Before anything that copies the directive into an error. (A bare
+        // level is at most five bytes: never too long.)
+        let target = s.split_once('=').map_or(s, |(target, _)| target);
+        if target.len() > MAX_TARGET_LEN {
+            return Err(FilterError::TargetTooLong {
+                start: target.chars().take(32).collect(),
+                len: target.len(),
+                max: MAX_TARGET_LEN,
+            });
+        }
         if s.contains(['[', ']', '{', '}']) {
             return Err(invalid(
                 s,
@@ -206,12 +216,6 @@ impl Directives {
             let parsed = if n == MAX_DIRECTIVES {
                 Err(FilterError::TooManyDirectives {
                     max: MAX_DIRECTIVES,
-                })
-            } else if item.len() > MAX_DIRECTIVE_LEN {
-                Err(FilterError::DirectiveTooLong {
-                    start: item.chars().take(32).collect(),
-                    len: item.len(),
-                    max: MAX_DIRECTIVE_LEN,
                 })
             } else {
                 Directive::parse(item)

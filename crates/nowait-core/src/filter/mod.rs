@@ -58,8 +58,8 @@ use crate::Level;
 /// and the targets below it on a `::` boundary (`hyper` matches
 /// `hyper::proto`, not `hyperlocal`); the most specific directive wins; a
 /// target no directive matches is off. A list holds at most
-/// [`MAX_DIRECTIVES`](Filter::MAX_DIRECTIVES) directives of at most
-/// [`MAX_DIRECTIVE_LEN`](Filter::MAX_DIRECTIVE_LEN) bytes each.
+/// [`MAX_DIRECTIVES`](Filter::MAX_DIRECTIVES) directives, each target at
+/// most [`MAX_TARGET_LEN`](Filter::MAX_TARGET_LEN) bytes long.
 ///
 /// Install it for the process with [`set_filter`]; change it later with a
 /// [`FilterHandle`]. `tracing` users filter with
@@ -114,14 +114,15 @@ pub enum FilterError {
         /// The most a filter may have ([`Filter::MAX_DIRECTIVES`]).
         max: usize,
     },
-    /// A directive is longer than [`Filter::MAX_DIRECTIVE_LEN`] bytes.
+    /// A directive's target is longer than [`Filter::MAX_TARGET_LEN`]
+    /// bytes.
     #[non_exhaustive]
-    DirectiveTooLong {
-        /// The directive's first characters (at most 32).
+    TargetTooLong {
+        /// The target's first characters (at most 32).
         start: String,
         /// Its length in bytes.
         len: usize,
-        /// The longest a directive may be ([`Filter::MAX_DIRECTIVE_LEN`]).
+        /// The longest a target may be ([`Filter::MAX_TARGET_LEN`]).
         max: usize,
     },
 }
@@ -138,9 +139,9 @@ impl fmt::Display for FilterError {
             FilterError::TooManyDirectives { max } => {
                 write!(f, "too many filter directives (at most {max})")
             }
-            FilterError::DirectiveTooLong { start, len, max } => write!(
+            FilterError::TargetTooLong { start, len, max } => write!(
                 f,
-                "filter directive starting {start:?} is {len} bytes long (at most {max})"
+                "filter directive target starting {start:?} is {len} bytes long (at most {max})"
             ),
         }
     }
@@ -171,19 +172,21 @@ impl Filter {
     /// ```
     pub const MAX_DIRECTIVES: usize = 4096;
 
-    /// The longest a directive may be, in bytes (after trimming): a
-    /// target of about a thousand bytes, longer than any module path. A
-    /// longer one is refused ([`FilterError::DirectiveTooLong`]).
+    /// The longest target a directive may name, in bytes: longer than any
+    /// module path. A longer one is refused
+    /// ([`FilterError::TargetTooLong`]), and the error holds only its
+    /// start. (The rest of a directive is `=` and a level: a filter's
+    /// [`Display`](std::fmt::Display) form parses back.)
     ///
     /// # Examples
     ///
     /// ```
     /// use nowait_core::{Filter, FilterError};
     ///
-    /// let long = "a".repeat(Filter::MAX_DIRECTIVE_LEN + 1);
-    /// assert!(matches!(Filter::parse(&long), Err(FilterError::DirectiveTooLong { .. })));
+    /// let long = format!("{}=debug", "a".repeat(Filter::MAX_TARGET_LEN + 1));
+    /// assert!(matches!(Filter::parse(&long), Err(FilterError::TargetTooLong { .. })));
     /// ```
-    pub const MAX_DIRECTIVE_LEN: usize = 1024;
+    pub const MAX_TARGET_LEN: usize = 1024;
 
     /// Parses a comma-separated directive list (see [`Filter`]). Empty
     /// items are ignored; an empty list enables nothing. Parsing takes
@@ -194,8 +197,8 @@ impl Filter {
     /// [`FilterError::Directive`] naming the first invalid directive,
     /// [`FilterError::TooManyDirectives`] for more than
     /// [`MAX_DIRECTIVES`](Filter::MAX_DIRECTIVES),
-    /// [`FilterError::DirectiveTooLong`] for one longer than
-    /// [`MAX_DIRECTIVE_LEN`](Filter::MAX_DIRECTIVE_LEN).
+    /// [`FilterError::TargetTooLong`] for a target longer than
+    /// [`MAX_TARGET_LEN`](Filter::MAX_TARGET_LEN).
     ///
     /// # Examples
     ///
@@ -594,8 +597,8 @@ impl FilterHandle {
     ///
     /// As [`Filter::parse`]: [`FilterError::Directive`] naming the first
     /// invalid directive, [`FilterError::TooManyDirectives`] and
-    /// [`FilterError::DirectiveTooLong`] beyond the limits
-    /// ([`Filter::MAX_DIRECTIVES`], [`Filter::MAX_DIRECTIVE_LEN`]).
+    /// [`FilterError::TargetTooLong`] beyond the limits
+    /// ([`Filter::MAX_DIRECTIVES`], [`Filter::MAX_TARGET_LEN`]).
     ///
     /// # Examples
     ///

@@ -315,27 +315,32 @@ fn directive_count_is_capped() {
     assert_eq!(errors, [err]);
 }
 
-/// A directive longer than `MAX_DIRECTIVE_LEN` bytes is refused with an
-/// error that shows only its start; one of exactly that length parses.
+/// A target longer than `MAX_TARGET_LEN` bytes is refused, as written
+/// or bare, with an error that shows only its start; one of exactly that
+/// length parses, and the filter's `Display` form parses back.
 #[test]
-fn directive_length_is_capped() {
-    let max = Filter::MAX_DIRECTIVE_LEN;
-    let target = "a".repeat(max - "=info".len());
-    assert!(f(&format!("{target}=info")).enabled(&target, Level::Info));
-    let long = format!("x{target}=info");
-    let err = Filter::parse(&format!("warn,{long}")).unwrap_err();
-    let FilterError::DirectiveTooLong { start, len, max: m } = &err else {
-        panic!("{err:?}");
-    };
-    assert_eq!((*len, *m), (max + 1, max));
-    assert!(
-        long.starts_with(start.as_str()) && start.len() < 64,
-        "{start}"
-    );
-    assert!(err.to_string().len() < 200, "{err}");
-    let (lossy, errors) = Filter::parse_lossy(&format!("warn,{long},db=debug"));
-    assert_eq!(lossy, f("warn,db=debug"));
-    assert_eq!(errors, [err]);
+fn target_length_is_capped() {
+    let max = Filter::MAX_TARGET_LEN;
+    let target = "a".repeat(max);
+    let filter = f(&target);
+    assert!(filter.enabled(&target, Level::Trace));
+    assert_eq!(f(&filter.to_string()), filter);
+    let long = format!("x{target}");
+    for directive in [format!("{long}=info"), long.clone()] {
+        let err = Filter::parse(&format!("warn,{directive}")).unwrap_err();
+        let FilterError::TargetTooLong { start, len, max: m } = &err else {
+            panic!("{err:?}");
+        };
+        assert_eq!((*len, *m), (max + 1, max));
+        assert!(
+            long.starts_with(start.as_str()) && start.len() < 64,
+            "{start}"
+        );
+        assert!(err.to_string().len() < 200, "{err}");
+        let (lossy, errors) = Filter::parse_lossy(&format!("warn,{directive},db=debug"));
+        assert_eq!(lossy, f("warn,db=debug"));
+        assert_eq!(errors, [err]);
+    }
 }
 
 /// Of two directives for one target the later wins, in the place of the
