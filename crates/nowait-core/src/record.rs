@@ -420,13 +420,17 @@ impl MakeFormat for Plain {
 
 /// Appends `bytes` to `out` with every control character and line break
 /// escaped, so that the result holds no newline, carriage return, ESC, other
-/// C0/C1 control, or Unicode line or paragraph separator.
+/// C0/C1 control, Unicode line or paragraph separator, or bidirectional
+/// formatting character.
 ///
 /// `\n`, `\r` and `\t` become those two-character escapes, other C0
 /// controls and DEL become `\xNN`, C1 controls (U+0080–U+009F) become
 /// `\u{NN}`, U+2028 LINE SEPARATOR and U+2029 PARAGRAPH SEPARATOR become
 /// `\u{2028}` and `\u{2029}` (log viewers written in JavaScript break lines
-/// there, and `Debug` escapes them the same way), and bytes that are not
+/// there, and `Debug` escapes them the same way), the bidirectional
+/// formatting characters (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F,
+/// U+061C, which can make a line read in another order than its bytes')
+/// become `\u{202e}` and so on, as `Debug` writes them, and bytes that are not
 /// valid UTF-8 become `\xNN`. Everything else is copied as is, backslashes
 /// included (as `tracing-subscriber` does, so paths stay readable): an
 /// escape in the output may also be literal text, but never a control
@@ -436,8 +440,8 @@ impl MakeFormat for Plain {
 ///
 /// ```
 /// let mut out = Vec::new();
-/// nowait_core::escape_into("a\x1b[31mred\r\nC:\\dir\u{2028}".as_bytes(), &mut out);
-/// assert_eq!(out, br"a\x1b[31mred\r\nC:\dir\u{2028}");
+/// nowait_core::escape_into("a\x1b[31mred\r\nC:\\dir\u{2028}\u{202e}".as_bytes(), &mut out);
+/// assert_eq!(out, br"a\x1b[31mred\r\nC:\dir\u{2028}\u{202e}");
 /// ```
 #[inline]
 pub fn escape_into(bytes: &[u8], out: &mut Vec<u8>) {
@@ -478,14 +482,9 @@ fn escape_rest(bytes: &[u8], out: &mut Vec<u8>) {
         match std::str::from_utf8(&rest[..len]) {
             Ok(s) => {
                 let c = s.chars().next().unwrap_or('\u{fffd}');
-                if matches!(c, '\u{80}'..='\u{9f}' | '\u{2028}' | '\u{2029}') {
-                    out.extend_from_slice(b"\\u{");
-                    let code = c as u32;
-                    if code > 0xff {
-                        push_hex_digits((code >> 8) as u8, out);
-                    }
-                    push_hex_digits(code as u8, out);
-                    out.push(b'}');
+                if matches!(c, '\u{80}'..='\u{9f}' | '\u{2028}' | '\u{2029}') || is_bidi_control(c)
+                {
+                    push_unicode_escape(c, out);
                 } else {
                     out.extend_from_slice(s.as_bytes());
                 }
@@ -497,6 +496,20 @@ fn escape_rest(bytes: &[u8], out: &mut Vec<u8>) {
             }
         }
     }
+}
+
+/// Whether `c` is one of Unicode's bidirectional formatting characters
+/// (UAX #9): the embeddings and overrides U+202A–U+202E, the isolates
+/// U+2066–U+2069, the marks U+200E, U+200F and U+061C. They reorder how
+/// the text after them is displayed, so a value holding one could make
+/// the rest of a line read differently from its bytes; the formats
+/// escape them like control characters.
+#[inline]
+pub(crate) fn is_bidi_control(c: char) -> bool {
+    matches!(
+        c,
+        '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+    )
 }
 
 /// The length of the leading run of printable ASCII bytes (0x20 to 0x7e),
@@ -607,6 +620,19 @@ fn utf8_len(s: &[u8]) -> usize {
     want.min(s.len())
 }
 
+/// `\u{...}` with the code point in lower-case hex without leading zeros,
+/// as `Debug` writes it.
+fn push_unicode_escape(c: char, out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let code = c as u32;
+    out.extend_from_slice(b"\\u{");
+    let digits = (32 - (code | 1).leading_zeros()).div_ceil(4);
+    for shift in (0..digits).rev() {
+        out.push(HEX[(code >> (4 * shift) & 0xf) as usize]);
+    }
+    out.push(b'}');
+}
+
 fn push_hex_escape(b: u8, out: &mut Vec<u8>) {
     out.extend_from_slice(b"\\x");
     push_hex_digits(b, out);
@@ -621,6 +647,12 @@ fn push_hex_digits(b: u8, out: &mut Vec<u8>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Every character [`is_bidi_control`] names.
+    const BIDI: [char; 12] = [
+        '\u{61c}', '\u{200e}', '\u{200f}', '\u{202a}', '\u{202b}', '\u{202c}', '\u{202d}',
+        '\u{202e}', '\u{2066}', '\u{2067}', '\u{2068}', '\u{2069}',
+    ];
 
     /// The eight-at-a-time scan finds the run a byte-by-byte scan finds
     /// (the only step the escapers took from it: the rest of their loops
@@ -710,9 +742,29 @@ mod tests {
         assert_eq!(esc("a\u{2028}b".as_bytes()), "a\\u{2028}b");
         assert_eq!(esc("a\u{2029}b".as_bytes()), "a\\u{2029}b");
         // Their neighbours are printable and stay as they are.
-        assert_eq!(esc("\u{2027}\u{202a}".as_bytes()), "\u{2027}\u{202a}");
+        assert_eq!(esc("\u{2027}\u{2030}".as_bytes()), "\u{2027}\u{2030}");
         // A cut separator is invalid UTF-8, escaped byte by byte.
         assert_eq!(esc(b"\xe2\x80"), "\\xe2\\x80");
+    }
+
+    /// The bidirectional formatting characters, which can make a line
+    /// read in an order other than its bytes', are escaped as `Debug`
+    /// escapes them; their neighbours are not.
+    #[test]
+    fn escapes_bidi_controls() {
+        for c in BIDI {
+            assert_eq!(
+                esc(format!("a{c}b").as_bytes()),
+                format!("a{c:?}b").replace('\'', "")
+            );
+        }
+        assert_eq!(esc("x\u{202e}gnp.exe".as_bytes()), "x\\u{202e}gnp.exe");
+        assert_eq!(esc("\u{61c}".as_bytes()), "\\u{61c}");
+        for c in [
+            '\u{61b}', '\u{61d}', '\u{200d}', '\u{2010}', '\u{2065}', '\u{206a}',
+        ] {
+            assert_eq!(esc(c.to_string().as_bytes()), c.to_string(), "{c:?}");
+        }
     }
 
     #[test]
@@ -728,10 +780,14 @@ mod tests {
                 );
             }
         }
-        // Every character of the block of U+2028 (E2 80 xx).
+        // Every character of the blocks of U+2028 and U+2066 (E2 80 xx,
+        // E2 81 xx) and of U+061C (D8 xx).
         for c in 0x80..=0xbfu8 {
-            let s = esc(&[0xe2, 0x80, c]);
-            assert!(!s.contains(['\u{2028}', '\u{2029}']), "{s:?}");
+            for bytes in [&[0xe2, 0x80, c][..], &[0xe2, 0x81, c], &[0xd8, c]] {
+                let s = esc(bytes);
+                assert!(!s.contains(['\u{2028}', '\u{2029}']), "{s:?}");
+                assert!(!s.contains(BIDI), "{s:?}");
+            }
         }
     }
 }

@@ -21,12 +21,20 @@
 //!
 //! Invariant: [`Directives::list`] is sorted by target length, longest
 //! first, bare levels (no target) last, without two equal targets, so the
-//! first match is the most specific one.
+//! first match is the most specific one. A list is built once, from all
+//! its directives ([`Directives::new`]): a hash map keeps the last of each
+//! target and one stable sort orders them, O(n log n) for n directives.
+//! A list holds at most [`Filter::MAX_DIRECTIVES`] directives, each target
+//! at most [`Filter::MAX_TARGET_LEN`] bytes long.
 
+use std::collections::hash_map::{Entry, HashMap};
 use std::fmt;
 
-use super::FilterError;
+use super::{Filter, FilterError};
 use crate::Level;
+
+const MAX_DIRECTIVES: usize = Filter::MAX_DIRECTIVES;
+const MAX_TARGET_LEN: usize = Filter::MAX_TARGET_LEN;
 
 /// A level threshold: a record at `level` passes if `level as u8 >= min`;
 /// [`OFF`] lets nothing through.
@@ -113,6 +121,16 @@ fn invalid(directive: &str, reason: impl Into<String>) -> FilterError {
 impl Directive {
     /// Parses one directive (already trimmed, not empty).
     pub(crate) fn parse(s: &str) -> Result<Directive, FilterError> {
+        // Before anything that copies the directive into an error. (A bare
+        // level is at most five bytes: never too long.)
+        let target = s.split_once('=').map_or(s, |(target, _)| target);
+        if target.len() > MAX_TARGET_LEN {
+            return Err(FilterError::TargetTooLong {
+                start: target.chars().take(32).collect(),
+                len: target.len(),
+                max: MAX_TARGET_LEN,
+            });
+        }
         if s.contains(['[', ']', '{', '}']) {
             return Err(invalid(
                 s,
@@ -179,44 +197,67 @@ impl fmt::Display for Directive {
 
 impl Directives {
     /// Parses a comma-separated list; empty items are skipped. With
-    /// `lossy`, invalid directives are left out and returned; otherwise
-    /// the first one is the error.
+    /// `lossy`, invalid directives are left out and returned, and a list
+    /// past [`MAX_DIRECTIVES`] is cut there (with one error); otherwise
+    /// the first error is returned.
+    ///
+    /// O(n log n) in the number of directives: each is parsed once, then
+    /// [`Directives::new`] sorts them once.
+    ///
+    /// [`MAX_DIRECTIVES`]: super::Filter::MAX_DIRECTIVES
     pub(crate) fn parse(
         s: &str,
         lossy: bool,
     ) -> Result<(Directives, Vec<FilterError>), FilterError> {
-        let mut out = Directives::default();
+        let mut list = Vec::new();
         let mut errors = Vec::new();
-        for item in s.split(',').map(str::trim).filter(|d| !d.is_empty()) {
-            match Directive::parse(item) {
-                Ok(d) => out.add(d),
-                Err(e) if lossy => errors.push(e),
-                Err(e) => return Err(e),
+        let items = s.split(',').map(str::trim).filter(|d| !d.is_empty());
+        for (n, item) in items.enumerate() {
+            let parsed = if n == MAX_DIRECTIVES {
+                Err(FilterError::TooManyDirectives {
+                    max: MAX_DIRECTIVES,
+                })
+            } else {
+                Directive::parse(item)
+            };
+            match parsed {
+                Ok(d) => list.push(d),
+                Err(e) if !lossy => return Err(e),
+                Err(e @ FilterError::TooManyDirectives { .. }) => {
+                    errors.push(e);
+                    break;
+                }
+                Err(e) => errors.push(e),
             }
         }
-        Ok((out, errors))
+        Ok((Directives::new(list), errors))
     }
 
-    /// Adds a directive, keeping the order (a later directive for the same
-    /// target replaces the earlier one).
-    pub(crate) fn add(&mut self, d: Directive) {
-        let key = |x: &Directive| std::cmp::Reverse(x.target.as_ref().map(|t| t.len()));
-        match self.list.iter().position(|x| x.target == d.target) {
-            Some(i) => self.list[i] = d,
-            None => {
-                // After every directive at least as specific: stable order.
-                let i = self.list.partition_point(|x| key(x) <= key(&d));
-                self.list.insert(i, d);
+    /// The directives of `list`, given in the order written: of two for
+    /// one target the later replaces the earlier, in its place. Sorted
+    /// once, stably, by target length (see the module docs): directives
+    /// equally specific keep the order of their first appearance.
+    pub(crate) fn new(list: Vec<Directive>) -> Directives {
+        let mut kept: Vec<Directive> = Vec::with_capacity(list.len());
+        let mut place: HashMap<Option<Box<str>>, usize> = HashMap::with_capacity(list.len());
+        for d in list {
+            match place.entry(d.target.clone()) {
+                Entry::Occupied(at) => kept[*at.get()] = d,
+                Entry::Vacant(at) => {
+                    at.insert(kept.len());
+                    kept.push(d);
+                }
             }
         }
-        self.heads = self
-            .list
+        kept.sort_by_key(|d| std::cmp::Reverse(d.target.as_ref().map(|t| t.len())));
+        let heads = kept
             .iter()
             .map(|d| match &d.target {
                 Some(t) => (head(t.as_bytes()), head_mask(t.len())),
                 None => (0, 0),
             })
             .collect();
+        Directives { list: kept, heads }
     }
 
     /// Whether a record at `level` from `target` passes. No allocation;

@@ -57,7 +57,9 @@ use crate::Level;
 /// case) or `0`-`5` as in `tracing` (`0` is off). A target matches itself
 /// and the targets below it on a `::` boundary (`hyper` matches
 /// `hyper::proto`, not `hyperlocal`); the most specific directive wins; a
-/// target no directive matches is off.
+/// target no directive matches is off. A list holds at most
+/// [`MAX_DIRECTIVES`](Filter::MAX_DIRECTIVES) directives, each target at
+/// most [`MAX_TARGET_LEN`](Filter::MAX_TARGET_LEN) bytes long.
 ///
 /// Install it for the process with [`set_filter`]; change it later with a
 /// [`FilterHandle`]. `tracing` users filter with
@@ -106,6 +108,23 @@ pub enum FilterError {
         /// The variable's name.
         var: String,
     },
+    /// The list has more than [`Filter::MAX_DIRECTIVES`] directives.
+    #[non_exhaustive]
+    TooManyDirectives {
+        /// The most a filter may have ([`Filter::MAX_DIRECTIVES`]).
+        max: usize,
+    },
+    /// A directive's target is longer than [`Filter::MAX_TARGET_LEN`]
+    /// bytes.
+    #[non_exhaustive]
+    TargetTooLong {
+        /// The target's first characters (at most 32).
+        start: String,
+        /// Its length in bytes.
+        len: usize,
+        /// The longest a target may be ([`Filter::MAX_TARGET_LEN`]).
+        max: usize,
+    },
 }
 
 impl fmt::Display for FilterError {
@@ -117,6 +136,13 @@ impl fmt::Display for FilterError {
             FilterError::NotUnicode { var } => {
                 write!(f, "environment variable {var} is not valid Unicode")
             }
+            FilterError::TooManyDirectives { max } => {
+                write!(f, "too many filter directives (at most {max})")
+            }
+            FilterError::TargetTooLong { start, len, max } => write!(
+                f,
+                "filter directive target starting {start:?} is {len} bytes long (at most {max})"
+            ),
         }
     }
 }
@@ -129,12 +155,50 @@ const ENV: &str = "RUST_LOG";
 const ENV_DEFAULT: &str = "info";
 
 impl Filter {
+    /// The most directives a list may have (empty items do not count):
+    /// far more than a `RUST_LOG` holds, few enough that a filter from an
+    /// admin endpoint or a configuration file others can write is parsed
+    /// in milliseconds. A longer list is refused
+    /// ([`FilterError::TooManyDirectives`]) by every way of parsing one,
+    /// [`FilterHandle::reload`] included.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Filter, FilterError};
+    ///
+    /// let list = vec!["app=debug"; Filter::MAX_DIRECTIVES + 1].join(",");
+    /// assert!(matches!(Filter::parse(&list), Err(FilterError::TooManyDirectives { .. })));
+    /// ```
+    pub const MAX_DIRECTIVES: usize = 4096;
+
+    /// The longest target a directive may name, in bytes: longer than any
+    /// module path. A longer one is refused
+    /// ([`FilterError::TargetTooLong`]), and the error holds only its
+    /// start. (The rest of a directive is `=` and a level: a filter's
+    /// [`Display`](std::fmt::Display) form parses back.)
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Filter, FilterError};
+    ///
+    /// let long = format!("{}=debug", "a".repeat(Filter::MAX_TARGET_LEN + 1));
+    /// assert!(matches!(Filter::parse(&long), Err(FilterError::TargetTooLong { .. })));
+    /// ```
+    pub const MAX_TARGET_LEN: usize = 1024;
+
     /// Parses a comma-separated directive list (see [`Filter`]). Empty
-    /// items are ignored; an empty list enables nothing.
+    /// items are ignored; an empty list enables nothing. Parsing takes
+    /// O(n log n) time in the number of directives.
     ///
     /// # Errors
     ///
-    /// [`FilterError::Directive`] naming the first invalid directive.
+    /// [`FilterError::Directive`] naming the first invalid directive,
+    /// [`FilterError::TooManyDirectives`] for more than
+    /// [`MAX_DIRECTIVES`](Filter::MAX_DIRECTIVES),
+    /// [`FilterError::TargetTooLong`] for a target longer than
+    /// [`MAX_TARGET_LEN`](Filter::MAX_TARGET_LEN).
     ///
     /// # Examples
     ///
@@ -153,6 +217,9 @@ impl Filter {
 
     /// Parses like [`parse`](Filter::parse) but leaves invalid directives
     /// out, and returns them as errors beside the filter made of the rest.
+    /// Of a list longer than [`MAX_DIRECTIVES`](Filter::MAX_DIRECTIVES),
+    /// the first `MAX_DIRECTIVES` are read and the rest are left out, with
+    /// one [`FilterError::TooManyDirectives`].
     ///
     /// # Examples
     ///
@@ -181,11 +248,10 @@ impl Filter {
     /// assert!(!Filter::level(Level::Warn).enabled("any", Level::Info));
     /// ```
     pub fn level(level: Level) -> Filter {
-        let mut directives = Directives::default();
-        directives.add(Directive {
+        let directives = Directives::new(vec![Directive {
             target: None,
             min: level as u8,
-        });
+        }]);
         Filter { directives }
     }
 
@@ -529,7 +595,10 @@ impl FilterHandle {
     ///
     /// # Errors
     ///
-    /// [`FilterError::Directive`] naming the first invalid directive.
+    /// As [`Filter::parse`]: [`FilterError::Directive`] naming the first
+    /// invalid directive, [`FilterError::TooManyDirectives`] and
+    /// [`FilterError::TargetTooLong`] beyond the limits
+    /// ([`Filter::MAX_DIRECTIVES`], [`Filter::MAX_TARGET_LEN`]).
     ///
     /// # Examples
     ///

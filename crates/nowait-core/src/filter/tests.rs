@@ -256,13 +256,14 @@ fn head_check_agrees_with_a_plain_scan() {
         s
     };
     for _ in 0..300 {
-        let mut directives = super::directive::Directives::default();
+        let mut list = Vec::new();
         for _ in 0..1 + rng.below(5) {
             let target = make(&mut rng);
             if let Ok(d) = super::directive::Directive::parse(&format!("{target}=debug")) {
-                directives.add(d);
+                list.push(d);
             }
         }
+        let directives = super::directive::Directives::new(list);
         for _ in 0..50 {
             let target = make(&mut rng);
             let plain = directives
@@ -276,4 +277,84 @@ fn head_check_agrees_with_a_plain_scan() {
             );
         }
     }
+}
+
+// === limits ===
+
+/// `n` directives for distinct targets of one length, `t00000=debug,...`.
+fn many(n: usize) -> String {
+    (0..n)
+        .map(|i| format!("t{i:05}=debug"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// A list of the most directives a filter may have parses, and means what
+/// it says; one more is refused with an error naming the limit, by
+/// `parse`, `reload` and (keeping the first `MAX_DIRECTIVES`)
+/// `parse_lossy`. Empty items do not count.
+#[test]
+fn directive_count_is_capped() {
+    let max = Filter::MAX_DIRECTIVES;
+    let full = format!("warn,{},,{}", many(max - 2), "last=trace");
+    let filter = f(&full);
+    assert!(filter.enabled("t00000::x", Level::Debug));
+    assert!(filter.enabled(&format!("t{:05}", max - 3), Level::Debug));
+    assert!(!filter.enabled(&format!("t{:05}", max - 2), Level::Debug));
+    assert!(filter.enabled("last", Level::Trace));
+    assert!(filter.enabled("other", Level::Warn));
+
+    let over = format!("{full},one=info");
+    let err = Filter::parse(&over).unwrap_err();
+    assert_eq!(err, FilterError::TooManyDirectives { max });
+    let text = err.to_string();
+    assert!(text.contains(&max.to_string()), "{text}");
+    assert_eq!(super::FilterHandle::new().reload(&over), Err(err.clone()));
+    let (lossy, errors) = Filter::parse_lossy(&over);
+    assert_eq!(lossy, filter);
+    assert_eq!(errors, [err]);
+}
+
+/// A target longer than `MAX_TARGET_LEN` bytes is refused, as written
+/// or bare, with an error that shows only its start; one of exactly that
+/// length parses, and the filter's `Display` form parses back.
+#[test]
+fn target_length_is_capped() {
+    let max = Filter::MAX_TARGET_LEN;
+    let target = "a".repeat(max);
+    let filter = f(&target);
+    assert!(filter.enabled(&target, Level::Trace));
+    assert_eq!(f(&filter.to_string()), filter);
+    let long = format!("x{target}");
+    for directive in [format!("{long}=info"), long.clone()] {
+        let err = Filter::parse(&format!("warn,{directive}")).unwrap_err();
+        let FilterError::TargetTooLong { start, len, max: m } = &err else {
+            panic!("{err:?}");
+        };
+        assert_eq!((*len, *m), (max + 1, max));
+        assert!(
+            long.starts_with(start.as_str()) && start.len() < 64,
+            "{start}"
+        );
+        assert!(err.to_string().len() < 200, "{err}");
+        let (lossy, errors) = Filter::parse_lossy(&format!("warn,{directive},db=debug"));
+        assert_eq!(lossy, f("warn,db=debug"));
+        assert_eq!(errors, [err]);
+    }
+}
+
+/// Of two directives for one target the later wins, in the place of the
+/// first among equally specific ones (the order `Display` shows).
+#[test]
+fn later_duplicate_keeps_the_first_place() {
+    assert_eq!(f("b=info,a=warn,b=debug").to_string(), "b=debug,a=warn");
+    assert_eq!(f("info,x=warn,debug").to_string(), "x=warn,debug");
+    let filter = f(&format!(
+        "{},{}",
+        many(100),
+        many(100).replace("debug", "error")
+    ));
+    assert!(!filter.enabled("t00042", Level::Warn));
+    assert!(filter.enabled("t00042", Level::Error));
+    assert_eq!(filter.to_string().matches(',').count(), 99);
 }

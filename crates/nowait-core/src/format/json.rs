@@ -7,7 +7,9 @@ use super::{
 use crate::event::{
     decode_field_name, Callsite, Event, FieldName, Item, SiteCache, ThreadCache, Value,
 };
-use crate::record::{kind, plain_len, Format, MakeFormat, Notice, Record, SinkInfo};
+use crate::record::{
+    is_bidi_control, kind, plain_len, Format, MakeFormat, Notice, Record, SinkInfo,
+};
 use crate::Level;
 
 /// One JSON object per line, for log shippers (Vector, Fluent Bit, the
@@ -91,11 +93,13 @@ use crate::Level;
 ///
 /// # Escaping (both schemas)
 ///
-/// Strings are escaped per RFC 8259; in addition DEL, the C1 controls and
-/// U+2028/U+2029 are written as `\u` escapes and invalid UTF-8 as U+FFFD,
-/// so a line is always valid JSON and safe to print on a terminal. (Where
-/// `serde_json` leaves those characters as they are, this is the one
-/// difference from `tracing-subscriber`'s bytes.)
+/// Strings are escaped per RFC 8259; in addition DEL, the C1 controls,
+/// U+2028/U+2029 and the bidirectional formatting characters
+/// (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C) are written as
+/// `\u` escapes and invalid UTF-8 as U+FFFD, so a line is always valid
+/// JSON, safe to print on a terminal, and reads in the order of its
+/// bytes. (Where `serde_json` leaves those characters as they are, this is
+/// the one difference from `tracing-subscriber`'s bytes.)
 ///
 /// # Examples
 ///
@@ -495,8 +499,9 @@ fn json_field(
     }
 }
 
-/// Appends `bytes` as a JSON string (RFC 8259), with DEL, C1 controls and
-/// U+2028/U+2029 escaped too and invalid UTF-8 replaced by U+FFFD.
+/// Appends `bytes` as a JSON string (RFC 8259), with DEL, C1 controls,
+/// U+2028/U+2029 and bidi controls escaped too and invalid UTF-8 replaced
+/// by U+FFFD.
 ///
 /// Runs of printable ASCII other than `"` and `\\` (nearly every byte of a
 /// log line) are found by `plain_len` and copied whole; the rest goes one
@@ -543,14 +548,15 @@ fn u_escape(code: u32, out: &mut Vec<u8>) {
     }
 }
 
-/// A run of non-ASCII bytes: C1 controls and U+2028/U+2029 escaped,
-/// other characters copied, invalid sequences replaced by U+FFFD.
+/// A run of non-ASCII bytes: C1 controls, U+2028/U+2029 and bidi controls
+/// escaped, other characters copied, invalid sequences replaced by U+FFFD.
 #[cold]
 fn non_ascii(bytes: &[u8], out: &mut Vec<u8>) {
     for chunk in bytes.utf8_chunks() {
         for c in chunk.valid().chars() {
             match c {
                 '\u{80}'..='\u{9f}' | '\u{2028}' | '\u{2029}' => u_escape(c as u32, out),
+                c if is_bidi_control(c) => u_escape(c as u32, out),
                 c => {
                     let mut b = [0u8; 4];
                     out.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
@@ -1092,7 +1098,15 @@ mod tests {
                     '\t' => out.extend_from_slice(b"\\t"),
                     '\u{8}' => out.extend_from_slice(b"\\b"),
                     '\u{c}' => out.extend_from_slice(b"\\f"),
-                    '\0'..='\u{1f}' | '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' => {
+                    '\0'..='\u{1f}'
+                    | '\u{7f}'..='\u{9f}'
+                    | '\u{2028}'
+                    | '\u{2029}'
+                    | '\u{61c}'
+                    | '\u{200e}'
+                    | '\u{200f}'
+                    | '\u{202a}'..='\u{202e}'
+                    | '\u{2066}'..='\u{2069}' => {
                         let _ = write!(out, "\\u{:04x}", c as u32);
                     }
                     c => {
@@ -1110,7 +1124,8 @@ mod tests {
 
     /// The fast `json_str` gives the bytes of the one it replaced, on
     /// strings mixing plain ASCII, JSON specials, controls, DEL, C1
-    /// controls, U+2028/U+2029, other UTF-8 and invalid sequences (cut
+    /// controls, U+2028/U+2029, bidi controls and their neighbours, other
+    /// UTF-8 and invalid sequences (cut
     /// ones included), at every length around the eight-byte steps.
     #[test]
     fn json_str_matches_reference() {
@@ -1136,6 +1151,10 @@ mod tests {
             "\u{a0}".as_bytes(),
             "\u{2028}".as_bytes(),
             "\u{2029}".as_bytes(),
+            "\u{61b}\u{61c}\u{61d}".as_bytes(),
+            "\u{200d}\u{200e}\u{200f}\u{2010}".as_bytes(),
+            "\u{2029}\u{202a}\u{202b}\u{202c}\u{202d}\u{202e}\u{202f}".as_bytes(),
+            "\u{2065}\u{2066}\u{2067}\u{2068}\u{2069}\u{206a}".as_bytes(),
             "€".as_bytes(),
             "😀".as_bytes(),
             b"\xff",

@@ -514,6 +514,34 @@ impl Piece {
     }
 }
 
+/// The offset of the first character in `out` that no format may write
+/// raw: a C0 control, DEL, a C1 control, U+2028/U+2029, a bidi control
+/// ([`is_bidi_control`](crate::record::is_bidi_control)), or a byte that
+/// is not valid UTF-8. `allowed` lists the C0 bytes the caller's framing puts
+/// there itself (a line's `\n`). Tests and fuzz targets check every
+/// format's output with it.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn unescaped_at(out: &[u8], allowed: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    for chunk in out.utf8_chunks() {
+        for (i, c) in chunk.valid().char_indices() {
+            let raw = match c {
+                '\0'..='\u{1f}' => !allowed.contains(&(c as u8)),
+                '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' => true,
+                c => crate::record::is_bidi_control(c),
+            };
+            if raw {
+                return Some(at + i);
+            }
+        }
+        if !chunk.invalid().is_empty() {
+            return Some(at + chunk.valid().len());
+        }
+        at += chunk.valid().len() + chunk.invalid().len();
+    }
+    None
+}
+
 /// Tests only: a seeded xorshift generator; `next(n)` is in `0..n`.
 #[cfg(test)]
 fn test_rng() -> impl FnMut(u64) -> u64 {
@@ -612,6 +640,184 @@ mod tests {
         scalar_text(Value::I64(-7), &mut out);
         scalar_text(Value::I64(0), &mut out);
         assert_eq!(out, format!("{}-70", i64::MIN).as_bytes());
+    }
+
+    /// Strings that a recovered catalog hands the formats (a dead
+    /// process's thread names and ids, call-site targets and names, field
+    /// and span names, source files, message formats) reach no output
+    /// raw: Text escapes them as it escapes values, JSON as strings,
+    /// syslog carries Text's escaped line.
+    #[test]
+    fn catalog_strings_are_escaped_in_every_format() {
+        use crate::event::{register_callsite, EventBuf, FieldName, SiteKey};
+        use crate::record::{kind, MakeFormat, Record, SinkInfo};
+        use crate::Level;
+
+        static SITE: u8 = 0;
+        static SPAN: u8 = 0;
+        let key = SiteKey::of(&SITE);
+        register_callsite(
+            key,
+            Callsite::new(Level::Info, "app\x1b[2J\n", "ev\x1b\n")
+                .fields(vec!["message", "f\x1b]0;t\x07\n"])
+                .location(Some("app"), Some("src/\x1b[1m\n.rs"), Some(7))
+                .message_format("m\x1b[5m\n{}"),
+        );
+        register_callsite(
+            SiteKey::of(&SPAN),
+            Callsite::new(Level::Info, "app", "sp\x1b[7m\nan").fields(vec!["p\x1b\n"]),
+        );
+        let named = crate::event::register_foreign_thread(
+            Some("w\x1b[2J\nforged\u{202e}"),
+            "ThreadId(\x1b[31m\n7)",
+            "ThreadId(\x1b[31m\n07)",
+        );
+        let unnamed = crate::event::register_foreign_thread(
+            None,
+            "ThreadId(\x1b[32m\n8)",
+            "ThreadId(\x1b[32m\n08)",
+        );
+        let event = |thread: u32| {
+            let mut buf = EventBuf::new();
+            buf.begin_at(1_795_392_000_000_001_000, key);
+            buf.thread();
+            buf.begin_span(SiteKey::of(&SPAN));
+            buf.u64(FieldName::Index(0), 1);
+            buf.end_span();
+            buf.args(FieldName::Index(0), 1);
+            buf.arg_u64(2);
+            buf.u64(FieldName::Index(1), 3);
+            let mut payload = buf.as_bytes().to_vec();
+            // The thread item, right after the 16-byte header, names the
+            // recovered thread instead of this one.
+            assert_eq!(payload[16], crate::event::ITEM_THREAD);
+            payload[17..21].copy_from_slice(&thread.to_le_bytes());
+            payload
+        };
+        let formats: Vec<(&str, Box<dyn MakeFormat>)> = vec![
+            (
+                "text, names and ids",
+                Box::new(
+                    Text::new()
+                        .with_ansi(false)
+                        .with_thread_names(true)
+                        .with_thread_ids(true)
+                        .with_file(true)
+                        .with_line_number(true),
+                ),
+            ),
+            (
+                "text, names",
+                Box::new(Text::new().with_ansi(false).with_thread_names(true)),
+            ),
+            (
+                "text, ids",
+                Box::new(Text::new().with_ansi(false).with_thread_ids(true)),
+            ),
+            (
+                "json, names and ids",
+                Box::new(
+                    Json::new()
+                        .with_thread_names(true)
+                        .with_thread_ids(true)
+                        .with_file(true)
+                        .with_line_number(true),
+                ),
+            ),
+            ("json, names", Box::new(Json::new().with_thread_names(true))),
+            ("json, nowait schema", Box::new(Json::nowait_schema())),
+        ];
+        let sink = SinkInfo::new("test", false);
+        for (what, make) in &formats {
+            for thread in [named, unnamed] {
+                let payload = event(thread);
+                let record = Record::new(Level::Info, kind::EVENT, &payload);
+                let mut plain = make.make_format(&sink);
+                let mut syslog = Syslog::new().wrap(make.make_format(&sink), Framing::Datagram);
+                for (framing, format) in [("", &mut plain), (" in syslog", &mut syslog)] {
+                    let mut out = Vec::new();
+                    format.format(&record, &mut out);
+                    let line = out.strip_suffix(b"\n").unwrap_or(&out);
+                    let shown = String::from_utf8_lossy(&out);
+                    assert_eq!(
+                        unescaped_at(line, &[]),
+                        None,
+                        "{what}{framing}, thread {thread}: {shown:?}"
+                    );
+                    if make.needs_thread() {
+                        // The thread is shown (its name or its id).
+                        assert!(
+                            shown.contains("forged") || shown.contains("ThreadId("),
+                            "{what}: {shown:?}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// Bidi controls in values and messages (plain, deferred, literal,
+    /// rendered, characters, text records) come out escaped in Text
+    /// (`\u{202e}`, as `Debug` writes them) and in both JSON schemas
+    /// (`\u202e`), never raw.
+    #[test]
+    fn bidi_controls_are_escaped_in_text_and_json() {
+        use crate::event::{register_callsite, EventBuf, FieldName, SiteKey};
+        use crate::record::{kind, MakeFormat, Record, SinkInfo};
+        use crate::Level;
+
+        static DEFERRED: u8 = 0;
+        static LITERAL: u8 = 0;
+        register_callsite(
+            SiteKey::of(&DEFERRED),
+            Callsite::new(Level::Info, "app", "ev")
+                .fields(vec!["message", "v"])
+                .message_format("user {} logged in"),
+        );
+        register_callsite(
+            SiteKey::of(&LITERAL),
+            Callsite::new(Level::Info, "app", "ev")
+                .fields(vec!["message"])
+                .message_format("done\u{2067}"),
+        );
+        let mut payloads = Vec::new();
+        let mut buf = EventBuf::new();
+        buf.begin_inline(1, "app");
+        buf.str(FieldName::Inline("message"), "invoice\u{202e}fdp.exe");
+        buf.str(FieldName::Inline("s"), "a\u{202d}b\u{2066}c\u{61c}");
+        buf.rendered(FieldName::Inline("r"), format_args!("x\u{200f}y"))
+            .unwrap();
+        buf.char(FieldName::Inline("c"), '\u{202b}');
+        payloads.push((kind::EVENT, buf.as_bytes().to_vec()));
+        let mut buf = EventBuf::new();
+        buf.begin_at(1, SiteKey::of(&DEFERRED));
+        buf.args(FieldName::Index(0), 1);
+        buf.arg_str("admin\u{202e}\u{2069}");
+        buf.str(FieldName::Index(1), "\u{200e}");
+        payloads.push((kind::EVENT, buf.as_bytes().to_vec()));
+        let mut buf = EventBuf::new();
+        buf.begin_at(1, SiteKey::of(&LITERAL));
+        buf.args(FieldName::Index(0), 0);
+        payloads.push((kind::EVENT, buf.as_bytes().to_vec()));
+        payloads.push((kind::TEXT, "line\u{202a}".as_bytes().to_vec()));
+
+        let formats: Vec<(Box<dyn MakeFormat>, &str)> = vec![
+            (Box::new(Text::new().with_ansi(false)), "\\u{2"),
+            (Box::new(Json::new()), "\\u2"),
+            (Box::new(Json::nowait_schema()), "\\u2"),
+        ];
+        let sink = SinkInfo::new("test", false);
+        for (make, escape) in &formats {
+            let mut format = make.make_format(&sink);
+            for (kind, payload) in &payloads {
+                let mut out = Vec::new();
+                format.format(&Record::new(Level::Info, *kind, payload), &mut out);
+                let line = out.strip_suffix(b"\n").unwrap_or(&out);
+                let shown = String::from_utf8_lossy(&out);
+                assert_eq!(unescaped_at(line, &[]), None, "{shown:?}");
+                assert!(shown.contains(escape), "{shown:?}");
+            }
+        }
     }
 
     #[test]

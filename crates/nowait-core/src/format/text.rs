@@ -28,11 +28,14 @@ use crate::Level;
 /// ([`kind::TEXT`]) are written as their line; notices from nowait itself
 /// as events of target `nowait`.
 ///
-/// Control characters and the Unicode line and paragraph separators
-/// (U+2028, U+2029) in messages, values, targets and names are escaped (see
-/// [`escape_into`]); strings are quoted and escaped as `Debug` does. No
-/// value can start a new line, not even in a log viewer that breaks lines
-/// at U+2028, or reach the terminal as an escape sequence.
+/// Control characters, the Unicode line and paragraph separators
+/// (U+2028, U+2029) and the bidirectional formatting characters (U+202E
+/// and its kin) in messages, values, targets, names (of fields, spans and
+/// threads), thread ids and file paths are escaped (see [`escape_into`]);
+/// strings are quoted and escaped as `Debug` does. No value can start a
+/// new line, not even in a log viewer that breaks lines at U+2028, reach
+/// the terminal as an escape sequence, or reorder how the rest of the
+/// line reads.
 ///
 /// ANSI colours are used only on sinks that are terminals, and only if the
 /// `NO_COLOR` environment variable is unset or empty; [`Text::with_ansi`]
@@ -42,7 +45,7 @@ use crate::Level;
 /// give the same bytes for the same events (thread names, thread ids,
 /// file, line, target, level, time; colours included): a test compares
 /// every combination with `tracing-subscriber` itself. Two differences:
-/// control characters are escaped everywhere (see above), and a thread
+/// control and bidi characters are escaped everywhere (see above), and a thread
 /// name is padded to the longest name this sink has printed, where
 /// `tracing-subscriber` takes the longest of the process.
 ///
@@ -383,14 +386,15 @@ impl TextFormat {
                     out.push(b' ');
                 }
                 None if !ids => {
-                    out.extend_from_slice(info.id_padded.as_bytes());
+                    escape_into(info.id_padded.as_bytes(), out);
                     out.push(b' ');
                 }
                 None => {}
             }
         }
         if ids {
-            out.extend_from_slice(info.id_padded.as_bytes());
+            // A recovered catalog's id is any text the file held.
+            escape_into(info.id_padded.as_bytes(), out);
             out.push(b' ');
         }
     }
