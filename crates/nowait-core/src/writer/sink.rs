@@ -1037,7 +1037,7 @@ mod tests {
         s.add_notice(Level::Warn, "3 records dropped");
         s.add_record(&Record::new(Level::Info, 0, b"r2"));
         let now = Instant::now();
-        let (event, mut s) = on_writer_thread(move || (s.write_out(now, false), s));
+        let (event, mut s) = on_writer_thread(move || (s.write_out(now, false, &mut |_| {}), s));
         let (level, msg) = event.expect("a notice for the other sinks");
         assert_eq!(level, Level::Error);
         assert!(
@@ -1059,7 +1059,7 @@ mod tests {
         s.add_record(&Record::new(Level::Info, 0, b"r3"));
         assert_eq!((s.dropped_failed, s.dropped_dead), (3, 3));
         assert_eq!(
-            s.write_out(now, false),
+            s.write_out(now, false, &mut |_| {}),
             None,
             "a failed sink is not written"
         );
@@ -1084,7 +1084,7 @@ mod tests {
         s.add_record(&Record::new(Level::Info, 0, b"r1"));
         let now = Instant::now();
         let (written, event, mut s) = on_writer_thread(move || {
-            let written = s.write_out(now, false);
+            let written = s.write_out(now, false, &mut |_| {});
             let event = s.flush_output(now);
             (written, event, s)
         });
