@@ -176,7 +176,7 @@ fn endless_continue(conn: &mut TcpStream, stop: &AtomicBool) {
 
 /// The longest an endless stream of interim responses runs on one
 /// connection.
-const STREAM_CAP: Duration = Duration::from_secs(3);
+const STREAM_CAP: Duration = Duration::from_secs(5);
 
 /// The longest time a client read an endless stream before hanging up.
 static LONGEST_READ_MS: AtomicU64 = AtomicU64::new(0);
@@ -269,7 +269,9 @@ fn file_sink_outlives(server: &Hostile, rounds: u64) {
 
 /// `Transfer-Encoding: chunked` with a chunk of `ffffffffffffffff` bytes:
 /// the request fails (retried, then counted), the writer thread and the
-/// file sink go on.
+/// file sink go on. (Were the reader to panic on it, the writer's guard
+/// around every call into an output would fail the OTLP sink alone, and
+/// this would still hold.)
 #[test]
 fn an_overflowing_chunk_size_fails_the_request_not_the_writer() {
     let server = Hostile::start(overflowing_chunk);
@@ -286,5 +288,5 @@ fn an_endless_stream_of_100_continue_does_not_hold_up_the_writer() {
     // Each request read a bounded answer and hung up, long before the
     // receiver would have stopped on its own (or the OTLP timeout).
     let longest = Duration::from_millis(LONGEST_READ_MS.load(Ordering::SeqCst));
-    assert!(longest < Duration::from_secs(1), "read for {longest:?}");
+    assert!(longest < Duration::from_secs(2), "read for {longest:?}");
 }
