@@ -31,3 +31,13 @@ fn replay(target: &str, run: impl Fn(&[u8])) {
         run(&bytes);
     }
 }
+
+#[test]
+fn filter_parse() {
+    replay("filter_parse", nowait_core::__fuzz::filter_parse)
+}
+
+#[test]
+fn format_event() {
+    replay("format_event", nowait_core::__fuzz::format_event)
+}
