@@ -105,7 +105,7 @@ fn strip_colours(out: &[u8]) -> Vec<u8> {
 /// around Text and JSON (line and octet-counted framing), journald and
 /// `Plain`. The first byte picks the level, the kind (event, text, other)
 /// and which call site and thread an event's header names (see
-/// [`fuzz_world`]); the rest is the payload.
+/// `fuzz_world`); the rest is the payload.
 ///
 /// Every output is one record: a line (or a syslog frame) in which no
 /// character a format must escape appears raw, once the format's own
