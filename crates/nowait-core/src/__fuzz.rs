@@ -4,6 +4,293 @@
 //! allocation beyond what the input's length bounds, no unbounded
 //! recursion. Not part of the public API.
 
+use std::sync::OnceLock;
+
+use crate::event::{register_callsite, register_foreign_thread, Callsite, SiteKey, ITEM_THREAD};
+use crate::format::journald::{parse_entry, valid_name};
+use crate::format::{unescaped_at, Framing};
+use crate::record::{kind, Format, MakeFormat, Plain, Record, SinkInfo};
+use crate::{Filter, Journald, Json, Level, Syslog, Text, Timer};
+
+/// Arbitrary text as a filter directive list: `parse` and `parse_lossy`
+/// agree (a list `parse` accepts gives the same filter and no errors
+/// lossily, one it refuses at least one error), the filter's `Display`
+/// form parses back to it, errors print without raw control characters,
+/// and matching any target returns.
+pub fn filter_parse(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let strict = Filter::parse(&text);
+    let (lossy, errors) = Filter::parse_lossy(&text);
+    match &strict {
+        Ok(filter) => {
+            assert_eq!(filter, &lossy, "{text:?}");
+            assert!(errors.is_empty(), "{text:?}: {errors:?}");
+        }
+        Err(e) => {
+            assert!(!errors.is_empty(), "{text:?}: {e}");
+            assert!(errors.len() <= Filter::MAX_DIRECTIVES + 1);
+        }
+    }
+    for e in strict.as_ref().err().into_iter().chain(&errors) {
+        let message = e.to_string();
+        assert_eq!(unescaped_at(message.as_bytes(), &[]), None, "{message:?}");
+    }
+    let shown = lossy.to_string();
+    assert_eq!(Filter::parse(&shown).as_ref(), Ok(&lossy), "{shown:?}");
+    for target in text.split([',', '=']).chain(["", "a", "a::b"]) {
+        for level in Level::ALL {
+            let on = lossy.enabled(target, level);
+            assert!(!on || lossy.max_level().is_some_and(|max| level >= max));
+        }
+    }
+}
+
+/// The call sites and threads [`format_event`] events can name: keys 1
+/// (an event with a deferred message), 2 (an event whose message has no
+/// placeholders) and 3 (a span), and two recovered threads; every string
+/// holds control, line-breaking and bidi characters.
+fn fuzz_world() -> &'static [u32; 2] {
+    static THREADS: OnceLock<[u32; 2]> = OnceLock::new();
+    THREADS.get_or_init(|| {
+        register_callsite(
+            SiteKey::from_raw(1),
+            Callsite::new(Level::Info, "app::db\x1b[2J\n", "ev\u{202e}")
+                .fields(vec!["message", "rows", "ta\nble", "\u{2066}x", "log.file"])
+                .location(Some("app::db"), Some("src/\x1b]0;t\x07.rs"), Some(42))
+                .message_format("took {} ms {:?} {:>8.3e}\u{202e}\r"),
+        );
+        register_callsite(
+            SiteKey::from_raw(2),
+            Callsite::new(Level::Warn, "app", "ev")
+                .fields(vec!["message", "message"])
+                .message_format("done\u{2028}\x1b[1m\u{85}"),
+        );
+        register_callsite(
+            SiteKey::from_raw(3),
+            Callsite::new(Level::Info, "app", "co\x1bnn\u{2069}").fields(vec!["peer", "i\nd"]),
+        );
+        [
+            register_foreign_thread(
+                Some("w\x1b[2J\nforged\u{202e}"),
+                "ThreadId(\x1b[31m\n7)",
+                "ThreadId(\x1b[31m\n07)",
+            ),
+            register_foreign_thread(None, "ThreadId(\u{9b}\r8)", "ThreadId(\u{2028}08)"),
+        ]
+    })
+}
+
+/// Removes the colour codes a painting format writes itself
+/// (`ESC [ digits m`), so that any ESC left came from the record.
+fn strip_colours(out: &[u8]) -> Vec<u8> {
+    let mut plain = Vec::with_capacity(out.len());
+    let mut rest = out;
+    while let Some((&b, tail)) = rest.split_first() {
+        if b == 0x1b && tail.first() == Some(&b'[') {
+            let digits = tail[1..].iter().take_while(|c| c.is_ascii_digit()).count();
+            if tail.get(1 + digits) == Some(&b'm') {
+                rest = &tail[2 + digits..];
+                continue;
+            }
+        }
+        plain.push(b);
+        rest = tail;
+    }
+    plain
+}
+
+/// Arbitrary bytes as a record, formatted by every format: Text (plain,
+/// every option on, colours, uptime), the `tracing-subscriber` JSON
+/// schema (thread, file, line, flattened), nowait's JSON schema, syslog
+/// around Text and JSON (line and octet-counted framing), journald and
+/// `Plain`. The first byte picks the level, the kind (event, text, other)
+/// and which call site and thread an event's header names (see
+/// `fuzz_world`); the rest is the payload.
+///
+/// Every output is one record: a line (or a syslog frame) in which no
+/// character a format must escape appears raw, once the format's own
+/// framing (the final newline, an octet count, its own colour codes) is
+/// taken off; journald's is one entry of valid field names, its values
+/// framed rather than escaped.
+pub fn format_event(data: &[u8]) {
+    let Some((&control, payload)) = data.split_first() else {
+        return;
+    };
+    let threads = fuzz_world();
+    let level = Level::ALL[usize::from(control & 7) % 5];
+    let record_kind = match control >> 3 & 3 {
+        0 | 1 => kind::EVENT,
+        2 => kind::TEXT,
+        _ => 77,
+    };
+    let mut payload = payload.to_vec();
+    if record_kind == kind::EVENT {
+        aim_event(&mut payload, control >> 5, threads);
+    }
+    let record = Record::new(level, record_kind, &payload);
+
+    let makes: [(Box<dyn MakeFormat>, bool); 6] = [
+        (Box::new(Text::new().with_ansi(false)), false),
+        (
+            Box::new(
+                Text::new()
+                    .with_ansi(true)
+                    .with_thread_names(true)
+                    .with_thread_ids(true)
+                    .with_file(true)
+                    .with_line_number(true)
+                    .with_timer(Timer::Uptime),
+            ),
+            true,
+        ),
+        (
+            Box::new(
+                Text::new()
+                    .with_ansi(false)
+                    .with_thread_ids(true)
+                    .with_target(false)
+                    .with_level(false),
+            ),
+            false,
+        ),
+        (
+            Box::new(
+                Json::new()
+                    .with_thread_names(true)
+                    .with_thread_ids(true)
+                    .with_file(true)
+                    .with_line_number(true)
+                    .flatten_event(true),
+            ),
+            false,
+        ),
+        (Box::new(Json::new().with_thread_names(true)), false),
+        (Box::new(Json::nowait_schema()), false),
+    ];
+    let sink = SinkInfo::new("fuzz", false);
+    let mut out = Vec::new();
+    for (make, painted) in &makes {
+        let mut format = make.make_format(&sink);
+        out.clear();
+        format.format(&record, &mut out);
+        check_line(&out, *painted, "format");
+        out.clear();
+        format.format_kept(&record, &mut out);
+        check_line(&out, *painted, "kept");
+    }
+    let syslog = Syslog::new().app_name("fuzz").hostname("host");
+    for (inner, framing) in [
+        (
+            Text::new().with_ansi(false).make_format(&sink),
+            Framing::Line,
+        ),
+        (Json::new().make_format(&sink), Framing::OctetCounted),
+        (Json::nowait_schema().make_format(&sink), Framing::Datagram),
+    ] {
+        let mut format = syslog.wrap(inner, framing);
+        out.clear();
+        format.format(&record, &mut out);
+        let frame = match framing {
+            Framing::OctetCounted => {
+                let (count, frame) = out
+                    .iter()
+                    .position(|&b| b == b' ')
+                    .map(|at| (&out[..at], &out[at + 1..]))
+                    .expect("an octet count");
+                let count: usize = std::str::from_utf8(count).unwrap().parse().unwrap();
+                assert_eq!(count, frame.len(), "octet count");
+                frame.to_vec()
+            }
+            Framing::Line => out.strip_suffix(b"\n").expect("a line").to_vec(),
+            Framing::Datagram => out.clone(),
+        };
+        assert!(
+            frame.starts_with(b"<"),
+            "{:?}",
+            String::from_utf8_lossy(&out)
+        );
+        if let Some(at) = unescaped_at(&frame, &[]) {
+            panic!(
+                "syslog: raw character at {at}: {:?}",
+                String::from_utf8_lossy(&out)
+            );
+        }
+    }
+    let mut journald = Journald::new()
+        .syslog_identifier("fuzz")
+        .with_thread_names(true)
+        .with_thread_ids(true)
+        .make_format(&sink);
+    out.clear();
+    journald.format(&record, &mut out);
+    let fields = parse_entry(&out).unwrap_or_else(|| {
+        panic!(
+            "journald: not one entry: {:?}",
+            String::from_utf8_lossy(&out)
+        )
+    });
+    assert_eq!(fields.first().map(|f| f.0.as_str()), Some("MESSAGE"));
+    assert_eq!(fields.iter().filter(|f| f.0 == "PRIORITY").count(), 1);
+    for (name, _) in &fields {
+        assert!(valid_name(name), "journald name {name:?}");
+    }
+    out.clear();
+    Plain.format(&record, &mut out);
+    check_line(&out, false, "plain");
+}
+
+/// Points an event's header at the fuzz world: a site key other than 0
+/// becomes one of the registered ones 1 to 3 (or stays, if a multiple of
+/// 4), a thread item one of the recovered threads, this thread, or stays.
+fn aim_event(payload: &mut [u8], choice: u8, threads: &[u32; 2]) {
+    let Some(site) = payload.first_chunk::<16>().map(|h| {
+        let mut word = [0; 8];
+        word.copy_from_slice(&h[8..]);
+        u64::from_le_bytes(word)
+    }) else {
+        return;
+    };
+    let thread_at = if site == 0 {
+        let Some(len) = payload.get(16..18) else {
+            return;
+        };
+        18 + usize::from(u16::from_le_bytes([len[0], len[1]]))
+    } else {
+        if site % 4 != 0 {
+            payload[8..16].copy_from_slice(&(site % 4).to_le_bytes());
+        }
+        16
+    };
+    if payload.get(thread_at) == Some(&ITEM_THREAD) {
+        if let Some(number) = payload.get_mut(thread_at + 1..thread_at + 5) {
+            let pick = match choice & 3 {
+                0 => threads[0],
+                1 => threads[1],
+                2 => crate::event::thread_number(),
+                _ => return,
+            };
+            number.copy_from_slice(&pick.to_le_bytes());
+        }
+    }
+}
+
+/// One line, its newline the only line break, no character raw that a
+/// format must escape (after the format's own colour codes, if `painted`).
+fn check_line(out: &[u8], painted: bool, what: &str) {
+    let shown = || String::from_utf8_lossy(out);
+    let line = out
+        .strip_suffix(b"\n")
+        .unwrap_or_else(|| panic!("{what}: no final newline: {:?}", shown()));
+    let line = if painted {
+        strip_colours(line)
+    } else {
+        line.to_vec()
+    };
+    if let Some(at) = unescaped_at(&line, &[]) {
+        panic!("{what}: raw character at {at}: {:?}", shown());
+    }
+}
+
 /// A dead process's crash-durable file, as the next start reads it. The
 /// input is the file's first bytes; the file is as long as its header
 /// states (zeros past the input) when that is at most 8 MiB, else the

@@ -42,3 +42,13 @@ fn durable_recover() {
 fn otlp_response() {
     replay("otlp_response", nowait_core::__fuzz::otlp_response);
 }
+
+#[test]
+fn filter_parse() {
+    replay("filter_parse", nowait_core::__fuzz::filter_parse)
+}
+
+#[test]
+fn format_event() {
+    replay("format_event", nowait_core::__fuzz::format_event)
+}

@@ -444,6 +444,48 @@ impl Format for JournaldFormat {
     }
 }
 
+/// journald's parser, as the native protocol defines it: the fields of
+/// one entry, or `None` if the bytes are not one well-formed entry. Tests
+/// and fuzz targets read the format's output back with it.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn parse_entry(mut entry: &[u8]) -> Option<Vec<(String, Vec<u8>)>> {
+    let mut fields = Vec::new();
+    while !entry.is_empty() {
+        let nl = entry.iter().position(|&b| b == b'\n')?;
+        let line = &entry[..nl];
+        if let Some(eq) = line.iter().position(|&b| b == b'=') {
+            fields.push((
+                String::from_utf8(line[..eq].to_vec()).ok()?,
+                line[eq + 1..].to_vec(),
+            ));
+            entry = &entry[nl + 1..];
+        } else {
+            let rest = &entry[nl + 1..];
+            let len = u64::from_le_bytes(*rest.first_chunk::<8>()?);
+            let end = usize::try_from(len).ok()?.checked_add(8)?;
+            let value = rest.get(8..end)?;
+            if rest.get(end) != Some(&b'\n') {
+                return None;
+            }
+            fields.push((String::from_utf8(line.to_vec()).ok()?, value.to_vec()));
+            entry = &rest[end + 1..];
+        }
+    }
+    Some(fields)
+}
+
+/// Whether journald accepts `name` from a client (see [`field_name`]).
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn valid_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= MAX_NAME
+        && !name.starts_with('_')
+        && !name.as_bytes()[0].is_ascii_digit()
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -468,43 +510,6 @@ mod tests {
             Callsite::new(Level::Info, "app", "conn").fields(vec!["peer"]),
         );
         key
-    }
-
-    /// journald's parser, as the native protocol defines it: the fields of
-    /// one entry, or `None` if the bytes are not one well-formed entry.
-    pub(crate) fn parse(mut entry: &[u8]) -> Option<Vec<(String, Vec<u8>)>> {
-        let mut fields = Vec::new();
-        while !entry.is_empty() {
-            let nl = entry.iter().position(|&b| b == b'\n')?;
-            let line = &entry[..nl];
-            if let Some(eq) = line.iter().position(|&b| b == b'=') {
-                fields.push((
-                    String::from_utf8(line[..eq].to_vec()).ok()?,
-                    line[eq + 1..].to_vec(),
-                ));
-                entry = &entry[nl + 1..];
-            } else {
-                let rest = &entry[nl + 1..];
-                let len = u64::from_le_bytes(rest.get(..8)?.try_into().ok()?) as usize;
-                let value = rest.get(8..8 + len)?;
-                if rest.get(8 + len) != Some(&b'\n') {
-                    return None;
-                }
-                fields.push((String::from_utf8(line.to_vec()).ok()?, value.to_vec()));
-                entry = &rest[9 + len..];
-            }
-        }
-        Some(fields)
-    }
-
-    fn valid_name(name: &str) -> bool {
-        !name.is_empty()
-            && name.len() <= 64
-            && !name.starts_with('_')
-            && !name.as_bytes()[0].is_ascii_digit()
-            && name
-                .bytes()
-                .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_')
     }
 
     fn name(raw: &str) -> String {
@@ -621,7 +626,7 @@ mod tests {
         }
         out.clear();
         f.format(&Record::new(Level::Info, kind::EVENT, b"short"), &mut out);
-        let fields = parse(&out).unwrap();
+        let fields = parse_entry(&out).unwrap();
         assert_eq!(fields[0], ("MESSAGE".into(), b"<malformed event>".to_vec()));
         assert_eq!(fields.last().unwrap().0, "NOWAIT_MALFORMED");
     }
@@ -641,7 +646,7 @@ mod tests {
             let mut out = Vec::new();
             f.format(&Record::new(Level::Info, kind::EVENT, &payload), &mut out);
             let fields =
-                parse(&out).unwrap_or_else(|| panic!("{:?}", String::from_utf8_lossy(&out)));
+                parse_entry(&out).unwrap_or_else(|| panic!("{:?}", String::from_utf8_lossy(&out)));
             assert_eq!(fields[0].0, "MESSAGE");
             assert_eq!(fields[1], ("PRIORITY".into(), b"6".to_vec()));
             for (n, _) in &fields {
