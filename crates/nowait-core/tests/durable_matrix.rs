@@ -1,0 +1,370 @@
+//! The crash-durable ring under an outside `SIGKILL`, across its matrix:
+//! producer threads (1, 4) × front ends (`Logger::log`, the macros) ×
+//! sinks (one file, a rolling file by size, a rolling file by size with
+//! compression, two files at once, a file and the terminal) × when the
+//! kill comes (while logging at full speed, or while the next start is
+//! recovering).
+//!
+//! A child process (this test binary, re-run) logs `tN line I` records
+//! from each thread; after each call returns, the thread publishes how
+//! many of its calls had returned in a shared mapping, which outlives the
+//! child. The parent kills it at a random instant, starts a logger on the
+//! same files as the next run of the program would (sometimes killing
+//! that start too, then starting again), and checks every file sink: each
+//! thread's records below its published count are there exactly once, no
+//! record is there twice.
+//!
+//! `NOWAIT_MATRIX_RUNS` sets the number of kills (default 60); the seed
+//! makes each run's configuration and timing reproducible
+//! (`NOWAIT_MATRIX_SEED`).
+#![cfg(all(target_os = "linux", not(miri)))] // SIGKILL, shared mappings; Miri cannot spawn.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use nowait_core::{Builder, FullPolicy, Level, Plain, Rolling, Sink};
+
+const MAX_THREADS: usize = 4;
+
+/// One cell of the matrix.
+#[derive(Clone, Copy, Debug)]
+struct Config {
+    threads: usize,
+    macros: bool,
+    sinks: Sinks,
+    capacity: usize,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Sinks {
+    File,
+    RollingBySize,
+    RollingCompressed,
+    TwoFiles,
+    FileAndTerminal,
+}
+
+const ALL_SINKS: [Sinks; 5] = [
+    Sinks::File,
+    Sinks::RollingBySize,
+    Sinks::RollingCompressed,
+    Sinks::TwoFiles,
+    Sinks::FileAndTerminal,
+];
+
+impl Config {
+    fn encode(&self) -> String {
+        let sinks = ALL_SINKS.iter().position(|&s| s == self.sinks).unwrap();
+        format!(
+            "{} {} {} {}",
+            self.threads,
+            u8::from(self.macros),
+            sinks,
+            self.capacity
+        )
+    }
+
+    fn decode(s: &str) -> Config {
+        let v: Vec<usize> = s.split(' ').map(|x| x.parse().unwrap()).collect();
+        Config {
+            threads: v[0],
+            macros: v[1] == 1,
+            sinks: ALL_SINKS[v[2]],
+            capacity: v[3],
+        }
+    }
+
+    /// The places the file sinks write (a file, or a rolling sink's
+    /// directory), each checked on its own.
+    fn logs(&self, dir: &Path) -> Vec<PathBuf> {
+        match self.sinks {
+            Sinks::File | Sinks::FileAndTerminal => vec![dir.join("a.log")],
+            Sinks::RollingBySize | Sinks::RollingCompressed => vec![dir.join("roll")],
+            Sinks::TwoFiles => vec![dir.join("a.log"), dir.join("b.log")],
+        }
+    }
+
+    fn builder(&self, dir: &Path) -> Builder {
+        let b = Builder::new()
+            .capacity(self.capacity)
+            .full_policy(FullPolicy::Block)
+            .catch_panics(false)
+            .drain_on_crash(false)
+            .crash_durable(dir.join("ring"));
+        // Text records print as they are; events (the macros) need a
+        // format that renders them.
+        let b = if self.macros {
+            b.format(nowait_core::Text::new().with_ansi(false))
+        } else {
+            b.format(Plain)
+        };
+        match self.sinks {
+            Sinks::File => b.sink(Sink::file(dir.join("a.log"))),
+            Sinks::RollingBySize | Sinks::RollingCompressed => {
+                std::fs::create_dir_all(dir.join("roll")).unwrap();
+                b.sink(Sink::rolling(
+                    Rolling::never(dir.join("roll"), "app.log")
+                        .max_size(64 << 10)
+                        .compress(self.sinks == Sinks::RollingCompressed),
+                ))
+            }
+            Sinks::TwoFiles => b
+                .sink(Sink::file(dir.join("a.log")))
+                .sink(Sink::file(dir.join("b.log"))),
+            // The child's stderr is a pipe nobody reads fast: a terminal
+            // that stalls, beside the file.
+            Sinks::FileAndTerminal => b
+                .sink(Sink::file(dir.join("a.log")))
+                .sink(Sink::stderr()),
+        }
+    }
+}
+
+/// The shared page where each producer thread publishes how many of its
+/// calls had returned.
+struct Acks {
+    ptr: *mut AtomicU64,
+}
+
+impl Acks {
+    fn map(path: &Path, create: bool) -> Acks {
+        if create {
+            std::fs::write(path, [0u8; 4096]).unwrap();
+        }
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .unwrap();
+        use std::os::fd::AsRawFd;
+        // SAFETY: a new shared mapping of one page of a file that has one
+        // page; it aliases no Rust object and lives as long as the process
+        // (never unmapped).
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                4096,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        assert_ne!(ptr, libc::MAP_FAILED);
+        Acks { ptr: ptr.cast() }
+    }
+
+    fn get(&self, thread: usize) -> &AtomicU64 {
+        assert!(thread < MAX_THREADS);
+        // SAFETY: inside the page mapped above, 8-aligned; only ever
+        // accessed atomically.
+        unsafe { &*self.ptr.add(thread) }
+    }
+}
+
+// SAFETY: the page is shared memory accessed only through atomics.
+unsafe impl Sync for Acks {}
+
+#[test]
+fn child_entry() {
+    let Ok(config) = std::env::var("NOWAIT_MATRIX") else {
+        return;
+    };
+    let config = Config::decode(&config);
+    let dir = PathBuf::from(std::env::var("NOWAIT_MATRIX_DIR").unwrap());
+    let recover_only = std::env::var_os("NOWAIT_MATRIX_RECOVER").is_some();
+    let (logger, guard) = config.builder(&dir).build().unwrap();
+    if recover_only {
+        drop((logger, guard));
+        std::process::exit(0);
+    }
+    if config.macros {
+        nowait_core::set_global(logger.clone()).unwrap();
+    }
+    let acks = Acks::map(&dir.join("acks"), false);
+    std::thread::scope(|s| {
+        for t in 0..config.threads {
+            let (logger, acks) = (&logger, &acks);
+            s.spawn(move || {
+                for i in 0u64.. {
+                    if config.macros {
+                        nowait_core::info!("t{} line {}", t, i);
+                    } else {
+                        logger.log(Level::Info, &format!("t{t} line {i}")).unwrap();
+                    }
+                    acks.get(t).store(i + 1, Ordering::Release);
+                }
+            });
+        }
+    });
+    unreachable!("the producers never stop; the parent kills the process");
+}
+
+fn spawn(config: &Config, dir: &Path, recover: bool) -> std::process::Child {
+    let mut c = Command::new(std::env::current_exe().unwrap());
+    c.args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
+        .env("NOWAIT_MATRIX", config.encode())
+        .env("NOWAIT_MATRIX_DIR", dir)
+        .stdout(Stdio::null())
+        // A pipe never read: a terminal that stalls once it is full.
+        .stderr(Stdio::piped());
+    if recover {
+        c.env("NOWAIT_MATRIX_RECOVER", "1");
+    }
+    c.spawn().unwrap()
+}
+
+/// `(thread, id) -> count` of the records a sink's file or directory
+/// holds; the lines that are not records (notices).
+fn read(log: &Path) -> (BTreeMap<(usize, u64), u32>, Vec<String>) {
+    let mut text = String::new();
+    if log.is_dir() {
+        for entry in std::fs::read_dir(log).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if name.ends_with(".gz.tmp") {
+                continue;
+            }
+            let bytes = std::fs::read(&path).unwrap_or_default();
+            if let Some(plain) = name.strip_suffix(".gz") {
+                let mut unpacked = String::new();
+                flate2::read::GzDecoder::new(&bytes[..])
+                    .read_to_string(&mut unpacked)
+                    .unwrap();
+                // Compressed, its source not yet removed: read once.
+                if std::fs::read(log.join(plain)).is_ok_and(|p| p == unpacked.as_bytes()) {
+                    continue;
+                }
+                text.push_str(&unpacked);
+            } else {
+                text.push_str(&String::from_utf8_lossy(&bytes));
+                text.push('\n');
+            }
+        }
+    } else {
+        text = std::fs::read_to_string(log).unwrap_or_default();
+    }
+    let mut seen = BTreeMap::new();
+    let mut notices = Vec::new();
+    for line in text.lines().filter(|l| !l.is_empty()) {
+        // "... tN line I" (after a Text format's time, level and target).
+        let rec = line.rsplit_once(" line ").and_then(|(head, i)| {
+            let t = head.rsplit(' ').next()?.strip_prefix('t')?;
+            Some((t.parse().ok()?, i.trim_end().parse().ok()?))
+        });
+        match rec {
+            Some(key) => *seen.entry(key).or_insert(0) += 1,
+            None => notices.push(line.to_owned()),
+        }
+    }
+    (seen, notices)
+}
+
+/// Reads until two reads agree: a rolling sink's housekeeping thread may
+/// still be compressing after the guard is dropped.
+fn read_settled(log: &Path) -> (BTreeMap<(usize, u64), u32>, Vec<String>) {
+    let mut last = read(log);
+    for _ in 0..100 {
+        std::thread::sleep(Duration::from_millis(20));
+        let now = read(log);
+        if now == last {
+            break;
+        }
+        last = now;
+    }
+    last
+}
+
+#[derive(Default, Debug)]
+struct Tally {
+    runs: u64,
+    killed_during_recovery: u64,
+    acked: u64,
+    missing: u64,
+    duplicated: u64,
+}
+
+#[test]
+fn sigkill_anywhere_in_the_matrix_writes_each_acknowledged_record_once() {
+    let runs: u64 = std::env::var("NOWAIT_MATRIX_RUNS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(60);
+    let mut state: u64 = std::env::var("NOWAIT_MATRIX_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x5DEE_CE66_D1CE_4E5B);
+    let mut next = move || {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        state.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    };
+    let root = tempfile::tempdir().unwrap();
+    let mut tally = Tally::default();
+    let mut failures = Vec::new();
+    for run in 0..runs {
+        let r = next();
+        let config = Config {
+            threads: if r % 2 == 0 { 1 } else { MAX_THREADS },
+            macros: (r >> 1) % 2 == 0,
+            sinks: ALL_SINKS[(r >> 2) as usize % ALL_SINKS.len()],
+            capacity: [4 << 10, 64 << 10, 1 << 20][(r >> 8) as usize % 3],
+        };
+        let delay = Duration::from_millis(30 + (r >> 16) % 400);
+        let kill_recovery = (r >> 32) % 4 == 0;
+        let dir = root.path().join(run.to_string());
+        std::fs::create_dir(&dir).unwrap();
+        let acks = Acks::map(&dir.join("acks"), true);
+
+        let mut child = spawn(&config, &dir, false);
+        std::thread::sleep(delay);
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let acked: Vec<u64> = (0..config.threads)
+            .map(|t| acks.get(t).load(Ordering::Acquire))
+            .collect();
+        if kill_recovery {
+            // The next start is killed too, at a random point of its own
+            // recovery; the one after must still write each record once.
+            let mut again = spawn(&config, &dir, true);
+            std::thread::sleep(Duration::from_micros((r >> 40) % 20_000));
+            let _ = again.kill();
+            let status = again.wait().unwrap();
+            tally.killed_during_recovery += u64::from(!status.success());
+        }
+        let (logger, guard) = config.builder(&dir).build().unwrap();
+        drop((logger, guard));
+
+        tally.runs += 1;
+        tally.acked += acked.iter().sum::<u64>();
+        for log in config.logs(&dir) {
+            let (seen, notices) = read_settled(&log);
+            let dups: Vec<_> = seen.iter().filter(|(_, &c)| c > 1).take(3).collect();
+            let missing: Vec<_> = (0..config.threads)
+                .flat_map(|t| (0..acked[t]).map(move |i| (t, i)))
+                .filter(|k| !seen.contains_key(k))
+                .collect();
+            tally.duplicated += seen.values().filter(|&&c| c > 1).count() as u64;
+            tally.missing += missing.len() as u64;
+            if !dups.is_empty() || !missing.is_empty() {
+                failures.push(format!(
+                    "run {run} {config:?}, kill after {delay:?}, recovery killed {kill_recovery}, \
+                     {}: acked {acked:?}; missing {} (first {:?}); twice {dups:?}; notices {:?}",
+                    log.display(),
+                    missing.len(),
+                    missing.first(),
+                    notices.iter().take(4).collect::<Vec<_>>()
+                ));
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    eprintln!("{tally:?}");
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(tally.acked > runs * 1000, "the kills came too early: {tally:?}");
+}
