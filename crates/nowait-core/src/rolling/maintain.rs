@@ -495,7 +495,7 @@ mod tests {
     }
 
     /// A secret outside the log directory, readable by its owner only.
-    #[cfg(unix)]
+    #[cfg(all(unix, feature = "gzip"))]
     fn secret(dir: &Path) -> PathBuf {
         use std::os::unix::fs::PermissionsExt;
         let path = dir.join("shadow");
