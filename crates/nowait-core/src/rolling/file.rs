@@ -542,14 +542,12 @@ mod tests {
         let mut f = RollingFile::open(&Rolling::never(dir.path(), "app.log")).unwrap();
         let path = dir.path().join("app.log");
         fs::remove_file(&path).unwrap();
-        rustix::fs::mknodat(
-            rustix::fs::CWD,
-            &path,
-            rustix::fs::FileType::Fifo,
-            rustix::fs::Mode::from_raw_mode(0o600),
-            0,
-        )
-        .unwrap();
+        // mkfifo(1): rustix has no FIFO call on macOS.
+        let made = std::process::Command::new("mkfifo")
+            .arg(&path)
+            .status()
+            .unwrap();
+        assert!(made.success(), "mkfifo: {made}");
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let notice = f.reopen_if_moved(false);

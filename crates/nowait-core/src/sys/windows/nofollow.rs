@@ -134,3 +134,47 @@ fn checked(file: File) -> io::Result<File> {
     };
     Err(io::Error::new(io::ErrorKind::InvalidInput, why))
 }
+
+#[cfg(all(test, not(miri)))]
+mod tests {
+    use super::*;
+
+    /// A hard link and a symbolic link to a file: neither is opened, and
+    /// neither name is created over or renamed over.
+    #[test]
+    fn links_are_neither_opened_nor_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("target");
+        std::fs::write(&target, b"theirs\n").unwrap();
+        let hard = dir.path().join("hard");
+        std::fs::hard_link(&target, &hard).unwrap();
+        let err = open_regular(&hard).unwrap_err();
+        assert!(err.to_string().contains("hard links"), "{err}");
+        let err = open_append(&hard, false, Mode::NEW).unwrap_err();
+        assert!(err.to_string().contains("hard links"), "{err}");
+        let ours = dir.path().join("ours");
+        drop(create_new(&ours, Mode::NEW).unwrap());
+        let err = rename_new(&ours, &hard).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists, "{err}");
+        let soft = dir.path().join("soft");
+        // Wine 8 answers success without making the link.
+        let made = std::os::windows::fs::symlink_file(&target, &soft)
+            .and_then(|()| std::fs::symlink_metadata(&soft))
+            .map(|m| m.file_type().is_symlink());
+        if !matches!(made, Ok(true)) {
+            eprintln!("SKIPPED the symbolic link: cannot make one here ({made:?})");
+            return;
+        }
+        for err in [
+            open_regular(&soft).unwrap_err(),
+            open_append(&soft, false, Mode::NEW).unwrap_err(),
+        ] {
+            assert!(err.to_string().contains("reparse point"), "{err}");
+        }
+        let err = create_new(&soft, Mode::NEW).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists, "{err}");
+        let err = rename_new(&ours, &soft).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists, "{err}");
+        assert_eq!(std::fs::read(&target).unwrap(), b"theirs\n");
+    }
+}
