@@ -9,7 +9,7 @@ cd "$(dirname "$0")/../fuzz"
 seconds=${FUZZ_SECONDS:-45}
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked --quiet
 targets=$(cargo +nightly fuzz list)
-cargo +nightly fuzz build $targets >/dev/null
+cargo +nightly fuzz build >/dev/null
 for t in $targets; do
   corpus=$(mktemp -d)
   cp -r corpus/"$t"/. "$corpus"/ 2>/dev/null || true

@@ -14,9 +14,10 @@
 //! thread's records below its published count are there exactly once, no
 //! record is there twice.
 //!
-//! `NOWAIT_MATRIX_RUNS` sets the number of kills (default 60); the seed
-//! makes each run's configuration and timing reproducible
-//! (`NOWAIT_MATRIX_SEED`).
+//! `NOWAIT_MATRIX_RUNS` sets the number of kills (default 60) and
+//! `NOWAIT_MATRIX_MAX_MS` how late in the child's life they may come
+//! (default 400 ms after 30); the seed makes each run's configuration and
+//! timing reproducible (`NOWAIT_MATRIX_SEED`).
 #![cfg(all(target_os = "linux", not(miri)))] // SIGKILL, shared mappings; Miri cannot spawn.
 
 use std::collections::BTreeMap;
@@ -304,6 +305,11 @@ fn sigkill_anywhere_in_the_matrix_writes_each_acknowledged_record_once() {
         state ^= state >> 27;
         state.wrapping_mul(0x2545_F491_4F6C_DD1D)
     };
+    // The kill comes 30 ms + up to this long after the start.
+    let max_delay_ms: u64 = std::env::var("NOWAIT_MATRIX_MAX_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(400);
     let root = tempfile::tempdir().unwrap();
     let mut tally = Tally::default();
     let mut failures = Vec::new();
@@ -315,7 +321,7 @@ fn sigkill_anywhere_in_the_matrix_writes_each_acknowledged_record_once() {
             sinks: ALL_SINKS[(r >> 2) as usize % ALL_SINKS.len()],
             capacity: [4 << 10, 64 << 10, 1 << 20][(r >> 8) as usize % 3],
         };
-        let delay = Duration::from_millis(30 + (r >> 16) % 400);
+        let delay = Duration::from_millis(30 + (r >> 16) % max_delay_ms);
         let kill_recovery = (r >> 32) % 4 == 0;
         let dir = root.path().join(run.to_string());
         std::fs::create_dir(&dir).unwrap();
@@ -343,7 +349,11 @@ fn sigkill_anywhere_in_the_matrix_writes_each_acknowledged_record_once() {
         tally.runs += 1;
         tally.acked += acked.iter().sum::<u64>();
         for log in config.logs(&dir) {
-            let (seen, notices) = read_settled(&log);
+            let (seen, notices) = if config.sinks == Sinks::RollingCompressed {
+                read_settled(&log)
+            } else {
+                read(&log)
+            };
             let dups: Vec<_> = seen.iter().filter(|(_, &c)| c > 1).take(3).collect();
             let missing: Vec<_> = (0..config.threads)
                 .flat_map(|t| (0..acked[t]).map(move |i| (t, i)))
@@ -366,5 +376,5 @@ fn sigkill_anywhere_in_the_matrix_writes_each_acknowledged_record_once() {
     }
     eprintln!("{tally:?}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(tally.acked > runs * 1000, "the kills came too early: {tally:?}");
+    assert!(tally.acked > runs * 100, "the kills came too early: {tally:?}");
 }
