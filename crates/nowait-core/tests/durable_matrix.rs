@@ -118,9 +118,7 @@ impl Config {
                 .sink(Sink::file(dir.join("b.log"))),
             // The child's stderr is a pipe nobody reads fast: a terminal
             // that stalls, beside the file.
-            Sinks::FileAndTerminal => b
-                .sink(Sink::file(dir.join("a.log")))
-                .sink(Sink::stderr()),
+            Sinks::FileAndTerminal => b.sink(Sink::file(dir.join("a.log"))).sink(Sink::stderr()),
         }
     }
 }
@@ -376,5 +374,8 @@ fn sigkill_anywhere_in_the_matrix_writes_each_acknowledged_record_once() {
     }
     eprintln!("{tally:?}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
-    assert!(tally.acked > runs * 100, "the kills came too early: {tally:?}");
+    assert!(
+        tally.acked > runs * 100,
+        "the kills came too early: {tally:?}"
+    );
 }

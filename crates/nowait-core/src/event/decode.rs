@@ -424,6 +424,42 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// The item of an event's item list that starts at `at` in `bytes` and
+/// ends by `end`, and where it ends: the decoder's cursor, for readers that
+/// walk the encoding by position (the truncation walker, which rewrites
+/// the bytes as it goes). `None` if it does not decode.
+pub(crate) fn item_at(bytes: &[u8], at: usize, end: usize) -> Option<(Item<'_>, usize)> {
+    let mut r = Reader(bytes.get(at..end)?);
+    let item = r.item()?;
+    Some((item, end - r.0.len()))
+}
+
+/// The value that starts at `at` in `bytes` and ends by `end` (deferred
+/// message arguments only if `allow_args`), and where it ends.
+pub(crate) fn value_at(
+    bytes: &[u8],
+    at: usize,
+    end: usize,
+    allow_args: bool,
+) -> Option<(Value<'_>, usize)> {
+    let mut r = Reader(bytes.get(at..end)?);
+    let value = r.value(allow_args)?;
+    Some((value, end - r.0.len()))
+}
+
+impl Value<'_> {
+    /// The bytes its encoding takes, tag included.
+    pub(crate) fn encoded_len(&self) -> usize {
+        match self {
+            Value::Str(b) | Value::Rendered(b) => 5 + b.len(),
+            Value::U64(_) | Value::I64(_) | Value::F64(_) => 9,
+            Value::Bool(_) => 2,
+            Value::Char(_) => 5,
+            Value::Args(a) => 2 + a.bytes.len(),
+        }
+    }
+}
+
 /// Where `inner`, a slice borrowed from `outer` (as every slice the
 /// decoder hands out is from its payload), starts in `outer`.
 pub(crate) fn offset_in(outer: &[u8], inner: &[u8]) -> usize {

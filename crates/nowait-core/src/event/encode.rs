@@ -880,76 +880,68 @@ impl Compact<'_> {
         self.w += n;
     }
 
-    /// The `n` bytes at the read cursor, if they end by `end`.
-    fn peek(&self, n: usize, end: usize) -> Option<&[u8]> {
-        let stop = self.r.checked_add(n).filter(|&s| s <= end)?;
-        Some(&self.b[self.r..stop])
-    }
-
-    fn u32_at(&self, at: usize, end: usize) -> Option<usize> {
-        let stop = at.checked_add(4).filter(|&s| s <= end)?;
-        Some(u32::from_le_bytes(self.b[at..stop].try_into().ok()?) as usize)
-    }
-
-    /// One item; `None` (after moving what was read) if the rest until
-    /// `end` does not parse. Spans are items only at the top level.
+    /// One item, read with the decoder's cursor; `None` (nothing moved)
+    /// if the rest until `end` does not decode. Spans are items only at
+    /// the top level.
     fn item(&mut self, end: usize, top: bool) -> Option<()> {
-        match self.peek(1, end)?[0] {
-            ITEM_SPAN if top => {
-                let len = self.u32_at(self.r + 9, end)?;
-                let content_end = (self.r + 13).checked_add(len).filter(|&e| e <= end)?;
-                let at = self.w;
-                self.copy(13);
-                while self.r < content_end {
-                    if self.item(content_end, false).is_none() {
-                        self.copy(content_end - self.r);
-                    }
+        // What the item is, and where its parts are: the decoder reads,
+        // this writes.
+        let (span_end, name_len) = {
+            let (item, stop) = super::decode::item_at(self.b, self.r, end)?;
+            match item {
+                Item::Span { fields, .. } if top => {
+                    let content = fields.bytes();
+                    (Some(offset_in(self.b, content) + content.len()), 0)
                 }
-                if self.write {
-                    let len = (self.w - at - 13) as u32;
-                    self.b[at + 9..at + 13].copy_from_slice(&len.to_le_bytes());
+                Item::Field { value, .. } => (None, stop - self.r - value.encoded_len()),
+                _ => return None,
+            }
+        };
+        if let Some(content_end) = span_end {
+            // `0xFE site:u64 len:u32`, then the span's fields.
+            let at = self.w;
+            self.copy(13);
+            while self.r < content_end {
+                if self.item(content_end, false).is_none() {
+                    self.copy(content_end - self.r);
                 }
-                Some(())
             }
-            ITEM_INLINE => {
-                let len = usize::from(self.peek(2, end)?[1]);
-                self.peek(2 + len, end)?;
-                self.copy(2 + len);
-                self.value(end, true)
+            if self.write {
+                let len = (self.w - at - 13) as u32;
+                self.b[at + 9..at + 13].copy_from_slice(&len.to_le_bytes());
             }
-            i if usize::from(i) <= MAX_FIELD_INDEX => {
-                self.copy(1);
-                self.value(end, true)
-            }
-            _ => None,
+            return Some(());
         }
+        self.copy(name_len);
+        self.value(end, true)
     }
 
+    /// One value (each argument of a deferred message, cut on its own).
     fn value(&mut self, end: usize, allow_args: bool) -> Option<()> {
-        let fixed = match self.peek(1, end)?[0] {
-            T_STR | T_RENDERED => return self.text(end),
-            T_U64 | T_I64 | T_F64 => 9,
-            T_BOOL => 2,
-            T_CHAR => 5,
-            T_ARGS if allow_args => {
-                let count = self.peek(2, end)?[1];
+        let (args, len) = {
+            let (value, stop) = super::decode::value_at(self.b, self.r, end, allow_args)?;
+            match value {
+                Value::Str(_) | Value::Rendered(_) => return self.text(),
+                Value::Args(a) => (Some(a.len()), stop - self.r),
+                _ => (None, stop - self.r),
+            }
+        };
+        match args {
+            Some(count) => {
                 self.copy(2);
                 for _ in 0..count {
                     self.value(end, false)?;
                 }
-                return Some(());
             }
-            _ => return None,
-        };
-        self.peek(fixed, end)?;
-        self.copy(fixed);
+            None => self.copy(len),
+        }
         Some(())
     }
 
-    /// A string or rendered value: tag, length, bytes.
-    fn text(&mut self, end: usize) -> Option<()> {
-        let n = self.u32_at(self.r + 1, end)?;
-        self.peek(5 + n, end)?;
+    /// A string or rendered value (tag, length, bytes), which the decoder
+    /// has read whole at the cursor.
+    fn text(&mut self) -> Option<()> {
+        let n = u32::from_le_bytes(self.b.get(self.r + 1..self.r + 5)?.try_into().ok()?) as usize;
         if n <= self.cap {
             self.copy(5 + n);
             return Some(());
