@@ -1044,8 +1044,10 @@ impl Builder {
         if let Some(recovery) = &mut recovery {
             let deadline = crate::clock::deadline_after(self.shutdown_timeout);
             if !all_in {
-                // More than the new ring holds: the rest waits for the
-                // writer (a kill from here until it is in loses it).
+                // More than the new ring holds (the durable file's ring
+                // is sized to hold all it recovered, so only a ring at
+                // its size cap gets here): the rest waits for the writer
+                // (a kill from here until it is in loses it).
                 recovery.push(&shared, Some(deadline));
             }
             recovery.report(&shared, deadline);

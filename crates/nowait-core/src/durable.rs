@@ -489,7 +489,7 @@ pub(crate) fn open(
         }
     }
     let to_recover = len > 0 && start == MAGIC;
-    let layout = Layout {
+    let mut layout = Layout {
         ring_bytes,
         mirror: mirror.next_power_of_two(),
         slots: sinks.len().min(SLOTS),
@@ -523,6 +523,24 @@ pub(crate) fn open(
             _old: std::mem::replace(&mut file, new),
         });
     }
+    // Recovery first: the new ring must hold all it recovered, so that
+    // every recovered record is in the new file before it takes the old
+    // one's place (a kill after that finds them there, one before finds
+    // the old file whole). It registers the dead process's call sites,
+    // which go into the new file's catalog with this process's own.
+    let recovered = match &mut staged {
+        Some(s) => {
+            let recovered = recover::recover_file(&s._old, len, path, sinks);
+            if recovered.corrupt {
+                s.set_aside = Some(set_aside_path(path));
+            }
+            recovered
+        }
+        None => Recovered::default(),
+    };
+    layout.ring_bytes = ring_bytes
+        .max(recovered.ring_bytes_needed())
+        .min(crate::ring::MAX_CAPACITY);
     let map = match Mapping::fresh(&file, layout.total()) {
         Ok(map) => map,
         Err(e) => {
@@ -554,16 +572,6 @@ pub(crate) fn open(
     crate::event::each_thread(|n, name, id, padded| {
         durable.append_entry(&thread_entry(n, name, id, padded))
     });
-    let recovered = match &mut staged {
-        Some(s) => {
-            let recovered = recover::recover_file(&s._old, len, path, sinks);
-            if recovered.corrupt {
-                s.set_aside = Some(set_aside_path(path));
-            }
-            recovered
-        }
-        None => Recovered::default(),
-    };
     if let Ok(mut slot) = durable.staged.lock() {
         *slot = staged;
     }

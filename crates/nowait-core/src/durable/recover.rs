@@ -63,6 +63,16 @@ pub(crate) struct Recovered {
 }
 
 impl Recovered {
+    /// The ring bytes that hold every recovered record and notice at
+    /// once (with room for the report of what could not be pushed), so
+    /// that a new ring of that size takes them all before its writer runs.
+    pub(crate) fn ring_bytes_needed(&self) -> usize {
+        let words = |len: usize| ring::record_words(len) as usize;
+        let records: usize = self.records.iter().map(|(_, _, p)| words(p.len())).sum();
+        let notices: usize = self.notices.iter().map(|n| words(n.len())).sum();
+        (records + notices + words(256)).saturating_mul(8)
+    }
+
     fn corrupt(path: &Path, why: &str) -> Recovered {
         Recovered {
             records: Vec::new(),
