@@ -1,5 +1,6 @@
 //! The crash-durable ring under an outside `SIGKILL`, across its matrix:
-//! producer threads (1, 4) × front ends (`Logger::log`, the macros) ×
+//! producer threads (1, 4) × front ends (`Logger::log`, nowait's macros,
+//! the `tracing` layer) ×
 //! sinks (one file, a rolling file by size, a rolling file by size with
 //! compression, two files at once, a file and the terminal) × when the
 //! kill comes (while logging at full speed, or while the next start is
@@ -28,6 +29,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use nowait_core::{Builder, FullPolicy, Level, Plain, Rolling, Sink};
+use tracing_subscriber::prelude::*;
 
 const MAX_THREADS: usize = 4;
 
@@ -35,10 +37,22 @@ const MAX_THREADS: usize = 4;
 #[derive(Clone, Copy, Debug)]
 struct Config {
     threads: usize,
-    macros: bool,
+    front: Front,
     sinks: Sinks,
     capacity: usize,
 }
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Front {
+    /// `Logger::log` with a formatted line.
+    Log,
+    /// `nowait_core::info!`, deferred formatting.
+    Macros,
+    /// `tracing::info!` through `NowaitLayer`.
+    Layer,
+}
+
+const ALL_FRONTS: [Front; 3] = [Front::Log, Front::Macros, Front::Layer];
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 enum Sinks {
@@ -60,20 +74,15 @@ const ALL_SINKS: [Sinks; 5] = [
 impl Config {
     fn encode(&self) -> String {
         let sinks = ALL_SINKS.iter().position(|&s| s == self.sinks).unwrap();
-        format!(
-            "{} {} {} {}",
-            self.threads,
-            u8::from(self.macros),
-            sinks,
-            self.capacity
-        )
+        let front = ALL_FRONTS.iter().position(|&f| f == self.front).unwrap();
+        format!("{} {front} {sinks} {}", self.threads, self.capacity)
     }
 
     fn decode(s: &str) -> Config {
         let v: Vec<usize> = s.split(' ').map(|x| x.parse().unwrap()).collect();
         Config {
             threads: v[0],
-            macros: v[1] == 1,
+            front: ALL_FRONTS[v[1]],
             sinks: ALL_SINKS[v[2]],
             capacity: v[3],
         }
@@ -98,7 +107,7 @@ impl Config {
             .crash_durable(dir.join("ring"));
         // Text records print as they are; events (the macros) need a
         // format that renders them.
-        let b = if self.macros {
+        let b = if self.front != Front::Log {
             b.format(nowait_core::Text::new().with_ansi(false))
         } else {
             b.format(Plain)
@@ -181,8 +190,12 @@ fn child_entry() {
         drop((logger, guard));
         std::process::exit(0);
     }
-    if config.macros {
-        nowait_core::set_global(logger.clone()).unwrap();
+    match config.front {
+        Front::Log => {}
+        Front::Macros => nowait_core::set_global(logger.clone()).unwrap(),
+        Front::Layer => tracing_subscriber::registry()
+            .with(nowait_tracing::NowaitLayer::new(logger.clone()))
+            .init(),
     }
     let acks = Acks::map(&dir.join("acks"), false);
     std::thread::scope(|s| {
@@ -190,10 +203,10 @@ fn child_entry() {
             let (logger, acks) = (&logger, &acks);
             s.spawn(move || {
                 for i in 0u64.. {
-                    if config.macros {
-                        nowait_core::info!("t{} line {}", t, i);
-                    } else {
-                        logger.log(Level::Info, &format!("t{t} line {i}")).unwrap();
+                    match config.front {
+                        Front::Log => logger.log(Level::Info, &format!("t{t} line {i}")).unwrap(),
+                        Front::Macros => nowait_core::info!("t{} line {}", t, i),
+                        Front::Layer => tracing::info!("t{} line {}", t, i),
                     }
                     acks.get(t).store(i + 1, Ordering::Release);
                 }
@@ -212,7 +225,12 @@ fn spawn(config: &Config, dir: &Path, recover: bool, stall: bool) -> std::proces
         .env("NOWAIT_MATRIX", config.encode())
         .env("NOWAIT_MATRIX_DIR", dir)
         .stdout(Stdio::null())
-        .stderr(if stall { Stdio::piped() } else { Stdio::null() });
+        .stderr(if stall {
+            Stdio::piped()
+        } else {
+            // Kept, to say why a recovering start failed.
+            Stdio::from(std::fs::File::create(dir.join("stderr")).unwrap())
+        });
     if recover {
         c.env("NOWAIT_MATRIX_RECOVER", "1");
     }
@@ -317,8 +335,8 @@ fn sigkill_anywhere_in_the_matrix_writes_each_acknowledged_record_once() {
         let r = next();
         let config = Config {
             threads: if r % 2 == 0 { 1 } else { MAX_THREADS },
-            macros: (r >> 1) % 2 == 0,
-            sinks: ALL_SINKS[(r >> 2) as usize % ALL_SINKS.len()],
+            front: ALL_FRONTS[(r >> 1) as usize % ALL_FRONTS.len()],
+            sinks: ALL_SINKS[(r >> 4) as usize % ALL_SINKS.len()],
             capacity: [4 << 10, 64 << 10, 1 << 20][(r >> 8) as usize % 3],
         };
         let delay = Duration::from_millis(30 + (r >> 16) % max_delay_ms);
@@ -347,7 +365,12 @@ fn sigkill_anywhere_in_the_matrix_writes_each_acknowledged_record_once() {
         let status = spawn(&config, &dir, true, false).wait().unwrap();
         assert!(
             status.success(),
-            "run {run}: the recovering start failed: {status:?}"
+            "run {run} {config:?}: the recovering start failed: {status:?}: {}",
+            String::from_utf8_lossy(&std::fs::read(dir.join("stderr")).unwrap_or_default())
+                .lines()
+                .filter(|l| l.contains("panicked") || l.contains("rror"))
+                .collect::<Vec<_>>()
+                .join(" / ")
         );
 
         tally.runs += 1;
