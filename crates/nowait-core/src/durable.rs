@@ -52,7 +52,7 @@ use crate::event::{Callsite, SiteKey};
 use crate::ring::Ring;
 use crate::sys::{self, FileId, Mapping};
 mod recover;
-#[cfg(any(test, feature = "fuzzing"))]
+#[cfg(feature = "fuzzing")]
 pub(crate) use recover::recover_bytes;
 #[cfg(feature = "fuzzing")]
 pub(crate) use recover::stated_len;

@@ -1,4 +1,4 @@
-//! A sink's backtrace (issue 20, part 3) through the `tracing` layer: the
+//! A sink's backtrace through the `tracing` layer: the
 //! DEBUG events inside spans that the file's level filters out come back,
 //! exact, before the ERROR; an `EnvFilter` at INFO in front of the layer
 //! stops them before they are pushed, and there is nothing to show.

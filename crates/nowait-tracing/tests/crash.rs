@@ -1,4 +1,4 @@
-//! A crash with the `tracing` front end (issue 19): a child process logs
+//! A crash with the `tracing` front end: a child process logs
 //! 10,000 events through `NowaitLayer`, pinned to one CPU so that the
 //! writer has written none of them, then writes through a null pointer.
 //! Every event is on disk, the last line names the signal, and the child

@@ -1,4 +1,4 @@
-//! The crash-durable ring with the `tracing` front end (issue 19): a child
+//! The crash-durable ring with the `tracing` front end: a child
 //! process logs events with fields inside a span through `NowaitLayer`
 //! into a logger built with `crash_durable`, and dies of SIGKILL (no
 //! handler runs). The next `build()` with the same path, in this process,

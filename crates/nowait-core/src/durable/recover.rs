@@ -663,7 +663,7 @@ pub(super) fn recover(
 /// Recovers a whole dead file given as bytes, the way `open` does with a
 /// mapped one: the header checked against the bytes' length, then
 /// [`recover`]. For the fuzz target and the tests.
-#[cfg(any(test, feature = "fuzzing"))]
+#[cfg(feature = "fuzzing")]
 pub(crate) fn recover_bytes(bytes: &[u8], sinks: &[SinkFiles<'_>]) -> Recovered {
     let path = Path::new("fuzz.nowait");
     match check_header(bytes, bytes.len() as u64) {
