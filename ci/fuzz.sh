@@ -14,8 +14,14 @@ for t in $targets; do
   corpus=$(mktemp -d)
   cp -r corpus/"$t"/. "$corpus"/ 2>/dev/null || true
   cp -r ../crates/nowait-core/tests/fuzz-regressions/"$t"/. "$corpus"/ 2>/dev/null || true
-  printf 'fuzz %s for %s s: ' "$t" "$seconds"
-  cargo +nightly fuzz run "$t" "$corpus" -- -max_total_time="$seconds" -rss_limit_mb=2048 \
-    -max_len=262144 2>&1 | grep -E '^(#[0-9]+ +DONE|==[0-9]+== ERROR|SUMMARY)' | tail -1
+  out=$(mktemp)
+  if ! cargo +nightly fuzz run "$t" "$corpus" -- -max_total_time="$seconds" -rss_limit_mb=2048 \
+      -max_len=262144 >"$out" 2>&1; then
+    tail -40 "$out"
+    echo "fuzz $t: FAILED (input in fuzz/artifacts/$t/)"
+    exit 1
+  fi
+  printf 'fuzz %s, %s s: %s\n' "$t" "$seconds" "$(grep -E '^#[0-9]+[[:space:]]+DONE' "$out" | tail -1)"
+  rm -f "$out"
   rm -rf "$corpus"
 done
