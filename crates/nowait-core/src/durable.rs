@@ -680,16 +680,19 @@ impl DurableWriter {
         let mirror = self.file.layout.mirror as u64;
         // A mirror is a circle: bytes copied now overwrite those `mirror`
         // offsets back. If the snapshot in force still needs those, first
-        // commit one with the sinks' current `written` (their files have
-        // those bytes) and no new bytes.
+        // publish one that does not: the sinks' current `written` (their
+        // files have those bytes), no new bytes, and the ring position in
+        // force (the records taken since have no bytes in the mirror yet:
+        // they are still in the ring, which is not released before this
+        // returns).
         let wraps = self.slots.iter().any(|s| {
             let v = view(s.sink);
             v.appended > s.committed_written + mirror
         });
         if wraps {
-            self.publish(taken, &|i| Some(view(i)), false);
+            self.publish(self.taken, &|i| Some(view(i)), Phase::Clear);
         }
-        self.publish(taken, &|i| Some(view(i)), true);
+        self.publish(taken, &|i| Some(view(i)), Phase::Copy);
         self.taken = taken;
     }
 
@@ -708,18 +711,18 @@ impl DurableWriter {
         self.publish(
             self.taken,
             &|i| if i == sink { view.take() } else { None },
-            false,
+            Phase::Hold,
         );
     }
 
     /// Publishes a snapshot naming ring position `taken`, with each file
-    /// sink's state as `view` gives it (`None`: as last committed). With
-    /// `copy`, the sinks' new unwritten bytes go into their mirrors first.
+    /// sink's state as `view` gives it (`None`: as last committed), its
+    /// new unwritten bytes as `phase` says.
     fn publish<'a>(
         &mut self,
         taken: u64,
         view: &impl Fn(usize) -> Option<SinkView<'a>>,
-        copy: bool,
+        phase: Phase,
     ) {
         let file = &self.file;
         let mirror = file.layout.mirror as u64;
@@ -768,41 +771,171 @@ impl DurableWriter {
                     slot.identity = Some(id);
                 }
             }
-            let mut written = v.written;
-            let appended = if copy {
-                v.appended
-            } else {
-                slot.mirrored.max(written)
-            };
-            if copy {
-                let from = slot.mirrored.max(v.written);
-                if appended - written > mirror {
-                    // More unwritten bytes than the mirror holds: the
-                    // oldest are lost if the process dies now (counted).
-                    let lost = appended - mirror - written;
-                    file.word(H_OVERFLOW).fetch_add(lost, Ordering::Relaxed);
-                    written = appended - mirror;
-                }
-                let from = from.max(written);
-                let mut off = from;
+            let p = slot_range(
+                slot.committed_written,
+                slot.mirrored,
+                v.written,
+                v.appended,
+                mirror,
+                phase,
+            );
+            if p.lost > 0 {
+                // More unwritten bytes than the mirror holds: the oldest
+                // are lost if the process dies now (counted).
+                file.word(H_OVERFLOW).fetch_add(p.lost, Ordering::Relaxed);
+            }
+            if phase == Phase::Copy {
                 let base = file.layout.mirror_at(i);
-                while off < appended {
+                let mut off = p.from;
+                while off < p.appended {
                     let at_m = (off % mirror) as usize;
-                    let n = ((appended - off) as usize).min(mirror as usize - at_m);
+                    let n = ((p.appended - off) as usize).min(mirror as usize - at_m);
                     let src = (off - v.written) as usize;
                     file.put(base + at_m, &v.unsent[src..src + n]);
                     off += n as u64;
                 }
-                slot.mirrored = appended;
+                slot.mirrored = p.appended;
             }
             file.word(at).store(slot.copy, Ordering::Relaxed);
             file.word(at + 8).store(slot.base, Ordering::Relaxed);
-            file.word(at + 16).store(written, Ordering::Relaxed);
-            file.word(at + 24).store(appended, Ordering::Relaxed);
-            slot.committed_written = written;
-            slot.committed_appended = appended;
+            file.word(at + 16).store(p.written, Ordering::Relaxed);
+            file.word(at + 24).store(p.appended, Ordering::Relaxed);
+            slot.committed_written = p.written;
+            slot.committed_appended = p.appended;
         }
         self.gen += 1;
         file.word(GEN).store(self.gen, Ordering::Release);
+        // What the caller stores next into the mapping (the next phase's
+        // mirror bytes, the ring's release) stays after `gen` in the
+        // program, which is the order a kill sees: a release store keeps
+        // what precedes it before it, this fence what follows after it.
+        std::sync::atomic::fence(Ordering::Release);
+    }
+}
+
+/// What a snapshot does with the bytes the file sinks appended since the
+/// last one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Phase {
+    /// Copies them into the mirrors and names them.
+    Copy,
+    /// Names none of them, nor any byte their copy will overwrite: the
+    /// first snapshot of a commit whose mirror wraps.
+    Clear,
+    /// Names none of them (a rotation's snapshot).
+    Hold,
+}
+
+/// One file sink's part of a snapshot (sink offsets).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SlotRange {
+    /// Offsets below are in the file, or were lost to a mirror overflow.
+    pub(crate) written: u64,
+    /// Offsets `written..appended` are in the mirror.
+    pub(crate) appended: u64,
+    /// Bytes this snapshot gives up to an overflow (not counted before).
+    pub(crate) lost: u64,
+    /// With [`Phase::Copy`]: offsets `from..appended` go into the mirror
+    /// first.
+    pub(crate) from: u64,
+}
+
+/// What a snapshot records of a file sink whose last snapshot recorded
+/// `committed` as written and whose mirror holds the bytes up to
+/// `mirrored`, now that the sink has `written` and `appended` bytes. The
+/// mirror holds the last `mirror` bytes copied into it: what a snapshot
+/// names below the end of its copy (or of the copy to come, for
+/// [`Phase::Clear`]) less `mirror` is given up, counted once.
+pub(crate) fn slot_range(
+    committed: u64,
+    mirrored: u64,
+    written: u64,
+    appended: u64,
+    mirror: u64,
+    phase: Phase,
+) -> SlotRange {
+    let floor = written.max(committed);
+    let end = match phase {
+        Phase::Copy | Phase::Clear => appended,
+        Phase::Hold => mirrored,
+    };
+    let kept = floor.max(end.saturating_sub(mirror));
+    SlotRange {
+        written: kept,
+        appended: match phase {
+            Phase::Copy => appended,
+            Phase::Clear | Phase::Hold => mirrored.max(kept),
+        },
+        lost: kept - floor,
+        from: mirrored.max(kept),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `taken`, `written` and `appended` of the one file sink in the
+    /// snapshot that `gen` named.
+    fn snapshot(file: &DurableFile, gen: u64) -> (u64, u64, u64) {
+        let half = SNAPSHOT[(gen & 1) as usize];
+        let word = |at: usize| file.word(at).load(Ordering::Relaxed);
+        (
+            word(half + S_TAKEN),
+            word(half + S_SLOTS + 16),
+            word(half + S_SLOTS + 24),
+        )
+    }
+
+    /// A durable file with a 4 KiB mirror, a writer with one file sink,
+    /// and that sink's bytes: commits at (`taken`, `written`, `appended`).
+    fn commits(steps: &[(u64, u64, u64)]) -> Arc<DurableFile> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        let sinks = [SinkFiles::File(&path)];
+        let (file, _) = open(&dir.path().join("ring"), 4096, 4096, &sinks).unwrap();
+        let log = File::create(&path).unwrap();
+        let id = sys::file_id(&log).unwrap();
+        let bytes = vec![b'x'; 8192];
+        let mut writer = DurableWriter::new(Arc::clone(&file), [0].into_iter());
+        for &(taken, written, appended) in steps {
+            writer.commit(taken, |_| SinkView {
+                file: Some((&log, &path, id)),
+                unsent: &bytes[written as usize..appended as usize],
+                written,
+                appended,
+            });
+        }
+        file
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "maps a file")]
+    fn a_commit_whose_mirror_wraps_first_publishes_the_taken_in_force() {
+        // The sink wrote the 3000 bytes of the first commit; the second
+        // brings 4000 more, whose copy overwrites mirror offsets that the
+        // snapshot in force still needs: a snapshot without them first.
+        let file = commits(&[(10, 0, 3000), (20, 3000, 7000)]);
+        assert_eq!(file.word(GEN).load(Ordering::Relaxed), 3);
+        // A kill between the two leaves the first in force: the records
+        // taken since position 10 are still in the ring, and their bytes
+        // are not in the mirror yet.
+        assert_eq!(snapshot(&file, 2), (10, 3000, 3000));
+        assert_eq!(snapshot(&file, 3), (20, 3000, 7000));
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "maps a file")]
+    fn bytes_a_mirror_overflow_gives_up_are_counted_once() {
+        // 5000 unwritten bytes, 4096 of mirror: 904 are given up, by the
+        // snapshot published before the copy overwrites them.
+        let file = commits(&[(10, 0, 5000)]);
+        assert_eq!(snapshot(&file, 1), (0, 904, 904));
+        assert_eq!(snapshot(&file, 2), (10, 904, 5000));
+        assert_eq!(file.word(H_OVERFLOW).load(Ordering::Relaxed), 904);
+        // A commit before the sink wrote: the same bytes, not lost again.
+        let file = commits(&[(10, 0, 5000), (11, 0, 5000)]);
+        assert_eq!(snapshot(&file, 3), (11, 904, 5000));
+        assert_eq!(file.word(H_OVERFLOW).load(Ordering::Relaxed), 904);
     }
 }

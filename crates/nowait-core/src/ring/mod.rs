@@ -59,6 +59,9 @@
 #[cfg(all(loom, test))]
 mod tests;
 
+#[cfg(all(test, not(loom), not(miri)))]
+mod durable_model;
+
 #[cfg(loom)]
 use crossbeam_utils::CachePadded;
 
@@ -998,20 +1001,26 @@ pub(crate) fn scan(
             }
             FREE => {
                 f(Found::Torn);
-                if fits && header.lap == lap_of(pos, cap) {
-                    // Its producer wrote the header (the first store of a
-                    // claim) before it died: the length is this claim's.
-                    pos += need;
+                // No word of a claim has its state set but the first, so
+                // every committed record after this one starts at or
+                // after the next word whose state was set (or the end of
+                // the buffer, or the claim position).
+                let limit = left.min(cap - index as u64) as usize;
+                let next = states[index + 1..index + limit]
+                    .iter()
+                    .position(|&s| s != FREE)
+                    .map_or(limit, |k| k + 1) as u64;
+                // A header of this lap is this claim's if its producer
+                // wrote it (the first store of a claim) before it died,
+                // and then a torn claim after it is counted on its own.
+                // But it may also be a payload word of an earlier lap
+                // that reads as one: its length is trusted only as far as
+                // `next`, never over a record.
+                pos += if header.lap == lap_of(pos, cap) && need <= next {
+                    need
                 } else {
-                    // The length is unknown: the next claim starts at the
-                    // next word whose state was set (only starts are), or
-                    // at the end of the buffer, or at the claim position.
-                    let limit = left.min(cap - index as u64) as usize;
-                    pos += states[index + 1..index + limit]
-                        .iter()
-                        .position(|&s| s != FREE)
-                        .map_or(limit, |k| k + 1) as u64;
-                }
+                    next
+                };
             }
             other => return Err(format!("state byte {other} at word {pos}")),
         }
@@ -1348,6 +1357,43 @@ mod unit_tests {
         let mut bad = image.clone();
         bad[TAIL_AT..TAIL_AT + 8].copy_from_slice(&999u64.to_le_bytes());
         assert!(scan(&bad, bytes, taken, |_| {}).is_err());
+    }
+
+    #[test]
+    fn scan_never_skips_a_record_on_the_length_of_an_old_payload_word() {
+        let bytes = 64; // 8 words
+        let (ring, region) = deferred_ring(bytes);
+        // Lap 0: a record whose payload words read as the header of a
+        // 4-word record of lap 1, at words 1 to 3.
+        let lookalike = Header {
+            len: 24,
+            level: 9,
+            kind: 0,
+            lap: 1,
+        }
+        .pack()
+        .to_le_bytes();
+        ring.try_push(0, 0, &[&lookalike, &lookalike, &lookalike])
+            .unwrap();
+        ring.try_push(0, 0, &[b"b"]).unwrap(); // words 4-5
+        ring.try_push(0, 0, &[b"c"]).unwrap(); // words 6-7
+        drain(&ring);
+        ring.release();
+        let taken = ring.consumed();
+        assert_eq!(taken, 8);
+        // Lap 1: words 0-1, 2-3 (its producer is killed right after its
+        // claim: neither header nor state written), 4-5.
+        ring.try_push(0, 0, &[b"d"]).unwrap();
+        ring.try_push(0, 0, &[b"e"]).unwrap();
+        ring.try_push(0, 0, &[b"f"]).unwrap();
+        let mut image = copy(&ring, &region, bytes);
+        image[STATES_AT + 2] = FREE;
+        let at = Store::words_at(8) + 2 * WORD;
+        image[at..at + WORD].copy_from_slice(&lookalike);
+        assert_eq!(
+            scanned(&image, bytes, taken),
+            vec![Some(b"d".to_vec()), None, Some(b"f".to_vec())]
+        );
     }
 
     /// A payload whose writer unwinds between claim and commit.
