@@ -15,7 +15,8 @@
 //! thread's records below its published count are there exactly once, no
 //! record is there twice.
 //!
-//! `NOWAIT_MATRIX_RUNS` sets the number of kills (default 60) and
+//! `NOWAIT_MATRIX_RUNS` sets the number of kills (default 60),
+//! `NOWAIT_MATRIX_SECONDS` a time after which no new run starts, and
 //! `NOWAIT_MATRIX_MAX_MS` how late in the child's life they may come
 //! (default 400 ms after 30); the seed makes each run's configuration and
 //! timing reproducible (`NOWAIT_MATRIX_SEED`).
@@ -328,6 +329,12 @@ fn sigkill_anywhere_in_the_matrix_writes_each_acknowledged_record_once() {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(400);
+    // A time budget, for long runs: stop after the run that passes it.
+    let budget = std::env::var("NOWAIT_MATRIX_SECONDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map(Duration::from_secs);
+    let started = std::time::Instant::now();
     let root = tempfile::tempdir().unwrap();
     let mut tally = Tally::default();
     let mut failures = Vec::new();
@@ -400,6 +407,12 @@ fn sigkill_anywhere_in_the_matrix_writes_each_acknowledged_record_once() {
             }
         }
         let _ = std::fs::remove_dir_all(&dir);
+        if run % 250 == 249 {
+            eprintln!("after {} runs: {tally:?}", run + 1);
+        }
+        if budget.is_some_and(|b| started.elapsed() > b) {
+            break;
+        }
     }
     eprintln!("{tally:?}");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
