@@ -358,19 +358,20 @@ pub(crate) fn canonical(path: &Path) -> Option<PathBuf> {
 }
 
 /// The file the recovering logger's sinks write that a dead sink's file
-/// (`stored`, identity `id`) is, if any: the path to complete it at.
-fn matching_sink(sinks: &[SinkFiles<'_>], stored: &Path, id: FileId) -> Option<PathBuf> {
+/// (`stored`, identity `id`) is, if any: the path to complete it at, and
+/// whether it is a rolling sink's (in a directory others may write).
+fn matching_sink(sinks: &[SinkFiles<'_>], stored: &Path, id: FileId) -> Option<(PathBuf, bool)> {
     sinks.iter().find_map(|s| match *s {
         SinkFiles::File(path) => {
             let same_name = canonical(path).is_some_and(|c| c == stored);
             let same_file = sys::path_id(path).is_ok_and(|now| now == id);
-            (same_name || same_file).then(|| path.to_owned())
+            (same_name || same_file).then(|| (path.to_owned(), false))
         }
         SinkFiles::Rolling(rolling) => {
             let dir = canonical(&rolling.dir)?;
             let name = stored.file_name()?.to_str()?;
             let own = rolling.naming().parse(name).is_some_and(|(_, gz)| !gz);
-            (own && stored.parent() == Some(dir.as_path())).then(|| dir.join(name))
+            (own && stored.parent() == Some(dir.as_path())).then(|| (dir.join(name), true))
         }
     })
 }
@@ -475,7 +476,7 @@ fn pending<'a>(
 /// recovering logger's file that it matches. Returns a notice if anything
 /// was written, or could not be.
 fn complete(p: &Pending<'_>, sinks: &[SinkFiles<'_>]) -> Option<String> {
-    let Some(target) = matching_sink(sinks, &p.stored, p.id) else {
+    let Some((target, rolling)) = matching_sink(sinks, &p.stored, p.id) else {
         return Some(format!(
             "{} bytes the dead process had formatted for {} and not written are lost: \
              no file sink of this logger writes that file",
@@ -483,7 +484,15 @@ fn complete(p: &Pending<'_>, sinks: &[SinkFiles<'_>]) -> Option<String> {
             p.stored.display()
         ));
     };
-    let mut file = match sys::open_append(&target, false) {
+    // A file sink's path opens as the sink opens it; a rolling sink's file
+    // as the rolling sink does: no link followed, a regular file of this
+    // user only.
+    let opened = if rolling {
+        sys::nofollow::open_append(&target, false, sys::nofollow::Mode::NEW)
+    } else {
+        sys::open_append(&target, false)
+    };
+    let mut file = match opened {
         Ok(f) => f,
         Err(e) => {
             return Some(format!(
