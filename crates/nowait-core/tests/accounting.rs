@@ -1,4 +1,4 @@
-//! The accounting invariant under faults (issue 8): every accepted record
+//! The accounting invariant under faults: every accepted record
 //! ends in exactly one counted outcome, per sink and by reason, whatever the
 //! sinks do and whenever the logger is shut down.
 //!
@@ -8,9 +8,9 @@
 //! clean in-memory one and one that injects faults at random (EAGAIN, EINTR,
 //! short writes, ENOSPC, slow writes, a rare EPIPE that kills it for good)
 //! behind a format that panics on some records. Each sink gets a random
-//! level (issue 9 §2) and the records a random level: a record below a
+//! level and the records a random level: a record below a
 //! sink's level ends in that sink's `filtered`. Each sink may also get a
-//! random backtrace (issue 20, part 3): its kept records end in `filtered`
+//! random backtrace: its kept records end in `filtered`
 //! or, released by a trigger, in one of the other outcomes, and none of
 //! them is counted twice.
 #![cfg(not(miri))] // threads and timing; the ring itself runs under Miri

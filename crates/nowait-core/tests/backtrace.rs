@@ -1,4 +1,4 @@
-//! Backtrace on error (issue 20, part 3): a sink keeps the last records
+//! Backtrace on error: a sink keeps the last records
 //! below its level and writes them, marked, before a trigger. Exact bytes
 //! in text and JSON, order, the bounds, triggers in a row, sinks
 //! independent of each other, the macros, the accounting, configuration

@@ -1,4 +1,4 @@
-//! Crashes (issue 19): a child process logs records with unique numbers,
+//! Crashes: a child process logs records with unique numbers,
 //! pinned to one CPU so that the writer thread has had no chance to write
 //! them, then dies of a fatal signal. The parent checks that it died of
 //! that signal (nowait hands it on), that every record is in the file, and

@@ -1,4 +1,4 @@
-//! A crash on Windows (issue 19): a child process logs 10,000 records,
+//! A crash on Windows: a child process logs 10,000 records,
 //! then writes through a null pointer. The top-level exception filter
 //! drains the ring before the process ends with the exception's code:
 //! every record is in the file, and the last line names the exception.

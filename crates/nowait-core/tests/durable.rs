@@ -1,4 +1,4 @@
-//! The crash-durable ring (issue 19, part 2): a child process logs records
+//! The crash-durable ring: a child process logs records
 //! with unique numbers into a logger built with `crash_durable`, and is
 //! killed with SIGKILL (no handler runs). The next `build()` with the same
 //! path writes what it had accepted and not written: every record the

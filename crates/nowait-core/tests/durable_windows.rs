@@ -1,4 +1,4 @@
-//! The crash-durable ring on Windows (issue 19): a child process logs
+//! The crash-durable ring on Windows: a child process logs
 //! 10,000 records into a logger built with `crash_durable` and ends at
 //! once with `std::process::abort` (`__fastfail`: no handler runs, as with
 //! `TerminateProcess`). The next `build()` with the same path writes what

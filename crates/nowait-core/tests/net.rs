@@ -290,7 +290,7 @@ fn unix_sockets_are_a_build_error_on_windows() {
 
 /// The OTLP sink needs a socket the writer can read the answer from
 /// without waiting; Windows sockets here are written by a relay thread
-/// that never reads. Asking for one is a clear build error (issue 20).
+/// that never reads. Asking for one is a clear build error.
 #[cfg(all(windows, feature = "otlp"))]
 #[test]
 fn an_otlp_sink_is_a_build_error_on_windows() {

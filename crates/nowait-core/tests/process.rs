@@ -201,7 +201,7 @@ fn parse_stats(stderr: &str) -> Vec<u64> {
 /// A pipe whose reader never reads: the file still gets every line, the
 /// writer never blocks, the pipe's losses add up exactly, the shutdown does
 /// not wait for the stalled pipe, and what the pipe holds ends with whole
-/// lines and the notice of what it missed (issue 8).
+/// lines and the notice of what it missed.
 #[test]
 fn stalled_pipe_never_delays_the_file() {
     let n = 200_000; // ~2.3 MB: far more than the pipe and the sink buffer hold

@@ -278,7 +278,7 @@ impl Writer {
         let shared = Arc::clone(&self.shared);
         // Neither this nor `note_fill` reads `head`: a read puts the
         // producers' cache line in shared state, and the next claim pays
-        // for taking it back (issue 21). What the drain takes tells the
+        // for taking it back. What the drain takes tells the
         // same, one drain later for the rate.
         let from = shared.ring.consumed();
         self.note_fill(Instant::now(), from);
