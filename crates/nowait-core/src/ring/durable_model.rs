@@ -86,13 +86,16 @@ struct Model {
     records: [&'static [u64]; 2],
 }
 
-/// Which version of the protocol the model follows.
+/// Which commit the model's writer makes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Protocol {
-    /// The code before the fix (kept to show what the model finds).
-    Before,
-    /// The code as it is.
-    Now,
+    /// `DurableWriter::commit`'s.
+    Code,
+    /// One whose first snapshot, when the mirror wraps, names the new
+    /// `taken` and none of the new bytes, and whose copy gives up the
+    /// bytes an overflow loses only in the second: the model must find
+    /// that a kill between the two loses the batch.
+    NewTakenFirst,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -504,7 +507,7 @@ fn writer_steps(s: &State, m: Model) -> Vec<(String, State)> {
             let mut n = s.clone();
             let nw = &n.writer;
             let p = match m.protocol {
-                Protocol::Before => {
+                Protocol::NewTakenFirst => {
                     let from = nw.mirrored.max(nw.written);
                     let written = nw.written.max(nw.appended.saturating_sub(MIRROR));
                     SlotRange {
@@ -514,7 +517,7 @@ fn writer_steps(s: &State, m: Model) -> Vec<(String, State)> {
                         from: from.max(written),
                     }
                 }
-                Protocol::Now => slot_range(
+                Protocol::Code => slot_range(
                     nw.committed_written,
                     nw.mirrored,
                     nw.written,
@@ -592,7 +595,7 @@ fn commit(n: &mut State, m: Model) {
     if wraps {
         // Phase 1: no new bytes in the mirror.
         let (taken, p) = match m.protocol {
-            Protocol::Before => {
+            Protocol::NewTakenFirst => {
                 let written = w.written;
                 let p = SlotRange {
                     written,
@@ -602,7 +605,7 @@ fn commit(n: &mut State, m: Model) {
                 };
                 (taken, p)
             }
-            Protocol::Now => {
+            Protocol::Code => {
                 let p = slot_range(
                     w.committed_written,
                     w.mirrored,
@@ -768,7 +771,7 @@ const RUN: [&[u64]; 2] = [&[3, 1], &[1, 3, 1]];
 
 fn assert_recovered_once(records: [&'static [u64]; 2]) {
     let search = explore(Model {
-        protocol: Protocol::Now,
+        protocol: Protocol::Code,
         records,
     });
     if let Some((why, path)) = &search.failure {
@@ -807,13 +810,13 @@ fn every_committed_record_is_recovered_once_after_a_kill_at_any_step_of_longer_r
     assert_recovered_once([&[1, 2, 1], &[2, 1, 2]]);
 }
 
-/// The commit as it was: when the mirror wrapped, its first snapshot
-/// named the new `taken` with none of the new bytes, so a kill before the
-/// second lost every record the batch took.
+/// A commit whose first snapshot, when the mirror wraps, names the new
+/// `taken` with none of the new bytes: a kill before the second loses
+/// every record the batch took, and the model finds it.
 #[test]
-fn the_model_finds_the_batch_a_wrapping_commit_lost_before_the_fix() {
+fn the_model_finds_the_batch_a_commit_naming_the_new_taken_first_loses() {
     let search = explore(Model {
-        protocol: Protocol::Before,
+        protocol: Protocol::NewTakenFirst,
         records: RUN,
     });
     let (why, path) = search.failure.expect("a counterexample");

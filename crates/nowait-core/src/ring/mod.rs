@@ -970,6 +970,10 @@ pub(crate) fn scan(
     let states = &region[STATES_AT..STATES_AT + words];
     let data = &region[Store::words_at(words)..Store::words_at(words) + words * WORD];
     let mut pos = from;
+    // The first word after a torn one whose state byte is set (or the end
+    // of the buffer, or the claim position), found once for a run of torn
+    // words and kept for the rest of it: each state byte is looked at once.
+    let mut set_at = from;
     while pos < head {
         let index = (pos & (cap - 1)) as usize;
         let left = head - pos;
@@ -1004,12 +1008,18 @@ pub(crate) fn scan(
                 // No word of a claim has its state set but the first, so
                 // every committed record after this one starts at or
                 // after the next word whose state was set (or the end of
-                // the buffer, or the claim position).
-                let limit = left.min(cap - index as u64) as usize;
-                let next = states[index + 1..index + limit]
-                    .iter()
-                    .position(|&s| s != FREE)
-                    .map_or(limit, |k| k + 1) as u64;
+                // the buffer, or the claim position). Between `pos` and a
+                // `set_at` found from an earlier word of this run, every
+                // state byte is FREE: it is still the next.
+                if set_at <= pos {
+                    let limit = left.min(cap - index as u64) as usize;
+                    set_at = pos
+                        + states[index + 1..index + limit]
+                            .iter()
+                            .position(|&s| s != FREE)
+                            .map_or(limit, |k| k + 1) as u64;
+                }
+                let next = set_at - pos;
                 // A header of this lap is this claim's if its producer
                 // wrote it (the first store of a claim) before it died,
                 // and then a torn claim after it is counted on its own.
@@ -1394,6 +1404,28 @@ mod unit_tests {
             scanned(&image, bytes, taken),
             vec![Some(b"d".to_vec()), None, Some(b"f".to_vec())]
         );
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "a 4 MiB ring")]
+    fn scan_of_a_ring_of_torn_claims_takes_linear_time() {
+        // Every word claimed, none committed, every header zero (lap 0,
+        // length 0): each word is a torn claim of one word. Looking ahead
+        // from each for the next set state byte anew would take time
+        // quadratic in the ring: hours for this one.
+        let bytes = 4 << 20;
+        let words = Ring::words_for(bytes) as u64;
+        let mut image = vec![0u8; Ring::region_size(bytes)];
+        image[..8].copy_from_slice(&words.to_le_bytes());
+        let start = std::time::Instant::now();
+        let mut torn = 0;
+        scan(&image, bytes, 0, |found| {
+            assert!(matches!(found, Found::Torn));
+            torn += 1;
+        })
+        .unwrap();
+        assert_eq!(torn, words);
+        assert!(start.elapsed() < std::time::Duration::from_secs(20));
     }
 
     /// A payload whose writer unwinds between claim and commit.
