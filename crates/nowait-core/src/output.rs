@@ -25,7 +25,7 @@ use std::io::{self, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Instant, SystemTime};
+use std::time::Instant;
 
 use crate::relay::{Plain, Relay, Relayed, Waker};
 use crate::sys::{self, Descriptor, FileId, Open, Waitable};
@@ -458,14 +458,14 @@ impl Output {
     /// A rolling file: rotates before a record of `next` bytes if its
     /// period is over or the record would pass its size limit. Returns a
     /// notice for the sink, if any.
-    pub(crate) fn rotate_if_due(
-        &mut self,
-        wall: SystemTime,
-        now: Instant,
-        next: u64,
-    ) -> io::Result<Option<String>> {
+    pub(crate) fn rotate_if_due(&mut self, now: Instant, next: u64) -> io::Result<Option<String>> {
         self.guard(|output| match output {
-            Output::Rolling(r) if r.due(wall, now, next) => r.rotate(wall, now),
+            Output::Rolling(r) => {
+                let wall = r.wall();
+                r.due(wall, now, next)
+                    .then(|| r.rotate(wall, now))
+                    .flatten()
+            }
             _ => None,
         })
     }

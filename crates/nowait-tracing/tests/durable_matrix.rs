@@ -2,7 +2,8 @@
 //! producer threads (1, 4) × front ends (`Logger::log`, nowait's macros,
 //! the `tracing` layer) ×
 //! sinks (one file, a rolling file by size, a rolling file by size with
-//! compression, two files at once, a file and the terminal) × when the
+//! compression, a rolling file by time on a fast clock, two files at once,
+//! a file and the terminal) × when the
 //! kill comes (while logging at full speed, or while the next start is
 //! recovering).
 //!
@@ -27,7 +28,7 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use nowait_core::{Builder, FullPolicy, Level, Plain, Rolling, Sink};
 use tracing_subscriber::prelude::*;
@@ -60,14 +61,18 @@ enum Sinks {
     File,
     RollingBySize,
     RollingCompressed,
+    /// A new file every minute of a clock that runs 6,000 times faster
+    /// than the real one (a roll every 10 ms).
+    RollingByTime,
     TwoFiles,
     FileAndTerminal,
 }
 
-const ALL_SINKS: [Sinks; 5] = [
+const ALL_SINKS: [Sinks; 6] = [
     Sinks::File,
     Sinks::RollingBySize,
     Sinks::RollingCompressed,
+    Sinks::RollingByTime,
     Sinks::TwoFiles,
     Sinks::FileAndTerminal,
 ];
@@ -94,7 +99,9 @@ impl Config {
     fn logs(&self, dir: &Path) -> Vec<PathBuf> {
         match self.sinks {
             Sinks::File | Sinks::FileAndTerminal => vec![dir.join("a.log")],
-            Sinks::RollingBySize | Sinks::RollingCompressed => vec![dir.join("roll")],
+            Sinks::RollingBySize | Sinks::RollingCompressed | Sinks::RollingByTime => {
+                vec![dir.join("roll")]
+            }
             Sinks::TwoFiles => vec![dir.join("a.log"), dir.join("b.log")],
         }
     }
@@ -123,6 +130,12 @@ impl Config {
                         .compress(self.sinks == Sinks::RollingCompressed),
                 ))
             }
+            Sinks::RollingByTime => {
+                std::fs::create_dir_all(dir.join("roll")).unwrap();
+                b.sink(Sink::rolling(
+                    Rolling::minutely(dir.join("roll"), "app.log").clock(fast_clock),
+                ))
+            }
             Sinks::TwoFiles => b
                 .sink(Sink::file(dir.join("a.log")))
                 .sink(Sink::file(dir.join("b.log"))),
@@ -131,6 +144,15 @@ impl Config {
             Sinks::FileAndTerminal => b.sink(Sink::file(dir.join("a.log"))).sink(Sink::stderr()),
         }
     }
+}
+
+/// A wall clock 6,000 times faster than the real one from the first call
+/// in this process on, starting at the real time.
+fn fast_clock() -> SystemTime {
+    static START: std::sync::OnceLock<(std::time::Instant, SystemTime)> =
+        std::sync::OnceLock::new();
+    let (at, wall) = *START.get_or_init(|| (std::time::Instant::now(), SystemTime::now()));
+    wall + at.elapsed() * 6000
 }
 
 /// The shared page where each producer thread publishes how many of its
@@ -313,6 +335,9 @@ struct Tally {
     acked: u64,
     missing: u64,
     duplicated: u64,
+    /// Files the rolling sinks rolled to, in all (by size, by time).
+    rolled_by_size: u64,
+    rolled_by_time: u64,
 }
 
 #[test]
@@ -389,6 +414,13 @@ fn sigkill_anywhere_in_the_matrix_writes_each_acknowledged_record_once() {
 
         tally.runs += 1;
         tally.acked += acked.iter().sum::<u64>();
+        if let Ok(files) = std::fs::read_dir(dir.join("roll")) {
+            let rolled = files.count().saturating_sub(1) as u64;
+            match config.sinks {
+                Sinks::RollingByTime => tally.rolled_by_time += rolled,
+                _ => tally.rolled_by_size += rolled,
+            }
+        }
         for log in config.logs(&dir) {
             let (seen, notices) = if config.sinks == Sinks::RollingCompressed {
                 read_settled(&log)

@@ -46,6 +46,8 @@ struct Failing {
 /// The open file of a rolling sink.
 #[derive(Debug)]
 pub(crate) struct RollingFile {
+    /// The wall clock files are named and rolled by.
+    clock: fn() -> SystemTime,
     dir: PathBuf,
     naming: Naming,
     max_size: Option<u64>,
@@ -144,7 +146,7 @@ impl RollingFile {
     pub(crate) fn open(cfg: &Rolling) -> io::Result<RollingFile> {
         fs::create_dir_all(&cfg.dir)?;
         let naming = cfg.naming();
-        let now = unix_secs(SystemTime::now());
+        let now = unix_secs((cfg.clock)());
         let offset = utc_offset(cfg.local, now);
         let current = period(cfg.rotation, now + offset);
         // The newest file of this period, if an earlier run left one, and
@@ -211,6 +213,7 @@ impl RollingFile {
             })
         });
         let mut rf = RollingFile {
+            clock: cfg.clock,
             dir: cfg.dir.clone(),
             max_size: cfg.max_size,
             local: cfg.local,
@@ -242,6 +245,11 @@ impl RollingFile {
                 current: self.key.clone(),
             });
         }
+    }
+
+    /// The time on this sink's wall clock ([`Rolling::clock`]).
+    pub(crate) fn wall(&self) -> SystemTime {
+        (self.clock)()
     }
 
     /// Whether to rotate before writing a record of `next` bytes: its

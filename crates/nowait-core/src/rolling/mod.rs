@@ -12,6 +12,7 @@ mod maintain;
 pub(crate) mod naming;
 
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use naming::{Key, Naming};
 
@@ -136,6 +137,8 @@ pub struct Rolling {
     pub(crate) max_files: Option<usize>,
     pub(crate) compress: bool,
     pub(crate) local: bool,
+    /// The wall clock files are named and rolled by.
+    pub(crate) clock: fn() -> SystemTime,
 }
 
 impl Rolling {
@@ -160,6 +163,7 @@ impl Rolling {
             max_files: None,
             compress: false,
             local: false,
+            clock: SystemTime::now,
         }
     }
 
@@ -347,6 +351,40 @@ impl Rolling {
     /// ```
     pub fn local_time(mut self, on: bool) -> Rolling {
         self.local = on;
+        self
+    }
+
+    /// The wall clock that names files and decides when a period is over
+    /// (default: `SystemTime::now`). For tests that must cross a period,
+    /// a daylight-saving change or a midnight without waiting for one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU64, Ordering};
+    /// use std::time::{Duration, SystemTime, UNIX_EPOCH};
+    ///
+    /// static NOW: AtomicU64 = AtomicU64::new(1_700_000_000);
+    /// fn fake() -> SystemTime {
+    ///     UNIX_EPOCH + Duration::from_secs(NOW.load(Ordering::Relaxed))
+    /// }
+    ///
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let (logger, guard) = nowait_core::Builder::new()
+    ///     .sink(nowait_core::Sink::rolling(
+    ///         nowait_core::Rolling::hourly(dir.path(), "app.log").clock(fake),
+    ///     ))
+    ///     .build()
+    ///     .unwrap();
+    /// logger.log(nowait_core::Level::Info, "in the first hour").unwrap();
+    /// logger.flush().unwrap();
+    /// NOW.fetch_add(3600, Ordering::Relaxed);
+    /// logger.log(nowait_core::Level::Info, "in the next").unwrap();
+    /// drop(guard);
+    /// assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
+    /// ```
+    pub fn clock(mut self, now: fn() -> SystemTime) -> Rolling {
+        self.clock = now;
         self
     }
 

@@ -525,7 +525,7 @@ impl SinkState {
         }
         let next = self.first_len();
         let before = self.output.current_file().map(|(_, _, id)| id);
-        let notice = self.output.rotate_if_due(SystemTime::now(), now, next)?;
+        let notice = self.output.rotate_if_due(now, next)?;
         if self.output.current_file().map(|(_, _, id)| id) != before {
             on_new_file(self.durable_view());
             self.output.housekeep()?;
