@@ -390,20 +390,32 @@ pub mod design {
     //! **Recovery** (the next `build()` with the path, or the
     //! `nowait-recover` example tool), before any sink takes a new record:
     //!
-    //! 1. An exclusive `flock` on the file: a live logger (in this process
-    //!    or another) holds it, and the build fails with an error saying
-    //!    so. A logger of this process that was shut down (its handles
-    //!    still alive) keeps its file unlinked and the path starts afresh.
-    //! 2. The file is read whole. If it holds anything, the new file is
-    //!    made at `PATH.recovering` (the old one stays whole at the path);
-    //!    every block is allocated with zeros (a full disk is a build
-    //!    error, the old file untouched), mapped, and every page touched,
-    //!    so the first records pay no page fault on tmpfs.
-    //! 3. Each file sink's pending range is compared with the file's length
-    //!    now: bytes the dead process wrote after its last snapshot are not
-    //!    written again, a write the kill cut short is completed from its
-    //!    first missing byte; if the file was rotated or replaced since,
-    //!    the bytes are appended to whatever is at the path, with a notice.
+    //! 1. The path is opened without following a link, or created
+    //!    exclusively with mode `0600`; an existing file is adopted only if
+    //!    it is a regular file of this user that nobody else may write, and
+    //!    a crash-durable file (else the build fails saying which). Then an
+    //!    exclusive `flock`: a live logger (in this process or another)
+    //!    holds it, and the build fails with an error saying so. A logger
+    //!    of this process that was shut down (its handles still alive)
+    //!    keeps its file unlinked and the path starts afresh.
+    //! 2. The file is untrusted input (`SECURITY.md`): its header is
+    //!    checked (magic, version, sizes within caps, the layout's size
+    //!    against the file's real length, all in checked arithmetic), then
+    //!    the file is mapped read-only for exactly that layout. Every word
+    //!    is read through total getters; an inconsistent one is a notice
+    //!    and a counted loss, and a file that cannot be read is set aside
+    //!    as `PATH.corrupt`.
+    //! 3. Each dead file sink's pending range goes only to a file sink of
+    //!    the recovering logger that matches it (the same canonical path or
+    //!    file identity; a rolling sink's own name in its directory), never
+    //!    to a path the file names; without a match the bytes are counted
+    //!    lost in a notice naming the file. The range is compared with the
+    //!    file's length now: bytes the dead process wrote after its last
+    //!    snapshot are not written again, a write the kill cut short is
+    //!    completed from its first missing byte. A rotation published its
+    //!    new file to the snapshot before writing to it, so the range always
+    //!    belongs to the file the snapshot names; if that file was renamed
+    //!    from outside, it is found by identity in its directory.
     //! 4. The ring is scanned from `taken` to the head: a committed record
     //!    is decoded with the catalog (call sites and threads of the dead
     //!    process are mapped to those of this one with the same content, or
@@ -416,8 +428,12 @@ pub mod design {
     //!    from a stale word of an earlier lap, so that two torn claims in
     //!    a row count as two; as a payload word of an earlier lap may carry
     //!    the tag too, its length is never trusted past that next word.
-    //! 5. A notice, then the records, are pushed into the new ring before
-    //!    the writer thread starts; then the new file is renamed over the
+    //! 5. The new file is made at `PATH.recovering` (created exclusively),
+    //!    with a ring large enough for everything recovered (at least the
+    //!    configured size); every block is allocated with zeros (a full
+    //!    disk is a build error, the old file untouched), mapped, and every
+    //!    page touched. A notice, then the records, are pushed into the new
+    //!    ring before the writer thread starts; then the new file is renamed over the
     //!    old one, and only then does the writer start. A process killed
     //!    during its recovery therefore leaves either the old file (none
     //!    of its records written yet; the files' completion of step 3 is
