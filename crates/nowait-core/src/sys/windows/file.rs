@@ -21,8 +21,8 @@ pub(crate) type FileId = (u64, u64);
 
 const SHARE_ALL: u32 = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
 
-/// The identity of an open file.
-pub(crate) fn file_id(file: &File) -> io::Result<FileId> {
+/// What Windows says of an open file: attributes, link count, identity.
+pub(super) fn handle_info(file: &File) -> io::Result<BY_HANDLE_FILE_INFORMATION> {
     let mut info = BY_HANDLE_FILE_INFORMATION {
         dwFileAttributes: 0,
         ftCreationTime: Default::default(),
@@ -42,6 +42,12 @@ pub(crate) fn file_id(file: &File) -> io::Result<FileId> {
     if ok == 0 {
         return Err(io::Error::last_os_error());
     }
+    Ok(info)
+}
+
+/// The identity of an open file.
+pub(crate) fn file_id(file: &File) -> io::Result<FileId> {
+    let info = handle_info(file)?;
     Ok((
         u64::from(info.dwVolumeSerialNumber),
         (u64::from(info.nFileIndexHigh) << 32) | u64::from(info.nFileIndexLow),

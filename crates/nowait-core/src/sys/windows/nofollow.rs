@@ -18,13 +18,11 @@ use std::fs::{File, Metadata, OpenOptions};
 use std::io;
 use std::os::windows::ffi::OsStrExt;
 use std::os::windows::fs::OpenOptionsExt;
-use std::os::windows::io::AsRawHandle;
 use std::path::Path;
 
 use windows_sys::Win32::Storage::FileSystem::{
-    GetFileInformationByHandle, MoveFileExW, BY_HANDLE_FILE_INFORMATION, FILE_ATTRIBUTE_DIRECTORY,
-    FILE_ATTRIBUTE_REPARSE_POINT, FILE_FLAG_OPEN_REPARSE_POINT, FILE_SHARE_DELETE, FILE_SHARE_READ,
-    FILE_SHARE_WRITE,
+    MoveFileExW, FILE_ATTRIBUTE_DIRECTORY, FILE_ATTRIBUTE_REPARSE_POINT,
+    FILE_FLAG_OPEN_REPARSE_POINT, FILE_SHARE_DELETE, FILE_SHARE_READ, FILE_SHARE_WRITE,
 };
 
 /// The access a new file gets: what its directory passes on.
@@ -103,23 +101,7 @@ pub(crate) fn rename_new(from: &Path, to: &Path) -> io::Result<()> {
 
 /// `file` if it is a regular file, not a reparse point, with one name.
 fn checked(file: File) -> io::Result<File> {
-    let mut info = BY_HANDLE_FILE_INFORMATION {
-        dwFileAttributes: 0,
-        ftCreationTime: Default::default(),
-        ftLastAccessTime: Default::default(),
-        ftLastWriteTime: Default::default(),
-        dwVolumeSerialNumber: 0,
-        nFileSizeHigh: 0,
-        nFileSizeLow: 0,
-        nNumberOfLinks: 0,
-        nFileIndexHigh: 0,
-        nFileIndexLow: 0,
-    };
-    // SAFETY: the handle is open for the call (borrowed from `file`), and
-    // `info` is a valid, writable structure of the type the call fills.
-    if unsafe { GetFileInformationByHandle(file.as_raw_handle(), &mut info) } == 0 {
-        return Err(io::Error::last_os_error());
-    }
+    let info = super::file::handle_info(&file)?;
     let why = if info.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
         "a symbolic link or other reparse point, not followed".to_owned()
     } else if info.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY != 0 {
