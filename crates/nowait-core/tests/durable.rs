@@ -258,38 +258,7 @@ fn read_log(log: &Path) -> (BTreeMap<u64, u32>, Vec<String>) {
 
 fn read_once(log: &Path) -> (BTreeMap<u64, u32>, Vec<String>) {
     let text = if log.is_dir() {
-        // A rolling sink's files, in any order (each record is counted
-        // wherever it is), archives decompressed.
-        let mut text = String::new();
-        for entry in std::fs::read_dir(log).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            // A compression under way (`.gz.tmp`), or done and its source
-            // not yet removed (both names, the same text): read once.
-            if name.ends_with(".gz.tmp") {
-                continue;
-            }
-            let bytes = std::fs::read(&path).unwrap_or_default();
-            if let Some(plain) = name.strip_suffix(".gz") {
-                use std::io::Read;
-                let mut unpacked = String::new();
-                let mut d = flate2::read::GzDecoder::new(&bytes[..]);
-                d.read_to_string(&mut unpacked).unwrap();
-                if std::fs::read(log.join(plain)).is_ok_and(|p| p == unpacked.as_bytes()) {
-                    continue;
-                }
-                text.push_str(&unpacked);
-            } else {
-                let part = String::from_utf8_lossy(&bytes);
-                // A file a kill cut mid-line: its torn end is completed
-                // in place, never continued in another file.
-                text.push_str(&part);
-                if !part.is_empty() && !part.ends_with('\n') {
-                    text.push('\n');
-                }
-            }
-        }
-        text
+        nowait_testkit::read_rolled(log)
     } else {
         std::fs::read_to_string(log).unwrap_or_default()
     };

@@ -1,7 +1,8 @@
 //! Test support shared by nowait's crates (unpublished): [`Shared`], an
 //! in-memory sink the test can read back, [`Counting`], a global
-//! allocator that counts allocations made on opted-in threads, and [`Rng`],
-//! a seeded generator so that randomised tests replay.
+//! allocator that counts allocations made on opted-in threads, [`Rng`],
+//! a seeded generator so that randomised tests replay, and
+//! [`read_rolled`], the text a rolling sink's directory holds.
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -287,4 +288,52 @@ impl Write for Sluggish {
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+/// The text of every file in a rolling sink's directory `dir`, each file's
+/// lines whole (a file a kill cut mid-line gets a line break), archives
+/// decompressed. A compression under way (`NAME.gz.tmp`) is passed over,
+/// and an archive whose source is still there with the same text (the
+/// source not yet removed) is read once. Files come in directory order.
+///
+/// # Panics
+///
+/// If `dir` cannot be read or an archive does not decompress.
+///
+/// # Examples
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// std::fs::write(dir.path().join("app.log"), "one\ntwo").unwrap();
+/// assert_eq!(nowait_testkit::read_rolled(dir.path()), "one\ntwo\n");
+/// ```
+pub fn read_rolled(dir: &std::path::Path) -> String {
+    use std::io::Read;
+    let mut text = String::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if name.ends_with(".gz.tmp") {
+            continue;
+        }
+        let bytes = std::fs::read(&path).unwrap_or_default();
+        let part = match name.strip_suffix(".gz") {
+            Some(plain) => {
+                let mut unpacked = String::new();
+                flate2::read::GzDecoder::new(&bytes[..])
+                    .read_to_string(&mut unpacked)
+                    .unwrap();
+                if std::fs::read(dir.join(plain)).is_ok_and(|p| p == unpacked.as_bytes()) {
+                    continue;
+                }
+                unpacked
+            }
+            None => String::from_utf8_lossy(&bytes).into_owned(),
+        };
+        text.push_str(&part);
+        if !part.is_empty() && !part.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    text
 }

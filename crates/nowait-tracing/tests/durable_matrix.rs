@@ -24,7 +24,6 @@
 #![cfg(all(target_os = "linux", not(miri)))] // SIGKILL, shared mappings; Miri cannot spawn.
 
 use std::collections::BTreeMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -270,33 +269,11 @@ fn spawn(config: &Config, dir: &Path, recover: bool, stall: bool) -> std::proces
 /// `(thread, id) -> count` of the records a sink's file or directory
 /// holds; the lines that are not records (notices).
 fn read(log: &Path) -> (BTreeMap<(usize, u64), u32>, Vec<String>) {
-    let mut text = String::new();
-    if log.is_dir() {
-        for entry in std::fs::read_dir(log).unwrap() {
-            let path = entry.unwrap().path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if name.ends_with(".gz.tmp") {
-                continue;
-            }
-            let bytes = std::fs::read(&path).unwrap_or_default();
-            if let Some(plain) = name.strip_suffix(".gz") {
-                let mut unpacked = String::new();
-                flate2::read::GzDecoder::new(&bytes[..])
-                    .read_to_string(&mut unpacked)
-                    .unwrap();
-                // Compressed, its source not yet removed: read once.
-                if std::fs::read(log.join(plain)).is_ok_and(|p| p == unpacked.as_bytes()) {
-                    continue;
-                }
-                text.push_str(&unpacked);
-            } else {
-                text.push_str(&String::from_utf8_lossy(&bytes));
-                text.push('\n');
-            }
-        }
+    let text = if log.is_dir() {
+        nowait_testkit::read_rolled(log)
     } else {
-        text = std::fs::read_to_string(log).unwrap_or_default();
-    }
+        std::fs::read_to_string(log).unwrap_or_default()
+    };
     let mut seen = BTreeMap::new();
     let mut notices = Vec::new();
     for line in text.lines().filter(|l| !l.is_empty()) {
