@@ -17,7 +17,9 @@
 //! record is there twice.
 //!
 //! `NOWAIT_MATRIX_RUNS` sets the number of kills (default 60),
-//! `NOWAIT_MATRIX_SECONDS` a time after which no new run starts, and
+//! `NOWAIT_MATRIX_SECONDS` a time after which no new run starts,
+//! `NOWAIT_MATRIX_CONFIG` one cell for every run (as a failure prints it:
+//! `threads front sinks capacity`, indices into the tables below), and
 //! `NOWAIT_MATRIX_MAX_MS` how late in the child's life they may come
 //! (default 400 ms after 30); the seed makes each run's configuration and
 //! timing reproducible (`NOWAIT_MATRIX_SEED`).
@@ -349,11 +351,15 @@ fn sigkill_anywhere_in_the_matrix_writes_each_acknowledged_record_once() {
     let mut failures = Vec::new();
     for run in 0..runs {
         let r = next();
-        let config = Config {
-            threads: if r % 2 == 0 { 1 } else { MAX_THREADS },
-            front: ALL_FRONTS[(r >> 1) as usize % ALL_FRONTS.len()],
-            sinks: ALL_SINKS[(r >> 4) as usize % ALL_SINKS.len()],
-            capacity: [4 << 10, 64 << 10, 1 << 20][(r >> 8) as usize % 3],
+        let forced = std::env::var("NOWAIT_MATRIX_CONFIG").ok();
+        let config = match forced {
+            Some(c) => Config::decode(&c),
+            None => Config {
+                threads: if r % 2 == 0 { 1 } else { MAX_THREADS },
+                front: ALL_FRONTS[(r >> 1) as usize % ALL_FRONTS.len()],
+                sinks: ALL_SINKS[(r >> 4) as usize % ALL_SINKS.len()],
+                capacity: [4 << 10, 64 << 10, 1 << 20][(r >> 8) as usize % 3],
+            },
         };
         let delay = Duration::from_millis(30 + (r >> 16) % max_delay_ms);
         let kill_recovery = (r >> 32) % 4 == 0;
