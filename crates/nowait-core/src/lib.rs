@@ -260,6 +260,7 @@ mod ring;
 mod rolling;
 mod shared;
 mod sink;
+mod snapshot;
 mod stats;
 mod sync;
 #[allow(unsafe_code)]

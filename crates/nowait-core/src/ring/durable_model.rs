@@ -64,7 +64,7 @@
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
-use crate::durable::{slot_range, Phase, SlotRange};
+use crate::snapshot::{slot_range, Phase, SlotRange};
 
 use super::{
     lap_of, record_words, scan, Found, Header, Store, COMMITTED, FREE, PADDING, STATES_AT, TAIL_AT,
