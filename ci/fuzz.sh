@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Runs every cargo-fuzz target in fuzz/ for a bounded time (FUZZ_SECONDS,
-# default 45 s each), starting from its committed seeds and every input
+# default 30 s each), starting from its committed seeds and every input
 # that ever failed it. Needs a nightly toolchain; installs cargo-fuzz.
 # A crash fails the run and leaves the input in fuzz/artifacts/TARGET/:
 # copy it to crates/nowait-core/tests/fuzz-regressions/TARGET/.
 set -euo pipefail
 cd "$(dirname "$0")/../fuzz"
-seconds=${FUZZ_SECONDS:-45}
+seconds=${FUZZ_SECONDS:-30}
 command -v cargo-fuzz >/dev/null || cargo install cargo-fuzz --locked --quiet
 targets=$(cargo +nightly fuzz list)
 cargo +nightly fuzz build >/dev/null
