@@ -6,7 +6,7 @@ Runs latency_load's nowait cases without and with `--durable DIR`
 (plain, durable, plain, durable, ...), and prints durable/plain ratios of
 the medians over the runs: per-call latency p50 and p99.9 (spaced cases),
 lossless end-to-end throughput, and bytes per write() when paced. Writes
-every run's numbers and the ratios to benches/results/issue19-durable-ab.json.
+every run's numbers and the ratios to benches/results/durable-ab.json.
 
 Run: python3 benches/durable_ab.py [--reps 3] [--dir /dev/shm]
      (about 1 min per run; builds the bench first)
@@ -19,7 +19,7 @@ root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 ap = argparse.ArgumentParser()
 ap.add_argument("--reps", type=int, default=3)
 ap.add_argument("--dir", default="/dev/shm")
-ap.add_argument("--out", default=os.path.join(root, "benches", "results", "issue19-durable-ab.json"))
+ap.add_argument("--out", default=os.path.join(root, "benches", "results", "durable-ab.json"))
 a = ap.parse_args()
 
 subprocess.run(["cargo", "bench", "-p", "nowait-benches", "--bench", "latency_load", "--no-run"],

@@ -14,7 +14,7 @@ goes to the same temp dir's file system.
 
 Run (as root, alone on the machine):
   flock /tmp/nowait-bench.lock python3 benches/journald_ab.py [--reps 5] [--n 200000]
-Writes benches/results/issue20-journald-ab.{json,md}.
+Writes benches/results/journald-ab.{json,md}.
 """
 import argparse, datetime, json, os, platform, statistics, subprocess, sys, tempfile, time
 
@@ -111,7 +111,7 @@ doc = {
     "journald_over_file": med["journald"] / med["file"],
 }
 res = os.path.join(root, "benches", "results")
-with open(os.path.join(res, "issue20-journald-ab.json"), "w") as f:
+with open(os.path.join(res, "journald-ab.json"), "w") as f:
     json.dump(doc, f, indent=1)
 lost = {k: sum(a.n - r["stored"] for r in v) for k, v in runs.items()}
 md = f"""# journald sink beside the file sink (issue 20)
@@ -128,6 +128,6 @@ dir's file system, rate limiting off, datagram queue 10.
 
 journald / file: **{doc['journald_over_file']:.3f}x**.
 """
-with open(os.path.join(res, "issue20-journald-ab.md"), "w") as f:
+with open(os.path.join(res, "journald-ab.md"), "w") as f:
     f.write(md)
 print(md)

@@ -4,7 +4,7 @@
 Starts rotel-agent (blackhole exporter) on a free loopback port, then runs
 the `otlp_throughput` example alternately with `--sink file` and
 `--sink otlp`, ROUNDS times each: lossless events/s, and with `--push` the
-logging thread's ns per event. Writes benches/results/issue20-otlp-ab.json
+logging thread's ns per event. Writes benches/results/otlp-ab.json
 and .md. Run under `flock /tmp/nowait-bench.lock` after
 `cargo build --release -p nowait-examples --example otlp_throughput`.
 """
@@ -65,9 +65,9 @@ result = {
     "otlp_over_file_push": pmed["otlp"] / pmed["file"],
 }
 res = os.path.join(root, "benches/results")
-with open(os.path.join(res, "issue20-otlp-ab.json"), "w") as f:
+with open(os.path.join(res, "otlp-ab.json"), "w") as f:
     json.dump(result, f, indent=1)
-with open(os.path.join(res, "issue20-otlp-ab.md"), "w") as f:
+with open(os.path.join(res, "otlp-ab.md"), "w") as f:
     f.write("# Issue 20: OTLP sink beside the file sink\n\n%s\n\n" % result["what"])
     f.write("%s, %s CPUs, %s, commit %s, %d events per run\n\n" % (result["machine"], result["cpus"], rustc, commit, N))
     f.write("| sink | events/s (median) | push ns/event (median) | runs events/s |\n|---|---|---|---|\n")

@@ -233,10 +233,10 @@ impl Builder {
 
     /// How many threads get a lane of their own (default 0: off; at most
     /// 4096, else [`build`](Builder::build) fails). Opt in where several
-    /// threads log at once: on this project's 2-vCPU machine two threads
-    /// logging 10 µs apart paid 0.18–0.29x the per-call p50 of the shared
-    /// ring, but saturated throughput to a file was 0.70–0.82x
-    /// (`benches/results/issue21-lanes-ab.md`).
+    /// threads log at once: lanes lower the per-call latency of threads
+    /// that log at the same time and cost saturated throughput to a file
+    /// (the writer merges the lanes by timestamp); the measured trade-off
+    /// is in the repository's `benches/README.md`.
     ///
     /// A lane is a small ring that one thread fills without sharing a
     /// cache line with other producers; the writer moves lane records into
@@ -269,12 +269,9 @@ impl Builder {
     /// them off it, with `taskset` or your runtime's own pinning): the
     /// writer then never takes a request thread's CPU, or its caches,
     /// when it wakes. This is the setup quill's latency benchmark uses.
-    /// Measure what it is worth on your machine: on this project's 2-vCPU
-    /// VM it was not shown to help (two interleaved A/Bs with the request
-    /// thread on the other CPU disagreed: a macro call's p50 0.92x and
-    /// 1.23x, its p99.9 0.43x and 3.4x of the unpinned ones;
-    /// `benches/results/issue21-pinning.md`), as a VM's CPUs are not the
-    /// host's cores.
+    /// Measure what it is worth on your machine (`latency_load` in
+    /// `benches/` takes the writer's CPU as a knob): on a virtual machine,
+    /// whose CPUs are not the host's cores, it may not help at all.
     ///
     /// [`build`](Builder::build) fails if the system cannot pin a thread
     /// (macOS, whose thread affinity is only a hint; NetBSD; OpenBSD) or
@@ -659,10 +656,10 @@ impl Builder {
     /// writers), or the flush timeout passed. For audit trails and the last
     /// error before a crash, at the price of a wait on the request thread
     /// for those records only: a round trip to the writer thread and one
-    /// `write(2)` per such record (measured by
-    /// `examples/examples/fault_numbers.rs` on a 2-vCPU VM: 3.1 µs against
-    /// 29 ns for a plain push; 183 µs with
-    /// [`fsync_write_through`](Builder::fsync_write_through)).
+    /// `write(2)` per such record, and an `fsync` with
+    /// [`fsync_write_through`](Builder::fsync_write_through): microseconds
+    /// where a plain push takes nanoseconds
+    /// (`examples/examples/fault_numbers.rs` measures both).
     ///
     /// # Examples
     ///

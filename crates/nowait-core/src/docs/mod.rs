@@ -60,7 +60,7 @@ pub mod design {
     //!
     //! Without lanes every push does one CAS on the ring's `head`, a single
     //! cache line for all producers. `benches/benches/claim_line.rs`
-    //! measures that line alone on this 2-vCPU machine: one thread claiming
+    //! measures that line alone (on two virtual CPUs): one thread claiming
     //! back to back takes 7.7 ns per claim (130M claims/s); two threads
     //! claiming back to back, so that the line changes core on every claim,
     //! take 64–73 ns per claim each and 27–31M claims/s in total. That
@@ -81,7 +81,7 @@ pub mod design {
     //! uses the shared ring for the rest, so under a burst from many
     //! threads the shared line comes back, never worse than without lanes.
     //!
-    //! Measured on this machine (issue 21; `benches/results/issue21-lanes-ab.md`,
+    //! Measured (`benches/results/lanes-ab.md`,
     //! interleaved with the shared ring, 2 rounds, medians; the VM's spread
     //! is large): two producer threads 10 µs apart, per-call p50 0.18x
     //! (macros, Drop), 0.24x (Block) and 0.29x (layer) of the shared ring's;
@@ -94,7 +94,7 @@ pub mod design {
     //! next thing to make cheaper.
     //!
     //! Rejected alternatives:
-    //! - **One shared ring only** (this design until issue 21): fixed memory
+    //! - **One shared ring only** (the design before lanes): fixed memory
     //!   and claim order for free, but the claim line caps claims at 27–31M/s
     //!   here and makes two producers pay 1.95x one back to back and up to
     //!   7.5x at 10 µs (`benches/results/latency.md`, 2026-11-24).
@@ -145,7 +145,7 @@ pub mod design {
     //! `&mut [u8]` over the claimed region, lent by the ring), then commits.
     //! There is no thread-local buffer, no capacity check per value and no
     //! second copy: on `examples/push_profile.rs` this halved the cost of
-    //! issue 11's event (78.6 to 39.3 ns per call, medians of 5 interleaved
+    //! the benchmark's event (78.6 to 39.3 ns per call, medians of 5 interleaved
     //! runs), and `latency_load` shows 0.4x to 0.55x of the p50 from back to
     //! back up to calls 100 us apart, about 0.75x for calls 1 ms apart
     //! (where the first touch of cold pages dominates).
@@ -235,7 +235,7 @@ pub mod design {
     //!
     //! Three explanations of the rest of that gap were tested by timing and
     //! rejected, each with a benchmark-only patch to the ring
-    //! (`benches/results/issue21-hypotheses.md`, 6 interleaved rounds,
+    //! (`benches/results/claim-hypotheses.md`, 6 interleaved rounds,
     //! one thread, q20x2ms p50 against the unchanged ring, whose own rounds
     //! spread over 87-139 ns that hour): the writer leaving the state bytes
     //! of its last, partly read line for its next visit, so that it never
@@ -465,7 +465,7 @@ pub mod design {
     //! another format, a quarter with another sink): every acknowledged
     //! record exactly once, 2.0 M records recovered, 18 torn claims counted,
     //! 45 files completed from their mirror, and a second recovery wrote
-    //! nothing. The cost: `benches/results/issue19-durable-ab.md`.
+    //! nothing. The cost: `benches/results/durable-ab.md`.
     //!
     //! **Limits.** Exactness needs this logger to be its files' only
     //! writer (step 3 reads the file's length). When the dead process

@@ -320,11 +320,10 @@ impl Rolling {
     /// by default).
     ///
     /// Compression is CPU work on the machine's cores: no request thread
-    /// waits for it, but where cores are scarce it competes with them. On
-    /// a 2-vCPU machine, pushing 1M records/s with a rotation every
-    /// millisecond, the push's p99 went from 34 to 132 ns with gzip (p50
-    /// unchanged; `benches/benches/rolling.rs`). Rotations of realistic
-    /// size (tens of MiB or more) compress far less often.
+    /// waits for it, but where cores are scarce it competes with them and
+    /// can raise the tail latency of a push (`benches/benches/rolling.rs`
+    /// measures it with a rotation every millisecond). Rotations of
+    /// realistic size (tens of MiB or more) compress far less often.
     ///
     /// # Examples
     ///
