@@ -257,11 +257,7 @@ fn read_log(log: &Path) -> (BTreeMap<u64, u32>, Vec<String>) {
 }
 
 fn read_once(log: &Path) -> (BTreeMap<u64, u32>, Vec<String>) {
-    let text = if log.is_dir() {
-        nowait_testkit::read_rolled(log)
-    } else {
-        std::fs::read_to_string(log).unwrap_or_default()
-    };
+    let text = nowait_testkit::read_log(log);
     let mut seen = BTreeMap::new();
     let mut notices = Vec::new();
     for line in text.lines() {

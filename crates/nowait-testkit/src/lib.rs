@@ -337,3 +337,20 @@ pub fn read_rolled(dir: &std::path::Path) -> String {
     }
     text
 }
+
+/// The text of a log: a file's (empty if it does not exist), or every
+/// file's of a rolling sink's directory ([`read_rolled`]).
+///
+/// # Examples
+///
+/// ```
+/// let dir = tempfile::tempdir().unwrap();
+/// assert_eq!(nowait_testkit::read_log(&dir.path().join("none.log")), "");
+/// ```
+pub fn read_log(path: &std::path::Path) -> String {
+    if path.is_dir() {
+        read_rolled(path)
+    } else {
+        std::fs::read_to_string(path).unwrap_or_default()
+    }
+}

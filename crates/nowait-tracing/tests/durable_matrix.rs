@@ -271,11 +271,7 @@ fn spawn(config: &Config, dir: &Path, recover: bool, stall: bool) -> std::proces
 /// `(thread, id) -> count` of the records a sink's file or directory
 /// holds; the lines that are not records (notices).
 fn read(log: &Path) -> (BTreeMap<(usize, u64), u32>, Vec<String>) {
-    let text = if log.is_dir() {
-        nowait_testkit::read_rolled(log)
-    } else {
-        std::fs::read_to_string(log).unwrap_or_default()
-    };
+    let text = nowait_testkit::read_log(log);
     let mut seen = BTreeMap::new();
     let mut notices = Vec::new();
     for line in text.lines().filter(|l| !l.is_empty()) {
