@@ -1,4 +1,15 @@
-//! Design notes (documentation only, no code).
+//! Documentation only, no code: what nowait guarantees, where each
+//! platform stands, how each sink meets a slow or hostile receiver, and how
+//! the ring works.
+
+#[doc = include_str!("guarantees.md")]
+pub mod guarantees {}
+
+#[doc = include_str!("platforms.md")]
+pub mod platforms {}
+
+#[doc = include_str!("shipping.md")]
+pub mod shipping {}
 
 pub mod design {
     //! # How the ring works and why it looks like this
@@ -498,58 +509,8 @@ pub mod design {
     //!
     //! ## Platforms
     //!
-    //! Everything that differs between systems lives in `src/sys/`, one
-    //! small interface per facility; the writer, formats, ring and front
-    //! ends have no `cfg(target_os)`. Linux, "portable Unix" (macOS, the
-    //! BSDs) and Windows each implement:
-    //!
-    //! | facility | Linux | portable Unix | Windows |
-    //! |---|---|---|---|
-    //! | full-ring and flush wait | futex | `parking_lot_core` | `parking_lot_core` |
-    //! | writer's doorbell and sleep | eventfd + `poll` | self-pipe + `poll` | flag + parking lot |
-    //! | stdout/stderr | reopen `/proc/self/fd/N` with `O_NONBLOCK` | reopen the terminal by name (`ttyname`) with `O_NONBLOCK`; a pipe goes to a relay thread | console and pipes go to a relay thread |
-    //! | pipe room (the reserve for final notices) | `F_GETPIPE_SZ` + `FIONREAD` | unknown: no reserve | none |
-    //! | file identity (rotation, reopen) | device, inode | device, inode | volume serial, file index |
-    //! | files | `O_APPEND` | `O_APPEND` | append, shared for read, write and delete (rename and delete work while open) |
-    //! | sockets | non-blocking, `MSG_NOSIGNAL` | same; `SO_NOSIGPIPE` on macOS | TCP on a relay thread; no Unix sockets (a clear build error) |
-    //! | signals | SIGTERM/SIGINT drain, SIGHUP reopen | same | Ctrl-C, Ctrl-Break, close, logoff, shutdown drain; no SIGHUP |
-    //! | `atexit`, `fork` | `atexit`, `pthread_atfork` | same | `atexit`; no fork |
-    //! | the writer's CPU (`Builder::writer_cpu`) | `sched_setaffinity` | the same on FreeBSD (and DragonFly, not built here); macOS (affinity is only a hint there), NetBSD and OpenBSD refuse the setting at build | `SetThreadAffinityMask` (a CPU of the thread's processor group) |
-    //!
-    //! **Never changing the user's terminal.** `O_NONBLOCK` belongs to an
-    //! open file description, which `dup` and macOS's `/dev/fd/N` share with
-    //! the process's own descriptor: setting it there would make
-    //! `println!`, and after the program exits the shell, fail with
-    //! `EAGAIN`. So nowait only sets it on a description of its own: a
-    //! reopen through `/proc` (Linux) or of the terminal device by its name
-    //! (everywhere); a pipe on macOS or the BSDs cannot be reopened, and
-    //! neither can the Windows console or a Windows pipe be written without
-    //! blocking.
-    //!
-    //! **The relay.** Those outputs get an I/O thread of their own
-    //! (`relay.rs`): the writer hands bytes over without waiting (at most
-    //! 64 KiB held), the thread writes them with blocking calls, 8 KiB at a
-    //! time, and records count as written once the thread wrote them. A
-    //! stalled reader blocks that thread only; the sink then takes nothing
-    //! for 100 ms, is "stalled" like a full non-blocking pipe, and sheds its
-    //! own records, counted and reported. A shutdown that gives up on it
-    //! drops what the thread queued and keeps the chunk being written
-    //! pending: counted written if it finishes within the deadline,
-    //! abandoned if not. The one difference from a kernel pipe buffer: what
-    //! the thread holds dies with the process, which is why it counts as
-    //! unwritten until written.
-    //!
-    //! **What runs here.** CI runs the whole suite on Linux twice, with the
-    //! Linux backend and with `RUSTFLAGS="--cfg nowait_portable"`, which
-    //! compiles the portable Unix backend (self-pipe, parking lot, `ttyname`
-    //! reopen, relay threads for pipes, unknown pipe room) on Linux; and it
-    //! runs the suite for `x86_64-pc-windows-gnu` under Wine. Code that is
-    //! compiled for its system only and never run here: `SO_NOSIGPIPE` on
-    //! sockets (macOS), `MSG_NOSIGNAL`'s absence in the send flags (macOS),
-    //! and the Windows console's virtual terminal mode
-    //! (`GetConsoleMode`/`SetConsoleMode`: Wine's console is not a real
-    //! one); every target is checked with `cargo clippy -D warnings`
-    //! (`ci/targets.sh`).
+    //! What differs between systems, facility by facility, and what CI runs
+    //! on which: [`platforms`](super::platforms).
     //!
     //! ## Checked by
     //!

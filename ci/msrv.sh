@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds the published crates with the oldest Rust they declare
+# (`rust-version` in the workspace Cargo.toml), all features and none, so
+# that the declaration is checked rather than hoped. Installs that
+# toolchain with rustup (minimal profile) if it is missing.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+msrv=$(sed -n 's/^rust-version *= *"\(.*\)"/\1/p' Cargo.toml | head -n1)
+[ -n "$msrv" ] || { echo "ci/msrv.sh: no rust-version in Cargo.toml" >&2; exit 1; }
+rustup toolchain list | grep -q "^$msrv" || rustup toolchain install "$msrv" --profile minimal
+crates=(-p nowait-core -p nowait-tracing -p nowait-log -p nowait)
+export CARGO_TARGET_DIR=target/msrv
+echo "building ${crates[*]} with Rust $msrv"
+cargo "+$msrv" build "${crates[@]}" --all-features
+cargo "+$msrv" build "${crates[@]}" --no-default-features
