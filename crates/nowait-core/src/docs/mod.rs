@@ -108,7 +108,7 @@ pub mod design {
     //! - **One shared ring only** (the design before lanes): fixed memory
     //!   and claim order for free, but the claim line caps claims at 27–31M/s
     //!   here and makes two producers pay 1.95x one back to back and up to
-    //!   7.5x at 10 µs (`benches/results/latency.md`, 2026-11-24).
+    //!   7.5x at 10 µs (`benches/results/latency.md`).
     //! - **Per-thread queues only** (quill, NanoLog, ticklog): memory grows
     //!   with threads unless capped, and a capped design needs the shared
     //!   path anyway; quill's queues are unbounded by default, which an
@@ -234,7 +234,7 @@ pub mod design {
     //! took the macros' q20x2ms p50 from 76 to 46 ns (one thread, medians
     //! of three interleaved rounds: 76, 80, 46 against 46, 43, 47; back to
     //! back it is 20 to 40 ns either way). The likely cause, not measured
-    //! (this VM exposes no cache counters): after the writer has read a
+    //! (the VM it was measured on exposes no cache counters): after the writer has read a
     //! stretch of the ring and reset its state bytes, the next records a
     //! producer writes land on cache lines the writer's core last held. A longer
     //! interval is what a user who wants that chooses (`flush_interval`);

@@ -78,10 +78,9 @@ pub(crate) type Start = Box<dyn Fn(&Arc<Shared>) -> io::Result<()> + Send + Sync
 /// Laid out for the producers' cache: what a push reads (the ring's
 /// address, the lanes, the level limits) comes first and is never written
 /// after build, and everything the writer or a waiting thread writes sits on
-/// cache lines of its own ([`CachePadded`]). Before this, the writer's
-/// store to `consumer` around each write shared a line with `protect` and
-/// `write_through_from`, which every push reads (false sharing; the gain
-/// was within this VM's noise: CHANGELOG).
+/// cache lines of its own ([`CachePadded`]), so the writer's stores
+/// around each write never invalidate a line every push reads (no false
+/// sharing between producers and the writer).
 #[repr(C)]
 pub(crate) struct Shared {
     /// The records. Producers claim, the consumer (see `consumer`) drains.
