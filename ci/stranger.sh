@@ -48,6 +48,8 @@ PY
 
 cd "$app"
 cargo build --quiet --bins
+# The packaged crates' optional features compile too.
+cargo check --quiet --bins --features nowait/otlp,nowait/metrics,nowait/local-time
 failed=0
 for src in src/bin/*.rs; do
   bin=$(basename "$src" .rs)
