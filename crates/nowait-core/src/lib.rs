@@ -96,7 +96,7 @@
 //! `RUST_LOG`-style directives ([`Filter`], installed with [`set_filter`],
 //! reloaded with [`FilterHandle`]); each macro call site caches its
 //! decision, so a disabled call is one relaxed load and a branch (see
-//! [`filter`](mod@filter)).
+//! [`Filter`]).
 //!
 //! ```
 //! use nowait_core::{Builder, Filter, FilterHandle, Level, Sink};
@@ -215,6 +215,7 @@
 //!
 //! See [`docs::design`] ("Platforms") for how, and for what CI runs on
 //! which system. Rust 1.81 or later.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_code)]
 #![warn(
     missing_docs,
@@ -235,7 +236,7 @@ pub mod docs;
 mod durable;
 mod error;
 pub mod event;
-pub mod filter;
+mod filter;
 mod floatfmt;
 mod fork;
 mod format;
@@ -269,12 +270,10 @@ mod timefmt;
 mod writer;
 
 #[cfg(feature = "fuzzing")]
-#[doc(hidden)]
-pub mod __fuzz;
+mod __fuzz;
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
-pub use __private::STATIC_MAX_LEVEL;
 pub use backtrace::BacktraceBuffer;
 pub use builder::{
     Builder, DEFAULT_BATCH_SIZE, DEFAULT_CAPACITY, DEFAULT_FLUSH_INTERVAL, DEFAULT_IDLE_INTERVAL,
@@ -289,9 +288,12 @@ pub use global::{global, set_global};
 pub use guard::Guard;
 pub use level::{Level, ParseLevelError};
 pub use logger::Logger;
+pub use macros::STATIC_MAX_LEVEL;
 #[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub use metrics::METRIC_NAMES;
 #[cfg(feature = "otlp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
 pub use otlp::Otlp;
 pub use policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
 pub use record::{kind, Notice, Record};

@@ -12,7 +12,8 @@ use super::*;
 /// # Examples
 ///
 /// ```
-/// use nowait_core::event::{Event, EventBuf, FieldName, Item, Value};
+/// use nowait_core::__private::event::EventBuf;
+/// use nowait_core::event::{Event, FieldName, Item, Value};
 ///
 /// let mut buf = EventBuf::new();
 /// buf.begin_inline(1_000, "app");
@@ -71,7 +72,7 @@ impl<'a> Event<'a> {
     /// # Examples
     ///
     /// ```
-    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// let mut buf = nowait_core::__private::event::EventBuf::new();
     /// buf.begin_inline(5, "t");
     /// assert_eq!(nowait_core::event::Event::parse(buf.as_bytes()).unwrap().time_nanos(), 5);
     /// ```
@@ -84,7 +85,7 @@ impl<'a> Event<'a> {
     /// # Examples
     ///
     /// ```
-    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// let mut buf = nowait_core::__private::event::EventBuf::new();
     /// buf.begin_inline(5, "t");
     /// assert_eq!(nowait_core::event::Event::parse(buf.as_bytes()).unwrap().site(), None);
     /// ```
@@ -98,7 +99,7 @@ impl<'a> Event<'a> {
     /// # Examples
     ///
     /// ```
-    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// let mut buf = nowait_core::__private::event::EventBuf::new();
     /// buf.begin_inline(5, "db");
     /// assert_eq!(nowait_core::event::Event::parse(buf.as_bytes()).unwrap().target(), Some("db"));
     /// ```
@@ -112,7 +113,7 @@ impl<'a> Event<'a> {
     /// # Examples
     ///
     /// ```
-    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// let mut buf = nowait_core::__private::event::EventBuf::new();
     /// buf.begin_inline(5, "db");
     /// assert_eq!(nowait_core::event::Event::parse(buf.as_bytes()).unwrap().thread(), None);
     /// ```
@@ -134,7 +135,7 @@ impl<'a> Event<'a> {
     /// # Examples
     ///
     /// ```
-    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// let mut buf = nowait_core::__private::event::EventBuf::new();
     /// buf.begin_inline(5, "db");
     /// assert_eq!(nowait_core::event::Event::parse(buf.as_bytes()).unwrap().items().count(), 0);
     /// ```
@@ -200,7 +201,8 @@ impl<'a> Args<'a> {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::event::{Event, EventBuf, FieldName, Item, Value};
+    /// use nowait_core::__private::event::EventBuf;
+    /// use nowait_core::event::{Event, FieldName, Item, Value};
     ///
     /// let mut buf = EventBuf::new();
     /// buf.begin_inline(0, "t");
@@ -231,7 +233,8 @@ impl<'a> Args<'a> {
     /// # Examples
     ///
     /// ```
-    /// # use nowait_core::event::{Event, EventBuf, FieldName, Item, Value};
+    /// # use nowait_core::__private::event::EventBuf;
+    /// # use nowait_core::event::{Event, FieldName, Item, Value};
     /// # let mut buf = EventBuf::new();
     /// # buf.begin_inline(0, "t");
     /// # buf.args(FieldName::Index(0), 0);
@@ -248,7 +251,8 @@ impl<'a> Args<'a> {
     /// # Examples
     ///
     /// ```
-    /// # use nowait_core::event::{Event, EventBuf, FieldName, Item, Value};
+    /// # use nowait_core::__private::event::EventBuf;
+    /// # use nowait_core::event::{Event, FieldName, Item, Value};
     /// # let mut buf = EventBuf::new();
     /// # buf.begin_inline(0, "t");
     /// # buf.args(FieldName::Index(0), 0);
@@ -278,7 +282,8 @@ impl<'a> SpanFields<'a> {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::event::{Event, EventBuf, FieldName, Item, SiteKey};
+    /// use nowait_core::__private::event::EventBuf;
+    /// use nowait_core::event::{Event, FieldName, Item, SiteKey};
     ///
     /// static SPAN: u8 = 0;
     /// let mut buf = EventBuf::new();

@@ -448,7 +448,7 @@ impl<'a> Resolved<'a> {
 }
 
 /// A source location that an event without call site carries as fields
-/// (see [`LOCATION_FILE`](crate::event::LOCATION_FILE)).
+/// (see [`LOCATION_FILE`](crate::__private::event::LOCATION_FILE)).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Location<'a> {
     pub(crate) file: Option<&'a [u8]>,

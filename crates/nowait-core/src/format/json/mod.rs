@@ -54,7 +54,7 @@ use super::{is_bidi_control, plain_len, Format, MakeFormat, Options, SinkInfo, T
 /// Integers are numbers, floats numbers (as `serde_json` writes them) or
 /// `null` if not finite, booleans booleans, everything else strings.
 /// nowait's own notices are lines of target `nowait` with the text in
-/// `fields.message`; plain text records ([`kind::TEXT`]) have target `""`.
+/// `fields.message`; plain text records ([`kind::TEXT`](crate::kind::TEXT)) have target `""`.
 ///
 /// # nowait schema
 ///
