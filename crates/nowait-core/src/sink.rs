@@ -351,6 +351,7 @@ impl Sink {
     /// # Ok::<(), nowait_core::BuildError>(())
     /// ```
     #[cfg(feature = "otlp")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
     pub fn otlp(otlp: crate::otlp::Otlp) -> Sink {
         Sink::new(Target::Otlp(otlp))
     }

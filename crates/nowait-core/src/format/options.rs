@@ -43,6 +43,7 @@ pub enum Timer {
     /// thread may be changing the environment), this is sound in a
     /// program with threads. Needs the `local-time` feature.
     #[cfg(feature = "local-time")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "local-time")))]
     Local,
     /// No timestamp (as `without_time()`).
     None,
