@@ -11,8 +11,10 @@ set -euo pipefail
 pinned=nightly-2026-05-20
 commit=e50aa6fba4e63ab34c72bf9acfd2c307c1155d1a
 
+# Asking a toolchain that is not installed must not install it (rustup
+# does by default).
 same_commit() {
-  rustc +"$1" -vV 2>/dev/null | grep -q "^commit-hash: $commit$"
+  RUSTUP_AUTO_INSTALL=0 rustc +"$1" -vV 2>/dev/null | grep -q "^commit-hash: $commit$"
 }
 
 if same_commit "$pinned"; then
