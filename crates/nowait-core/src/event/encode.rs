@@ -61,7 +61,7 @@ use super::*;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FieldName<'a> {
-    /// The call site's field number `n` (see [`Callsite::fields`]). Indices
+    /// The call site's field number `n` (see [`Callsite::field`]). Indices
     /// above 252 cannot be encoded; use `Inline` for those.
     Index(usize),
     /// A name carried in the event itself (up to 255 bytes), for front ends
