@@ -10,8 +10,8 @@
 #
 # Needs the pinned nightly (ci/nightly.sh installs it if it can) and
 # cargo-public-api 0.52.0, installed here from crates.io if missing. Cold
-# (nothing installed, nothing built) this takes about four minutes on two
-# cores, most of it building cargo-public-api; then about a minute.
+# (nothing installed, nothing built), building cargo-public-api is most of
+# the run; once it is installed and target/nightly is built, seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 crates="nowait-core nowait-tracing nowait-log nowait"
