@@ -21,14 +21,14 @@
 //! pays a push per DEBUG call; the writer thread keeps the raw record and
 //! formats it only if an error comes.
 
-use nowait::{debug, error, info, Backtrace, Builder, Level, Sink};
+use nowait::{debug, error, info, BacktraceBuffer, Builder, Level, Sink};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (logger, _guard) = Builder::new()
         .sink(
             Sink::stdout()
                 .level(Level::Info)
-                .backtrace(Backtrace::records(100)),
+                .backtrace(BacktraceBuffer::records(100)),
         )
         .build()?;
     nowait::set_global(logger)?;

@@ -1,2 +1,2 @@
 #![no_main]
-libfuzzer_sys::fuzz_target!(|data: &[u8]| nowait_core::__fuzz::format_event(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| nowait_core::__private::fuzz::format_event(data));

@@ -71,7 +71,7 @@ pub enum Front {
     /// `nowait::info!` with 3 fields, global logger, [`nowait::FullPolicy::Block`].
     MacroBlock,
     /// `nowait::debug!` with 3 fields, global logger, Drop policy, the
-    /// file sink at INFO with a backtrace (`Backtrace::records(100)`): the
+    /// file sink at INFO with a backtrace (`BacktraceBuffer::records(100)`): the
     /// call passes the logger's level and is pushed; the writer keeps it
     /// (raw) and never writes it (no ERROR comes).
     DebugKept,
@@ -160,7 +160,7 @@ impl Front {
             (Front::TracingFloor, _) => "Registry + a layer visiting the fields into nothing",
             (Front::MacroDrop, _) => "global logger, Drop policy, 1 MiB ring",
             (Front::MacroBlock, _) => "global logger, Block policy, 1 MiB ring",
-            (Front::DebugKept, _) => "debug!, sink at INFO + Backtrace::records(100), Drop",
+            (Front::DebugKept, _) => "debug!, sink at INFO + BacktraceBuffer::records(100), Drop",
             (Front::DebugOff, _) => "debug!, sink at INFO, no backtrace (filtered at the call)",
             (Front::Layer | Front::Log, false) => "Drop policy (default), 1 MiB ring",
             (Front::Layer | Front::Log, true) => "Block policy, 1 MiB ring",
@@ -338,7 +338,7 @@ pub fn drive<J: Job>(front: Front, out: &Out, lossless: bool, job: &J) -> Value 
             let (logger, guard) = nowait_logger_with(out, false, |sink| {
                 let sink = sink.level(nowait::Level::Info);
                 if kept {
-                    sink.backtrace(nowait::Backtrace::records(100))
+                    sink.backtrace(nowait::BacktraceBuffer::records(100))
                 } else {
                     sink
                 }

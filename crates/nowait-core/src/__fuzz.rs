@@ -9,7 +9,8 @@ use std::sync::OnceLock;
 use crate::event::{register_callsite, register_foreign_thread, Callsite, SiteKey, ITEM_THREAD};
 use crate::format::journald::{parse_entry, valid_name};
 use crate::format::{unescaped_at, Framing};
-use crate::record::{kind, Format, MakeFormat, Plain, Record, SinkInfo};
+use crate::format::{Format, MakeFormat, Plain, SinkInfo};
+use crate::record::{kind, Record};
 use crate::{Filter, Journald, Json, Level, Syslog, Text, Timer};
 
 /// Arbitrary text as a filter directive list: `parse` and `parse_lossy`

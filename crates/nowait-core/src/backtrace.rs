@@ -5,7 +5,7 @@
 //!
 //! 1. The writer thread sees every record a front end pushed, before any
 //!    sink's level (see `SinkState::add_record`). A record below a sink's
-//!    level and at or above the backtrace's [`lowest`](Backtrace::lowest)
+//!    level and at or above the backtrace's [`lowest`](BacktraceBuffer::lowest)
 //!    level is copied, as the ring holds it (level, kind, payload), into
 //!    the sink's backtrace: a circle of bytes reserved once, at the first
 //!    record kept, to its byte bound. When the bound in records or bytes
@@ -15,7 +15,7 @@
 //!    payload (tens of nanoseconds on the writer thread), formatting it
 //!    would cost the whole format; most kept records are never written,
 //!    so only the few a trigger releases are formatted, then.
-//! 3. A record at or above the [`trigger`](Backtrace::trigger) level that
+//! 3. A record at or above the [`trigger`](BacktraceBuffer::trigger) level that
 //!    the sink takes releases the kept records into the sink, oldest first,
 //!    before itself, each formatted with
 //!    [`Format::format_kept`](crate::Format::format_kept) between two lines
@@ -26,20 +26,22 @@
 //!
 //! Nothing of this runs on the request thread: a record costs its caller
 //! the push it would cost anyway, provided it passes the logger's level
-//! and the process filter (see [`Backtrace`]).
+//! and the process filter (see [`BacktraceBuffer`]).
 
 use crate::Level;
 
-/// Default byte bound of a backtrace made with [`Backtrace::records`].
+/// Default byte bound of a backtrace made with [`BacktraceBuffer::records`].
 const DEFAULT_BYTES: usize = 256 << 10;
 
 /// Bytes a kept record costs besides its payload (its level, kind and
 /// length).
 pub(crate) const RECORD_OVERHEAD: usize = 6;
 
-/// A sink's backtrace: the last records below the sink's level, kept on
-/// the writer thread and written only when an error (or the
-/// [`trigger`](Backtrace::trigger) level) reaches the sink, before it.
+/// A sink's backtrace of records (not of the stack, as
+/// `std::backtrace::Backtrace`): a bounded buffer of the last records below
+/// the sink's level, kept on the writer thread and written only when an
+/// error (or the [`trigger`](BacktraceBuffer::trigger) level) reaches the
+/// sink, before it.
 ///
 /// Set with [`Sink::backtrace`](crate::Sink::backtrace). A file at INFO
 /// with a backtrace of 100 records shows, before each ERROR, the DEBUG
@@ -48,7 +50,7 @@ pub(crate) const RECORD_OVERHEAD: usize = 6;
 /// # What is kept
 ///
 /// Records below the sink's [`level`](crate::Sink::level) and at or above
-/// [`lowest`](Backtrace::lowest) (default DEBUG). The logger's
+/// [`lowest`](BacktraceBuffer::lowest) (default DEBUG). The logger's
 /// [`min_level`](crate::Logger::min_level) goes down to `lowest` so that the
 /// front ends push them; a process filter ([`set_filter`](crate::set_filter),
 /// `RUST_LOG`, or a `tracing_subscriber::EnvFilter` in front of the
@@ -59,8 +61,8 @@ pub(crate) const RECORD_OVERHEAD: usize = 6;
 ///
 /// # Bounds
 ///
-/// At most [`max_records`](Backtrace::max_records) records and
-/// [`max_bytes`](Backtrace::max_bytes) bytes (each record counting its
+/// At most [`max_records`](BacktraceBuffer::max_records) records and
+/// [`max_bytes`](BacktraceBuffer::max_bytes) bytes (each record counting its
 /// payload, as the front end encoded it, plus 6 bytes), the older ones
 /// forgotten first. Both, because records are what a reader counts, and
 /// bytes are what memory is: a record may be as large as
@@ -112,7 +114,7 @@ pub(crate) const RECORD_OVERHEAD: usize = 6;
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Backtrace, Builder, Level, Sink, Text};
+/// use nowait_core::{BacktraceBuffer, Builder, Level, Sink, Text};
 ///
 /// # let dir = tempfile::tempdir()?;
 /// # let path = dir.path().join("app.log");
@@ -121,7 +123,7 @@ pub(crate) const RECORD_OVERHEAD: usize = 6;
 ///         Sink::file(&path)
 ///             .format(Text::new().without_time())
 ///             .level(Level::Info)
-///             .backtrace(Backtrace::records(100)),
+///             .backtrace(BacktraceBuffer::records(100)),
 ///     )
 ///     .build()?;
 /// logger.log(Level::Debug, "connecting to db1")?;
@@ -141,25 +143,25 @@ pub(crate) const RECORD_OVERHEAD: usize = 6;
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Backtrace {
+pub struct BacktraceBuffer {
     pub(crate) records: usize,
     pub(crate) bytes: usize,
     pub(crate) trigger: Level,
     pub(crate) lowest: Level,
 }
 
-impl Backtrace {
+impl BacktraceBuffer {
     /// Keeps the last `n` records (and at most 256 KiB of them).
     ///
     /// # Examples
     ///
     /// ```
-    /// let bt = nowait_core::Backtrace::records(100);
+    /// let bt = nowait_core::BacktraceBuffer::records(100);
     /// assert_eq!(bt.max_record_count(), 100);
     /// assert_eq!(bt.max_byte_count(), 256 << 10);
     /// ```
-    pub fn records(n: usize) -> Backtrace {
-        Backtrace {
+    pub fn records(n: usize) -> BacktraceBuffer {
+        BacktraceBuffer {
             records: n,
             bytes: DEFAULT_BYTES,
             trigger: Level::Error,
@@ -173,14 +175,14 @@ impl Backtrace {
     /// # Examples
     ///
     /// ```
-    /// let bt = nowait_core::Backtrace::bytes(1 << 20);
+    /// let bt = nowait_core::BacktraceBuffer::bytes(1 << 20);
     /// assert_eq!(bt.max_byte_count(), 1 << 20);
     /// assert_eq!(bt.max_record_count(), usize::MAX);
     /// ```
-    pub fn bytes(bytes: usize) -> Backtrace {
-        Backtrace {
+    pub fn bytes(bytes: usize) -> BacktraceBuffer {
+        BacktraceBuffer {
             bytes,
-            ..Backtrace::records(usize::MAX)
+            ..BacktraceBuffer::records(usize::MAX)
         }
     }
 
@@ -190,10 +192,10 @@ impl Backtrace {
     /// # Examples
     ///
     /// ```
-    /// let bt = nowait_core::Backtrace::bytes(64 << 10).max_records(500);
+    /// let bt = nowait_core::BacktraceBuffer::bytes(64 << 10).max_records(500);
     /// assert_eq!(bt.max_record_count(), 500);
     /// ```
-    pub fn max_records(mut self, n: usize) -> Backtrace {
+    pub fn max_records(mut self, n: usize) -> BacktraceBuffer {
         self.records = n;
         self
     }
@@ -204,10 +206,10 @@ impl Backtrace {
     /// # Examples
     ///
     /// ```
-    /// let bt = nowait_core::Backtrace::records(1000).max_bytes(1 << 20);
+    /// let bt = nowait_core::BacktraceBuffer::records(1000).max_bytes(1 << 20);
     /// assert_eq!(bt.max_byte_count(), 1 << 20);
     /// ```
-    pub fn max_bytes(mut self, bytes: usize) -> Backtrace {
+    pub fn max_bytes(mut self, bytes: usize) -> BacktraceBuffer {
         self.bytes = bytes;
         self
     }
@@ -220,36 +222,36 @@ impl Backtrace {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Backtrace, Level};
+    /// use nowait_core::{BacktraceBuffer, Level};
     ///
-    /// let bt = Backtrace::records(100).trigger(Level::Warn);
+    /// let bt = BacktraceBuffer::records(100).trigger(Level::Warn);
     /// assert_eq!(bt.trigger_level(), Level::Warn);
     /// ```
-    pub fn trigger(mut self, level: Level) -> Backtrace {
+    pub fn trigger(mut self, level: Level) -> BacktraceBuffer {
         self.trigger = level;
         self
     }
 
     /// The least severe level kept (default [`Level::Debug`]; TRACE
     /// records, often many, are then filtered as usual). The logger lets
-    /// records from this level through (see [`Backtrace`]).
+    /// records from this level through (see [`BacktraceBuffer`]).
     ///
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Backtrace, Builder, Level, Sink};
+    /// use nowait_core::{BacktraceBuffer, Builder, Level, Sink};
     ///
     /// let (logger, _guard) = Builder::new()
     ///     .sink(
     ///         Sink::writer(std::io::sink())
     ///             .level(Level::Info)
-    ///             .backtrace(Backtrace::records(100).lowest(Level::Trace)),
+    ///             .backtrace(BacktraceBuffer::records(100).lowest(Level::Trace)),
     ///     )
     ///     .build()?;
     /// assert_eq!(logger.min_level(), Level::Trace);
     /// # Ok::<(), nowait_core::BuildError>(())
     /// ```
-    pub fn lowest(mut self, level: Level) -> Backtrace {
+    pub fn lowest(mut self, level: Level) -> BacktraceBuffer {
         self.lowest = level;
         self
     }
@@ -259,7 +261,7 @@ impl Backtrace {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(nowait_core::Backtrace::records(7).max_record_count(), 7);
+    /// assert_eq!(nowait_core::BacktraceBuffer::records(7).max_record_count(), 7);
     /// ```
     pub fn max_record_count(&self) -> usize {
         self.records
@@ -270,7 +272,7 @@ impl Backtrace {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(nowait_core::Backtrace::bytes(4096).max_byte_count(), 4096);
+    /// assert_eq!(nowait_core::BacktraceBuffer::bytes(4096).max_byte_count(), 4096);
     /// ```
     pub fn max_byte_count(&self) -> usize {
         self.bytes
@@ -281,9 +283,9 @@ impl Backtrace {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Backtrace, Level};
+    /// use nowait_core::{BacktraceBuffer, Level};
     ///
-    /// assert_eq!(Backtrace::records(1).trigger_level(), Level::Error);
+    /// assert_eq!(BacktraceBuffer::records(1).trigger_level(), Level::Error);
     /// ```
     pub fn trigger_level(&self) -> Level {
         self.trigger
@@ -294,9 +296,9 @@ impl Backtrace {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Backtrace, Level};
+    /// use nowait_core::{BacktraceBuffer, Level};
     ///
-    /// assert_eq!(Backtrace::records(1).lowest_level(), Level::Debug);
+    /// assert_eq!(BacktraceBuffer::records(1).lowest_level(), Level::Debug);
     /// ```
     pub fn lowest_level(&self) -> Level {
         self.lowest

@@ -9,11 +9,11 @@ use std::time::Duration;
 
 use crate::error::BuildError;
 use crate::format::{Framing, Syslog};
+use crate::format::{MakeFormat, SinkInfo};
 use crate::guard::Guard;
 use crate::logger::Logger;
 use crate::output::{self, Datagram, Journal, Opened, Output, Peer, Stream};
 use crate::policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
-use crate::record::{MakeFormat, SinkInfo};
 use crate::registry::Options;
 use crate::ring::{Ring, MAX_CAPACITY};
 use crate::shared::lanes::DEFAULT_LANES;
@@ -1102,7 +1102,7 @@ struct Spec {
     level: Level,
     /// `level`, or the backtrace's lowest level if lower.
     wanted: Level,
-    backtrace: Option<crate::Backtrace>,
+    backtrace: Option<crate::BacktraceBuffer>,
     syslog: Option<Syslog>,
 }
 

@@ -92,11 +92,11 @@
 //! below every sink's level ([`Logger::min_level`]) is never pushed by the
 //! front ends, and one below a sink's level is skipped for that sink and
 //! counted in [`SinkStats::filtered`] (or kept, and written before the
-//! next error, by the sink's [`Backtrace`]). Targets are filtered with
+//! next error, by the sink's [`BacktraceBuffer`]). Targets are filtered with
 //! `RUST_LOG`-style directives ([`Filter`], installed with [`set_filter`],
 //! reloaded with [`FilterHandle`]); each macro call site caches its
 //! decision, so a disabled call is one relaxed load and a branch (see
-//! [`filter`](mod@filter)).
+//! [`Filter`]).
 //!
 //! ```
 //! use nowait_core::{Builder, Filter, FilterHandle, Level, Sink};
@@ -215,6 +215,7 @@
 //!
 //! See [`docs::design`] ("Platforms") for how, and for what CI runs on
 //! which system. Rust 1.81 or later.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_code)]
 #![warn(
     missing_docs,
@@ -235,7 +236,7 @@ pub mod docs;
 mod durable;
 mod error;
 pub mod event;
-pub mod filter;
+mod filter;
 mod floatfmt;
 mod fork;
 mod format;
@@ -269,29 +270,33 @@ mod timefmt;
 mod writer;
 
 #[cfg(feature = "fuzzing")]
-#[doc(hidden)]
-pub mod __fuzz;
+mod __fuzz;
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
-pub use __private::STATIC_MAX_LEVEL;
-pub use backtrace::Backtrace;
+pub use backtrace::BacktraceBuffer;
 pub use builder::{
     Builder, DEFAULT_BATCH_SIZE, DEFAULT_CAPACITY, DEFAULT_FLUSH_INTERVAL, DEFAULT_IDLE_INTERVAL,
 };
 pub use error::{BuildError, FlushError, PushError, SetGlobalError};
 pub use filter::{set_filter, set_max_level, Filter, FilterError, FilterHandle};
-pub use format::{Facility, Journald, Json, JsonSchema, Syslog, Text, Timer};
+pub use format::{
+    escape_into, Facility, Format, Journald, Json, JsonSchema, MakeFormat, Plain, SinkInfo, Syslog,
+    Text, Timer,
+};
 pub use global::{global, set_global};
 pub use guard::Guard;
 pub use level::{Level, ParseLevelError};
 pub use logger::Logger;
+pub use macros::STATIC_MAX_LEVEL;
 #[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub use metrics::METRIC_NAMES;
 #[cfg(feature = "otlp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
 pub use otlp::Otlp;
 pub use policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
-pub use record::{escape_into, kind, Format, MakeFormat, Notice, Plain, Record, SinkInfo};
+pub use record::{kind, Notice, Record};
 pub use rolling::{Rolling, Rotation};
 pub use sink::Sink;
 pub use stats::{SinkStats, Stats};

@@ -110,28 +110,10 @@ impl Logger {
     /// [`push`](Logger::push), after cutting it to
     /// [`max_record_len`](Logger::max_record_len) with
     /// [`EventBuf::truncate_to`] (counted in
-    /// [`Stats::truncated`](crate::Stats::truncated)): what front ends do
-    /// with each event, in one call that copies the buffer into the ring
-    /// as one piece.
-    ///
-    /// # Errors
-    ///
-    /// As [`push`](Logger::push).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use nowait_core::event::{EventBuf, FieldName};
-    /// use nowait_core::{Builder, Level, Sink};
-    ///
-    /// let (logger, _guard) = Builder::new().sink(Sink::writer(std::io::sink())).build().unwrap();
-    /// let mut buf = EventBuf::new();
-    /// buf.begin_inline(nowait_core::event::timestamp(), "app");
-    /// buf.str(FieldName::Inline("message"), "started");
-    /// logger.push_event(Level::Info, &mut buf).unwrap();
-    /// ```
+    /// [`Stats::truncated`](crate::Stats::truncated)). The front ends call
+    /// it through `__private::push_event`.
     #[inline]
-    pub fn push_event(&self, level: Level, event: &mut EventBuf) -> Result<(), PushError> {
+    pub(crate) fn push_event(&self, level: Level, event: &mut EventBuf) -> Result<(), PushError> {
         if event.truncate_to(self.max_record_len()) {
             self.truncated();
         }
@@ -227,8 +209,8 @@ impl Logger {
             .fetch_add(1, Ordering::Relaxed);
     }
 
-    /// Counts a record that a front end cut to fit in the ring (see
-    /// [`EventBuf::truncate_to`](crate::event::EventBuf::truncate_to));
+    /// Counts a record that a front end cut to fit in the ring (an event
+    /// with its longest values cut and marked `… [truncated]`);
     /// [`Stats::truncated`](crate::Stats::truncated) shows it.
     ///
     /// # Examples
@@ -371,7 +353,8 @@ impl Logger {
     }
 
     /// Whether front ends should record the calling thread in each event
-    /// ([`EventBuf::thread`](crate::event::EventBuf::thread)): true when a
+    /// (a small number for the thread, whose name and id the writer looks
+    /// up): true when a
     /// sink's format prints thread names or ids
     /// ([`MakeFormat::needs_thread`](crate::MakeFormat::needs_thread)).
     /// Fixed when the logger is built.
@@ -395,9 +378,8 @@ impl Logger {
     }
 
     /// Whether front ends without call sites should add the source file
-    /// and line to each event, as the fields
-    /// [`LOCATION_FILE`](crate::event::LOCATION_FILE) and
-    /// [`LOCATION_LINE`](crate::event::LOCATION_LINE): true when a sink's
+    /// and line to each event, as the inline fields `log.file` and
+    /// `log.line` (the names `tracing-log` uses): true when a sink's
     /// format prints them
     /// ([`MakeFormat::needs_location`](crate::MakeFormat::needs_location)).
     /// Fixed when the logger is built.

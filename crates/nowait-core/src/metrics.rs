@@ -83,6 +83,7 @@ impl Stats {
     /// logger.stats().record_metrics();
     /// # drop(guard);
     /// ```
+    #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
     pub fn record_metrics(&self) {
         counter!("nowait_records_written_total").absolute(self.records_written);
         for (reason, value) in [

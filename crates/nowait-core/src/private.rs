@@ -1,4 +1,13 @@
-//! Support for the macros. Not a public API: no stability guarantees.
+//! What nowait's own crates share and users do not: the event wire
+//! encoding and the call-site registry for the front ends (`nowait-tracing`,
+//! `nowait-log`), the process filter's hooks for the `log` front end, and
+//! the support code of the macros.
+//!
+//! **Not a public API.** Nothing here is covered by semver: any item may
+//! change or go in any release, patch releases included. It is public only
+//! because the sibling crates and the macros' expansions must name it.
+//! Users write formats with the public [`event`](mod@crate::event) module and
+//! [`Format`](crate::Format).
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -7,56 +16,50 @@ use crate::event::{
     header_size, register_callsite, size, with_event_buf, Callsite, EventBuf, FieldName, SiteKey,
 };
 use crate::ring::Payload;
-use crate::{kind, Level};
+use crate::{kind, Level, Logger, PushError};
 
-pub use crate::event::Cursor;
+use crate::event::Cursor;
 
 pub use crate::event::message::deferrable;
 
-/// Levels below this are compiled out of the macros: set at build time
-/// with the environment variable `NOWAIT_STATIC_MAX_LEVEL` (`trace`,
-/// `debug`, `info`, `warn` or `error`; default `trace`: everything is
-/// compiled in). An environment variable rather than cargo features, so
-/// that `--all-features` builds keep every level.
-///
-/// # Examples
-///
-/// ```
-/// assert!(nowait_core::STATIC_MAX_LEVEL <= nowait_core::Level::Error);
-/// ```
-pub const STATIC_MAX_LEVEL: Level = match option_env!("NOWAIT_STATIC_MAX_LEVEL") {
-    Some(s) => parse_level(s.as_bytes()),
-    None => Level::Trace,
-};
-
-const fn parse_level(s: &[u8]) -> Level {
-    if eq_ignore_case(s, b"trace") {
-        Level::Trace
-    } else if eq_ignore_case(s, b"debug") {
-        Level::Debug
-    } else if eq_ignore_case(s, b"info") {
-        Level::Info
-    } else if eq_ignore_case(s, b"warn") {
-        Level::Warn
-    } else if eq_ignore_case(s, b"error") {
-        Level::Error
-    } else {
-        panic!("NOWAIT_STATIC_MAX_LEVEL must be trace, debug, info, warn or error")
-    }
+/// The event wire encoding, as front ends write it (see the grammar in
+/// `event/encode.rs`).
+pub mod event {
+    pub use crate::event::callsite::register_callsite;
+    pub use crate::event::direct::Cursor;
+    pub use crate::event::encode::{
+        timestamp, with_event_buf, EventBuf, LOCATION_FILE, LOCATION_LINE,
+    };
 }
 
-const fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i].to_ascii_lowercase() != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
+/// The process filter's hooks for front ends without `'static` call sites
+/// (the `log` front end), and the macros' cached call-site interest.
+pub mod filter {
+    pub use crate::filter::{current, enabled, install_default, on_change, Site};
+}
+
+/// The entry points of the fuzz targets in `fuzz/` and of their
+/// regression tests (`tests/fuzz_regressions.rs`).
+#[cfg(feature = "fuzzing")]
+pub mod fuzz {
+    #[cfg(feature = "otlp")]
+    pub use crate::__fuzz::otlp_response;
+    pub use crate::__fuzz::{durable_recover, filter_parse, format_event};
+}
+
+/// Pushes an encoded event ([`kind::EVENT`]) like
+/// [`Logger::push`], after cutting it to
+/// [`Logger::max_record_len`] with [`EventBuf::truncate_to`] (counted in
+/// [`Stats::truncated`](crate::Stats::truncated)): what front ends do with
+/// each event, in one call that copies the buffer into the ring as one
+/// piece.
+///
+/// # Errors
+///
+/// As [`Logger::push`].
+#[inline]
+pub fn push_event(logger: &Logger, level: Level, event: &mut EventBuf) -> Result<(), PushError> {
+    logger.push_event(level, event)
 }
 
 /// A macro call site: a `static` per call. The macro tests

@@ -7,8 +7,8 @@ use std::net::{SocketAddr, ToSocketAddrs};
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::format::MakeFormat;
 use crate::format::Syslog;
-use crate::record::MakeFormat;
 use crate::Level;
 
 /// A destination for records, configured before [`Builder::build`](crate::Builder::build).
@@ -36,7 +36,7 @@ pub struct Sink {
     pub(crate) level: Level,
     pub(crate) syslog: Option<Syslog>,
     pub(crate) own_thread: bool,
-    pub(crate) backtrace: Option<crate::Backtrace>,
+    pub(crate) backtrace: Option<crate::BacktraceBuffer>,
 }
 
 pub(crate) enum Target {
@@ -351,6 +351,7 @@ impl Sink {
     /// # Ok::<(), nowait_core::BuildError>(())
     /// ```
     #[cfg(feature = "otlp")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
     pub fn otlp(otlp: crate::otlp::Otlp) -> Sink {
         Sink::new(Target::Otlp(otlp))
     }
@@ -569,12 +570,12 @@ impl Sink {
     /// Keeps the last records below this sink's [`level`](Sink::level)
     /// and writes them, marked as such, before the next record at or above
     /// the backtrace's trigger level (default ERROR) that this sink takes;
-    /// see [`Backtrace`](crate::Backtrace) for what is kept, the bounds,
+    /// see [`BacktraceBuffer`](crate::BacktraceBuffer) for what is kept, the bounds,
     /// the output and the accounting. The other sinks are not affected.
     ///
     /// The records must reach the writer thread to be kept: the logger's
     /// [`min_level`](crate::Logger::min_level) goes down to the
-    /// backtrace's [`lowest`](crate::Backtrace::lowest) level (default
+    /// backtrace's [`lowest`](crate::BacktraceBuffer::lowest) level (default
     /// DEBUG), and a process filter (`RUST_LOG`, [`set_filter`](crate::set_filter),
     /// a `tracing` `EnvFilter`) must let DEBUG through as well; each DEBUG
     /// call then costs its thread a push.
@@ -582,7 +583,7 @@ impl Sink {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Backtrace, Builder, Level, Sink, Text};
+    /// use nowait_core::{BacktraceBuffer, Builder, Level, Sink, Text};
     ///
     /// # let dir = tempfile::tempdir()?;
     /// # let path = dir.path().join("app.log");
@@ -594,7 +595,7 @@ impl Sink {
     ///         Sink::file(&path)
     ///             .format(Text::new().without_time())
     ///             .level(Level::Info)
-    ///             .backtrace(Backtrace::records(50)),
+    ///             .backtrace(BacktraceBuffer::records(50)),
     ///     )
     ///     .build()?;
     /// assert_eq!(logger.min_level(), Level::Debug);
@@ -606,7 +607,7 @@ impl Sink {
     /// assert_eq!(logger.stats().sinks[1].backtrace_released, 1);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn backtrace(mut self, backtrace: crate::Backtrace) -> Sink {
+    pub fn backtrace(mut self, backtrace: crate::BacktraceBuffer) -> Sink {
         self.backtrace = Some(backtrace);
         self
     }

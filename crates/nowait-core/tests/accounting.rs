@@ -24,8 +24,8 @@ use std::time::Duration;
 
 use common::Shared as Memory;
 use nowait_core::{
-    Backtrace, Builder, Format, FullPolicy, Level, MakeFormat, Notice, Plain, PushError, Record,
-    Sink, SinkInfo,
+    BacktraceBuffer, Builder, Format, FullPolicy, Level, MakeFormat, Notice, Plain, PushError,
+    Record, Sink, SinkInfo,
 };
 use nowait_testkit::Rng;
 
@@ -96,16 +96,16 @@ struct Outcomes {
 }
 
 /// Half the time, a backtrace with random bounds and levels.
-fn random_backtrace(rng: &mut Rng) -> Option<Backtrace> {
+fn random_backtrace(rng: &mut Rng) -> Option<BacktraceBuffer> {
     (rng.below(2) == 0).then(|| {
-        Backtrace::records(1 + rng.below(50) as usize)
+        BacktraceBuffer::records(1 + rng.below(50) as usize)
             .max_bytes(1024 + rng.below(8192) as usize)
             .trigger(Level::ALL[rng.below(5) as usize])
             .lowest(Level::ALL[rng.below(5) as usize])
     })
 }
 
-fn with_backtrace(sink: Sink, bt: Option<Backtrace>) -> Sink {
+fn with_backtrace(sink: Sink, bt: Option<BacktraceBuffer>) -> Sink {
     match bt {
         Some(bt) => sink.backtrace(bt),
         None => sink,

@@ -1,7 +1,8 @@
 //! ANSI colours: only on terminals, never when `NO_COLOR` is set (and not
 //! empty), never in files. One test: it changes the environment.
 
-use nowait_core::event::{EventBuf, FieldName};
+use nowait_core::__private::event::EventBuf;
+use nowait_core::event::FieldName;
 use nowait_core::{kind, Builder, Level, MakeFormat, Record, Sink, SinkInfo, Text};
 
 fn render(terminal: bool) -> String {

@@ -8,8 +8,8 @@
 //! loggers of their own.
 
 use nowait_core::{
-    debug, error, info, trace, warn, Backtrace, Builder, Json, Level, Logger, Sink, SinkStats,
-    Stats, Syslog, Text,
+    debug, error, info, trace, warn, BacktraceBuffer, Builder, Json, Level, Logger, Sink,
+    SinkStats, Stats, Syslog, Text,
 };
 use nowait_testkit::Shared;
 
@@ -53,7 +53,7 @@ fn text_output_is_exact_in_order_and_counted_once() {
             Sink::writer(out.clone())
                 .format(text())
                 .level(Level::Info)
-                .backtrace(Backtrace::records(100)),
+                .backtrace(BacktraceBuffer::records(100)),
         )
         .build()
         .unwrap();
@@ -108,13 +108,13 @@ fn json_lines_carry_a_key_and_no_prose_line() {
             Sink::writer(ours.clone())
                 .format(Json::new().without_time())
                 .level(Level::Info)
-                .backtrace(Backtrace::records(10)),
+                .backtrace(BacktraceBuffer::records(10)),
         )
         .sink(
             Sink::writer(theirs.clone())
                 .format(Json::nowait_schema())
                 .level(Level::Warn)
-                .backtrace(Backtrace::records(10).trigger(Level::Warn)),
+                .backtrace(BacktraceBuffer::records(10).trigger(Level::Warn)),
         )
         .build()
         .unwrap();
@@ -170,7 +170,7 @@ fn past_the_record_bound_the_oldest_is_forgotten_and_said_so() {
             Sink::writer(out.clone())
                 .format(text())
                 .level(Level::Info)
-                .backtrace(Backtrace::records(3)),
+                .backtrace(BacktraceBuffer::records(3)),
         )
         .build()
         .unwrap();
@@ -209,7 +209,7 @@ fn past_the_byte_bound_the_oldest_is_forgotten() {
             Sink::writer(out.clone())
                 .format(text())
                 .level(Level::Info)
-                .backtrace(Backtrace::bytes(1024)),
+                .backtrace(BacktraceBuffer::bytes(1024)),
         )
         .build()
         .unwrap();
@@ -242,7 +242,7 @@ fn a_second_trigger_writes_only_what_came_since_the_first() {
             Sink::writer(out.clone())
                 .format(text())
                 .level(Level::Info)
-                .backtrace(Backtrace::records(10)),
+                .backtrace(BacktraceBuffer::records(10)),
         )
         .build()
         .unwrap();
@@ -288,7 +288,7 @@ fn sinks_are_independent() {
             Sink::writer(file.clone())
                 .format(text())
                 .level(Level::Info)
-                .backtrace(Backtrace::records(10).trigger(Level::Warn)),
+                .backtrace(BacktraceBuffer::records(10).trigger(Level::Warn)),
         )
         .sink(Sink::writer(term.clone()).format(text()).level(Level::Info))
         .sink(Sink::writer(all.clone()).format(text()))
@@ -328,24 +328,27 @@ fn the_logger_level_follows_the_lowest_level_kept() {
     let build = |sink: Sink| Builder::new().sink(sink).build().unwrap().0.min_level();
     let w = || Sink::writer(std::io::sink()).level(Level::Warn);
     assert_eq!(build(w()), Level::Warn);
-    assert_eq!(build(w().backtrace(Backtrace::records(5))), Level::Debug);
-    let info = Backtrace::records(5).lowest(Level::Info);
+    assert_eq!(
+        build(w().backtrace(BacktraceBuffer::records(5))),
+        Level::Debug
+    );
+    let info = BacktraceBuffer::records(5).lowest(Level::Info);
     assert_eq!(build(w().backtrace(info)), Level::Info);
-    let trace = Backtrace::records(5).lowest(Level::Trace);
+    let trace = BacktraceBuffer::records(5).lowest(Level::Trace);
     assert_eq!(build(w().backtrace(trace)), Level::Trace);
     // A backtrace whose lowest level is above the sink's keeps nothing
     // and lowers nothing.
-    let error = Backtrace::records(5).lowest(Level::Error);
+    let error = BacktraceBuffer::records(5).lowest(Level::Error);
     assert_eq!(build(w().backtrace(error)), Level::Warn);
 }
 
 #[test]
 fn bad_bounds_are_build_errors() {
     for (bt, why) in [
-        (Backtrace::records(0), "at least 1 record"),
-        (Backtrace::bytes(1023), "between 1024 bytes and 1 GiB"),
+        (BacktraceBuffer::records(0), "at least 1 record"),
+        (BacktraceBuffer::bytes(1023), "between 1024 bytes and 1 GiB"),
         (
-            Backtrace::records(5).max_bytes(2 << 30),
+            BacktraceBuffer::records(5).max_bytes(2 << 30),
             "between 1024 bytes",
         ),
     ] {
@@ -369,7 +372,7 @@ fn syslog_frames_the_released_lines() {
                 .format(nowait_core::Plain)
                 .syslog(Syslog::new().hostname("h").app_name("a"))
                 .level(Level::Info)
-                .backtrace(Backtrace::records(10)),
+                .backtrace(BacktraceBuffer::records(10)),
         )
         .build()
         .unwrap();
@@ -410,13 +413,13 @@ fn macros_release_their_events_exactly() {
             Sink::writer(plain.clone())
                 .format(text())
                 .level(Level::Info)
-                .backtrace(Backtrace::records(10).lowest(Level::Trace)),
+                .backtrace(BacktraceBuffer::records(10).lowest(Level::Trace)),
         )
         .sink(
             Sink::writer(timed.clone())
                 .format(Text::new().with_ansi(false))
                 .level(Level::Info)
-                .backtrace(Backtrace::records(10)),
+                .backtrace(BacktraceBuffer::records(10)),
         )
         .build()
         .unwrap();

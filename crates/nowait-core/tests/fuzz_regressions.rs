@@ -34,21 +34,24 @@ fn replay(target: &str, run: impl Fn(&[u8])) {
 
 #[test]
 fn durable_recover() {
-    replay("durable_recover", nowait_core::__fuzz::durable_recover);
+    replay(
+        "durable_recover",
+        nowait_core::__private::fuzz::durable_recover,
+    );
 }
 
 #[cfg(feature = "otlp")]
 #[test]
 fn otlp_response() {
-    replay("otlp_response", nowait_core::__fuzz::otlp_response);
+    replay("otlp_response", nowait_core::__private::fuzz::otlp_response);
 }
 
 #[test]
 fn filter_parse() {
-    replay("filter_parse", nowait_core::__fuzz::filter_parse)
+    replay("filter_parse", nowait_core::__private::fuzz::filter_parse)
 }
 
 #[test]
 fn format_event() {
-    replay("format_event", nowait_core::__fuzz::format_event)
+    replay("format_event", nowait_core::__private::fuzz::format_event)
 }

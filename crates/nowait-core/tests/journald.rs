@@ -70,7 +70,8 @@ mod real {
     use std::process::{Child, Command, Stdio};
     use std::time::{Duration, Instant};
 
-    use nowait_core::event::{register_callsite, Callsite, EventBuf, FieldName, SiteKey};
+    use nowait_core::__private::event::{register_callsite, EventBuf};
+    use nowait_core::event::{Callsite, FieldName, SiteKey};
     use nowait_core::{kind, Builder, FullPolicy, Journald, Level, Sink};
     use serde_json::Value;
 

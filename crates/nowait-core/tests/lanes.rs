@@ -8,7 +8,8 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use common::{Shared, Slow};
-use nowait_core::event::{timestamp, EventBuf, FieldName};
+use nowait_core::__private::event::{timestamp, EventBuf};
+use nowait_core::event::FieldName;
 use nowait_core::{kind, Builder, FullPolicy, Level, Sink};
 
 /// Lanes are opt-in: every test here turns them on (16, the count the

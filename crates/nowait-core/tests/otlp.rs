@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use nowait_core::event::{register_callsite, Callsite, EventBuf, FieldName, SiteKey};
+use nowait_core::__private::event::{register_callsite, EventBuf};
+use nowait_core::event::{Callsite, FieldName, SiteKey};
 use nowait_core::{kind, Builder, Level, Otlp, Plain, Sink, SinkStats};
 use nowait_testkit::Shared;
 
@@ -180,7 +181,7 @@ fn log_seqs(logger: &nowait_core::Logger, range: std::ops::Range<u64>) {
     let mut buf = EventBuf::new();
     for i in range {
         buf.clear();
-        buf.begin_inline(nowait_core::event::timestamp(), "otlp_test");
+        buf.begin_inline(nowait_core::__private::event::timestamp(), "otlp_test");
         buf.str(FieldName::Inline("message"), "record");
         buf.u64(FieldName::Inline("seq"), i);
         logger
@@ -233,7 +234,7 @@ fn fields_arrive_exactly_as_the_official_types_decode_them() {
             ))
             .build()
             .unwrap();
-        let t = nowait_core::event::timestamp();
+        let t = nowait_core::__private::event::timestamp();
         let mut buf = EventBuf::new();
         buf.begin_at(t, SiteKey::of(&SITE));
         buf.thread();

@@ -58,8 +58,9 @@
 //! A record larger than the logger's
 //! [`max_record_len`](nowait_core::Logger::max_record_len) (half the ring)
 //! is written shortened rather than dropped: its longest message and
-//! values are cut and end in `… [truncated]` (see
-//! [`EventBuf::truncate_to`](nowait_core::event::EventBuf::truncate_to)).
+//! values are cut and end in `… [truncated]`, as the other front ends
+//! cut theirs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
@@ -68,10 +69,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use log::kv::{Error as KvError, Key, Value, VisitSource};
 use log::{LevelFilter, Log, Metadata, Record, SetLoggerError};
-use nowait_core::event::{
-    timestamp, with_event_buf, EventBuf, FieldName, LOCATION_FILE, LOCATION_LINE,
+use nowait_core::__private::event::{
+    timestamp, with_event_buf, EventBuf, LOCATION_FILE, LOCATION_LINE,
 };
-use nowait_core::{filter, kind, Filter, Level, Logger};
+use nowait_core::__private::filter;
+use nowait_core::event::FieldName;
+use nowait_core::{kind, Filter, Level, Logger};
 
 /// Installs a [`NowaitLogger`] for `logger` as the `log` facade's logger,
 /// filtered by the process [`Filter`]: if none is installed yet, the one in

@@ -92,7 +92,7 @@
 //! An event larger than the logger's
 //! [`max_record_len`](nowait_core::Logger::max_record_len) (half the ring)
 //! is not dropped: its longest string and `Debug` values are cut and end in
-//! `… [truncated]` (see [`EventBuf::truncate_to`]), so it is written as one
+//! `… [truncated]` (the longest first), so it is written as one
 //! shortened line.
 //!
 //! # Migrating from `tracing_appender::non_blocking`
@@ -105,6 +105,7 @@
 //! ```
 //!
 //! The default text layout is that of `tracing_subscriber::fmt()`.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
@@ -112,9 +113,8 @@ use std::fmt;
 
 mod scope;
 
-use nowait_core::event::{
-    register_callsite, with_event_buf, Callsite, EventBuf, FieldName, SiteKey,
-};
+use nowait_core::__private::event::{register_callsite, with_event_buf, EventBuf};
+use nowait_core::event::{Callsite, FieldName, SiteKey};
 use nowait_core::{BuildError, Builder, Guard, Level, Logger};
 use smallvec::SmallVec;
 use tracing_core::field::{Field, Visit};
@@ -423,7 +423,7 @@ where
                 logger.discarded();
                 return;
             }
-            let _ = logger.push_event(level_of(meta), buf);
+            let _ = nowait_core::__private::push_event(logger, level_of(meta), buf);
         });
     }
 }

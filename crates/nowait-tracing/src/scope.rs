@@ -24,7 +24,7 @@
 use std::cell::{Cell, RefCell};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use nowait_core::event::EventBuf;
+use nowait_core::__private::event::EventBuf;
 
 /// Bumped (release) after every change of a span's recorded fields.
 static EPOCH: AtomicU64 = AtomicU64::new(0);

@@ -3,7 +3,7 @@
 //! exact, before the ERROR; an `EnvFilter` at INFO in front of the layer
 //! stops them before they are pushed, and there is nothing to show.
 
-use nowait_core::{Backtrace, Builder, Level, Sink, Text};
+use nowait_core::{BacktraceBuffer, Builder, Level, Sink, Text};
 use nowait_testkit::Shared;
 use tracing::{debug, error, info, info_span};
 use tracing_subscriber::{prelude::*, EnvFilter};
@@ -27,7 +27,7 @@ fn run(filter: Option<&str>) -> (String, nowait_core::Stats) {
             Sink::writer(out.clone())
                 .format(Text::new().without_time().with_ansi(false))
                 .level(Level::Info)
-                .backtrace(Backtrace::records(10)),
+                .backtrace(BacktraceBuffer::records(10)),
         )
         .build()
         .unwrap();

@@ -67,6 +67,7 @@
 //!   re-exported as [`log`].
 //! * `signals` (default): SIGTERM/SIGINT draining
 //!   ([`Builder::drain_on_signals`]).
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
@@ -75,10 +76,12 @@ pub use nowait_core::*;
 /// The `tracing` front end (`nowait-tracing`): [`NowaitLayer`] and
 /// [`layer`](fn@layer).
 #[cfg(feature = "tracing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
 pub use nowait_tracing::{layer, NowaitLayer};
 
 /// The `log` facade front end (`nowait-log`).
 #[cfg(feature = "log")]
+#[cfg_attr(docsrs, doc(cfg(feature = "log")))]
 pub mod log {
     pub use nowait_log::*;
 }
@@ -166,6 +169,7 @@ pub enum InitError {
     SetGlobal(SetGlobalError),
     /// A `log` logger is already set.
     #[cfg(feature = "log")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "log")))]
     SetLogger(::log::SetLoggerError),
 }
 

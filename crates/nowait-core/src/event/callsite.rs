@@ -34,6 +34,7 @@ impl SiteKey {
     /// static SITE: &str = "x";
     /// let _ = nowait_core::event::SiteKey::of(&SITE);
     /// ```
+    #[doc(hidden)]
     pub fn of<T: ?Sized>(item: &'static T) -> SiteKey {
         // A zero-sized static may share its address with another item; the
         // one-byte minimum below keeps keys nonzero, and front ends describe
@@ -95,6 +96,7 @@ impl Callsite {
     /// let site = nowait_core::event::Callsite::new(nowait_core::Level::Warn, "db", "slow query");
     /// assert_eq!(site.name(), "slow query");
     /// ```
+    #[doc(hidden)]
     pub fn new(level: Level, target: &'static str, name: &'static str) -> Callsite {
         Callsite {
             level,
@@ -119,6 +121,7 @@ impl Callsite {
     ///     .fields(vec!["message"]);
     /// assert_eq!(site.field(0), Some("message"));
     /// ```
+    #[doc(hidden)]
     pub fn fields(mut self, names: Vec<&'static str>) -> Callsite {
         self.fields = names;
         self
@@ -133,6 +136,7 @@ impl Callsite {
     ///     .location(Some("app"), Some("src/main.rs"), Some(7));
     /// assert_eq!(site.line(), Some(7));
     /// ```
+    #[doc(hidden)]
     pub fn location(
         mut self,
         module_path: Option<&'static str>,
@@ -156,6 +160,7 @@ impl Callsite {
     ///     .message_format("GET {} {}");
     /// assert_eq!(site.message_format_str(), Some("GET {} {}"));
     /// ```
+    #[doc(hidden)]
     pub fn message_format(mut self, format: &'static str) -> Callsite {
         self.format = Some(format);
         self
@@ -269,6 +274,47 @@ impl Callsite {
     }
 }
 
+/// The call site registered under `key`, if one is: what a
+/// [`Format`](crate::Format) names an event's fields and spans with.
+///
+/// Takes the registry's lock: a format looks each key up once and keeps
+/// the answer (a call site, once registered, never changes).
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::event::{lookup_callsite, Event, FieldName, Item};
+/// use nowait_core::{kind, Format, Notice, Record};
+///
+/// /// Writes the name of each field of an event, one per line.
+/// struct Names;
+///
+/// impl Format for Names {
+///     fn format(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
+///         let Some(event) = Event::parse(record.payload()).filter(|_| record.kind() == kind::EVENT)
+///         else {
+///             return out.extend_from_slice(b"-\n");
+///         };
+///         let site = event.site().and_then(lookup_callsite);
+///         for item in event.items() {
+///             if let Item::Field { name: FieldName::Index(i), .. } = item {
+///                 let name = site.as_ref().and_then(|s| s.field(i)).unwrap_or("?");
+///                 nowait_core::escape_into(name.as_bytes(), out);
+///             }
+///         }
+///         out.push(b'\n');
+///     }
+///
+///     fn notice(&mut self, _: &Notice<'_>, out: &mut Vec<u8>) {
+///         out.extend_from_slice(b"-\n");
+///     }
+/// }
+/// # let _ = Names;
+/// ```
+pub fn lookup_callsite(key: SiteKey) -> Option<Arc<Callsite>> {
+    lookup(key.0)
+}
+
 type Registry = Mutex<HashMap<u64, Arc<Callsite>>>;
 
 fn registry() -> &'static Registry {
@@ -286,7 +332,8 @@ fn registry() -> &'static Registry {
 /// # Examples
 ///
 /// ```
-/// use nowait_core::event::{register_callsite, Callsite, SiteKey};
+/// use nowait_core::__private::event::register_callsite;
+/// use nowait_core::event::{Callsite, SiteKey};
 /// use nowait_core::Level;
 ///
 /// static SITE: u8 = 0;

@@ -12,12 +12,16 @@ use super::*;
 /// # Examples
 ///
 /// ```
-/// use nowait_core::event::{Event, EventBuf, FieldName, Item, Value};
+/// # use nowait_core::__private::event::EventBuf;
+/// use nowait_core::event::{Event, FieldName, Item, Value};
 ///
-/// let mut buf = EventBuf::new();
-/// buf.begin_inline(1_000, "app");
-/// buf.u64(FieldName::Inline("n"), 3);
-/// let event = Event::parse(buf.as_bytes()).unwrap();
+/// # let mut buf = EventBuf::new();
+/// # buf.begin_inline(1_000, "app");
+/// # buf.u64(FieldName::Inline("n"), 3);
+/// # let payload = buf.as_bytes();
+/// // A record's payload (`Record::payload`) of kind `EVENT`: target "app",
+/// // one field `n = 3`.
+/// let event = Event::parse(payload).unwrap();
 /// assert_eq!(event.target(), Some("app"));
 /// let items: Vec<_> = event.items().collect();
 /// assert!(matches!(items[..], [Item::Field { value: Value::U64(3), .. }]));
@@ -71,9 +75,10 @@ impl<'a> Event<'a> {
     /// # Examples
     ///
     /// ```
-    /// let mut buf = nowait_core::event::EventBuf::new();
-    /// buf.begin_inline(5, "t");
-    /// assert_eq!(nowait_core::event::Event::parse(buf.as_bytes()).unwrap().time_nanos(), 5);
+    /// # let mut buf = nowait_core::__private::event::EventBuf::new();
+    /// # buf.begin_inline(5, "t");
+    /// # let payload = buf.as_bytes();
+    /// assert_eq!(nowait_core::event::Event::parse(payload).unwrap().time_nanos(), 5);
     /// ```
     pub fn time_nanos(&self) -> u64 {
         crate::clock::to_unix_nanos(self.time_nanos)
@@ -84,9 +89,10 @@ impl<'a> Event<'a> {
     /// # Examples
     ///
     /// ```
-    /// let mut buf = nowait_core::event::EventBuf::new();
-    /// buf.begin_inline(5, "t");
-    /// assert_eq!(nowait_core::event::Event::parse(buf.as_bytes()).unwrap().site(), None);
+    /// # let mut buf = nowait_core::__private::event::EventBuf::new();
+    /// # buf.begin_inline(5, "t");
+    /// # let payload = buf.as_bytes();
+    /// assert_eq!(nowait_core::event::Event::parse(payload).unwrap().site(), None);
     /// ```
     pub fn site(&self) -> Option<SiteKey> {
         (self.site != 0).then(|| SiteKey::from_raw(self.site))
@@ -98,23 +104,25 @@ impl<'a> Event<'a> {
     /// # Examples
     ///
     /// ```
-    /// let mut buf = nowait_core::event::EventBuf::new();
-    /// buf.begin_inline(5, "db");
-    /// assert_eq!(nowait_core::event::Event::parse(buf.as_bytes()).unwrap().target(), Some("db"));
+    /// # let mut buf = nowait_core::__private::event::EventBuf::new();
+    /// # buf.begin_inline(5, "db");
+    /// # let payload = buf.as_bytes();
+    /// assert_eq!(nowait_core::event::Event::parse(payload).unwrap().target(), Some("db"));
     /// ```
     pub fn target(&self) -> Option<&'a str> {
         std::str::from_utf8(self.target?).ok()
     }
 
     /// The number of the thread that recorded the event, if it did (see
-    /// [`EventBuf::thread`]).
+    /// [`Logger::records_thread`](crate::Logger::records_thread)).
     ///
     /// # Examples
     ///
     /// ```
-    /// let mut buf = nowait_core::event::EventBuf::new();
-    /// buf.begin_inline(5, "db");
-    /// assert_eq!(nowait_core::event::Event::parse(buf.as_bytes()).unwrap().thread(), None);
+    /// # let mut buf = nowait_core::__private::event::EventBuf::new();
+    /// # buf.begin_inline(5, "db");
+    /// # let payload = buf.as_bytes();
+    /// assert_eq!(nowait_core::event::Event::parse(payload).unwrap().thread(), None);
     /// ```
     pub fn thread(&self) -> Option<u32> {
         self.thread
@@ -134,9 +142,10 @@ impl<'a> Event<'a> {
     /// # Examples
     ///
     /// ```
-    /// let mut buf = nowait_core::event::EventBuf::new();
-    /// buf.begin_inline(5, "db");
-    /// assert_eq!(nowait_core::event::Event::parse(buf.as_bytes()).unwrap().items().count(), 0);
+    /// # let mut buf = nowait_core::__private::event::EventBuf::new();
+    /// # buf.begin_inline(5, "db");
+    /// # let payload = buf.as_bytes();
+    /// assert_eq!(nowait_core::event::Event::parse(payload).unwrap().items().count(), 0);
     /// ```
     pub fn items(&self) -> Items<'a> {
         Items {
@@ -200,13 +209,15 @@ impl<'a> Args<'a> {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::event::{Event, EventBuf, FieldName, Item, Value};
+    /// # use nowait_core::__private::event::EventBuf;
+    /// use nowait_core::event::{Event, FieldName, Item, Value};
     ///
-    /// let mut buf = EventBuf::new();
-    /// buf.begin_inline(0, "t");
-    /// buf.args(FieldName::Index(0), 1);
-    /// buf.arg_u64(7);
-    /// let ev = Event::parse(buf.as_bytes()).unwrap();
+    /// # let mut buf = EventBuf::new();
+    /// # buf.begin_inline(0, "t");
+    /// # buf.args(FieldName::Index(0), 1);
+    /// # buf.arg_u64(7);
+    /// # let payload = buf.as_bytes();
+    /// let ev = Event::parse(payload).unwrap();
     /// let Some(Item::Field { value: Value::Args(args), .. }) = ev.items().next() else { panic!() };
     /// assert!(matches!(args.iter().next(), Some(Some(Value::U64(7)))));
     /// ```
@@ -231,7 +242,8 @@ impl<'a> Args<'a> {
     /// # Examples
     ///
     /// ```
-    /// # use nowait_core::event::{Event, EventBuf, FieldName, Item, Value};
+    /// # use nowait_core::__private::event::EventBuf;
+    /// # use nowait_core::event::{Event, FieldName, Item, Value};
     /// # let mut buf = EventBuf::new();
     /// # buf.begin_inline(0, "t");
     /// # buf.args(FieldName::Index(0), 0);
@@ -248,7 +260,8 @@ impl<'a> Args<'a> {
     /// # Examples
     ///
     /// ```
-    /// # use nowait_core::event::{Event, EventBuf, FieldName, Item, Value};
+    /// # use nowait_core::__private::event::EventBuf;
+    /// # use nowait_core::event::{Event, FieldName, Item, Value};
     /// # let mut buf = EventBuf::new();
     /// # buf.begin_inline(0, "t");
     /// # buf.args(FieldName::Index(0), 0);
@@ -278,14 +291,16 @@ impl<'a> SpanFields<'a> {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::event::{Event, EventBuf, FieldName, Item, SiteKey};
+    /// # use nowait_core::__private::event::EventBuf;
+    /// use nowait_core::event::{Event, FieldName, Item, SiteKey};
     ///
     /// static SPAN: u8 = 0;
-    /// let mut buf = EventBuf::new();
-    /// buf.begin_inline(0, "t");
-    /// buf.begin_span(SiteKey::of(&SPAN));
-    /// buf.u64(FieldName::Index(0), 1);
-    /// let ev = Event::parse(buf.as_bytes()).unwrap();
+    /// # let mut buf = EventBuf::new();
+    /// # buf.begin_inline(0, "t");
+    /// # buf.begin_span(SiteKey::of(&SPAN));
+    /// # buf.u64(FieldName::Index(0), 1);
+    /// # let payload = buf.as_bytes();
+    /// let ev = Event::parse(payload).unwrap();
     /// let Some(Item::Span { fields, .. }) = ev.items().next() else { panic!() };
     /// assert_eq!(fields.items().count(), 1);
     /// ```

@@ -1,4 +1,47 @@
 //! Writing events in the binary form (front-end side, hot path).
+//!
+//! # The encoding ([`kind::EVENT`](crate::kind::EVENT) payloads)
+//!
+//! All integers are little-endian.
+//!
+//! ```text
+//! event   := time:u64 site:u64 [target] [thread] item*
+//! time    := ns since the Unix epoch | raw clock ticks with the top bit set
+//! target  := len:u16 bytes                      (only when site == 0)
+//! thread  := 0xFF number:u32                    (the producer thread, see below)
+//! item    := index:u8 value                     (0..=252: the call site's field #index)
+//!          | 0xFD len:u8 name value             (a field named inline)
+//!          | 0xFE site:u64 len:u32 field-items  (one enclosing span, outermost first)
+//! value   := 0 len:u32 bytes    a string, printed quoted in text
+//!          | 1 len:u32 bytes    text rendered on the caller (Debug/Display), printed as is
+//!          | 2 u64 | 3 i64 | 4 f64 | 5 bool:u8 | 6 char:u32
+//!          | 7 n:u8 value{n}    the arguments of the call site's deferred message format
+//! ```
+//!
+//! The thread item is there only when a sink's format prints thread names
+//! or ids ([`MakeFormat::needs_thread`](crate::MakeFormat::needs_thread),
+//! read by front ends through [`Logger::records_thread`]): a small number
+//! given to each thread on its first event, whose name and `ThreadId` the
+//! thread registers then, once, for the writer to look up (see
+//! [`EventBuf::thread`]).
+//!
+//! Front ends without call sites (the `log` facade's) give the source file
+//! and line, when a format prints them, as the inline fields
+//! [`LOCATION_FILE`] and [`LOCATION_LINE`], which formats show as the
+//! location and not as fields.
+//!
+//! Call sites are identified by a [`SiteKey`]: the address of a `'static`
+//! item that describes them (a `tracing` `Metadata`, a macro's static). The
+//! front end registers a [`Callsite`] under that key once; the writer looks
+//! names up by key, so an event carries no names, only values.
+//!
+//! An event larger than a record may be ([`Logger::max_record_len`]) is
+//! cut by its front end with [`EventBuf::truncate_to`] before it is pushed,
+//! into an event of the same form: the decoder sees nothing special, only
+//! values that end in `… [truncated]`.
+//!
+//! [`Logger::max_record_len`]: crate::Logger::max_record_len
+//! [`Logger::records_thread`]: crate::Logger::records_thread
 
 use std::cell::RefCell;
 use std::fmt::{self, Write as _};
@@ -18,7 +61,7 @@ use super::*;
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FieldName<'a> {
-    /// The call site's field number `n` (see [`Callsite::fields`]). Indices
+    /// The call site's field number `n` (see [`Callsite::field`]). Indices
     /// above 252 cannot be encoded; use `Inline` for those.
     Index(usize),
     /// A name carried in the event itself (up to 255 bytes), for front ends
@@ -36,7 +79,8 @@ pub enum FieldName<'a> {
 /// # Examples
 ///
 /// ```
-/// use nowait_core::event::{register_callsite, Callsite, EventBuf, FieldName, SiteKey};
+/// use nowait_core::__private::event::{register_callsite, EventBuf};
+/// use nowait_core::event::{Callsite, FieldName, SiteKey};
 /// use nowait_core::{kind, Builder, Level, Sink};
 ///
 /// static SITE: u8 = 0;
@@ -68,7 +112,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// assert!(nowait_core::event::EventBuf::new().as_bytes().is_empty());
+    /// assert!(nowait_core::__private::event::EventBuf::new().as_bytes().is_empty());
     /// ```
     pub fn new() -> EventBuf {
         EventBuf::default()
@@ -80,7 +124,7 @@ impl EventBuf {
     ///
     /// ```
     /// # static SITE: u8 = 0;
-    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// let mut buf = nowait_core::__private::event::EventBuf::new();
     /// buf.begin(nowait_core::event::SiteKey::of(&SITE));
     /// assert_eq!(buf.as_bytes().len(), 16);
     /// ```
@@ -97,7 +141,7 @@ impl EventBuf {
     ///
     /// ```
     /// # static SITE: u8 = 0;
-    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// let mut buf = nowait_core::__private::event::EventBuf::new();
     /// buf.begin_at(0, nowait_core::event::SiteKey::of(&SITE));
     /// ```
     #[inline]
@@ -132,7 +176,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// let mut buf = nowait_core::__private::event::EventBuf::new();
     /// buf.begin_inline(0, "hyper::proto");
     /// ```
     pub fn begin_inline(&mut self, time_nanos: u64, target: &str) {
@@ -161,7 +205,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// let mut buf = nowait_core::__private::event::EventBuf::new();
     /// buf.begin_inline(0, "app");
     /// buf.thread();
     /// let event = nowait_core::event::Event::parse(buf.as_bytes()).unwrap();
@@ -186,7 +230,8 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// # use nowait_core::event::{EventBuf, FieldName, SiteKey};
+    /// # use nowait_core::__private::event::EventBuf;
+    /// # use nowait_core::event::{FieldName, SiteKey};
     /// # static EV: u8 = 0; static SPAN: u8 = 0;
     /// let mut buf = EventBuf::new();
     /// buf.begin(SiteKey::of(&EV));
@@ -209,7 +254,8 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// # use nowait_core::event::{EventBuf, FieldName, SiteKey};
+    /// # use nowait_core::__private::event::EventBuf;
+    /// # use nowait_core::event::{FieldName, SiteKey};
     /// # static EV: u8 = 0; static SPAN: u8 = 0;
     /// let mut fields = EventBuf::new();
     /// fields.u64(FieldName::Index(0), 7);
@@ -234,7 +280,8 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// # use nowait_core::event::{EventBuf, FieldName, SiteKey};
+    /// # use nowait_core::__private::event::EventBuf;
+    /// # use nowait_core::event::{FieldName, SiteKey};
     /// # static EV: u8 = 0; static OUTER: u8 = 0; static INNER: u8 = 0;
     /// let mut chain = EventBuf::new();
     /// chain.clear();
@@ -260,7 +307,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// nowait_core::event::EventBuf::new().end_span();
+    /// nowait_core::__private::event::EventBuf::new().end_span();
     /// ```
     pub fn end_span(&mut self) {
         if let Some(at) = self.span_len_at.take() {
@@ -275,7 +322,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// let mut fields = nowait_core::event::EventBuf::new();
+    /// let mut fields = nowait_core::__private::event::EventBuf::new();
     /// fields.clear();
     /// fields.bool(nowait_core::event::FieldName::Index(0), true);
     /// assert_eq!(fields.field_bytes().len(), 3);
@@ -293,7 +340,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// assert!(nowait_core::event::EventBuf::new().field_bytes().is_empty());
+    /// assert!(nowait_core::__private::event::EventBuf::new().field_bytes().is_empty());
     /// ```
     pub fn field_bytes(&self) -> &[u8] {
         &self.bytes
@@ -305,7 +352,7 @@ impl EventBuf {
     ///
     /// ```
     /// # static SITE: u8 = 0;
-    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// let mut buf = nowait_core::__private::event::EventBuf::new();
     /// buf.begin_at(1, nowait_core::event::SiteKey::of(&SITE));
     /// assert_eq!(&buf.as_bytes()[..8], &1u64.to_le_bytes());
     /// ```
@@ -319,7 +366,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(nowait_core::event::EventBuf::new().len(), 0);
+    /// assert_eq!(nowait_core::__private::event::EventBuf::new().len(), 0);
     /// ```
     pub fn len(&self) -> usize {
         self.bytes.len()
@@ -330,7 +377,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// assert!(nowait_core::event::EventBuf::new().is_empty());
+    /// assert!(nowait_core::__private::event::EventBuf::new().is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
         self.bytes.is_empty()
@@ -359,7 +406,8 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::event::{Event, EventBuf, FieldName, Item, Value};
+    /// use nowait_core::__private::event::EventBuf;
+    /// use nowait_core::event::{Event, FieldName, Item, Value};
     ///
     /// let mut buf = EventBuf::new();
     /// buf.begin_inline(0, "app");
@@ -510,7 +558,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// nowait_core::event::EventBuf::new().str(nowait_core::event::FieldName::Inline("user"), "ana");
+    /// nowait_core::__private::event::EventBuf::new().str(nowait_core::event::FieldName::Inline("user"), "ana");
     /// ```
     #[inline]
     pub fn str(&mut self, name: FieldName<'_>, value: &str) {
@@ -526,7 +574,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// nowait_core::event::EventBuf::new().u64(nowait_core::event::FieldName::Index(0), 200);
+    /// nowait_core::__private::event::EventBuf::new().u64(nowait_core::event::FieldName::Index(0), 200);
     /// ```
     #[inline]
     pub fn u64(&mut self, name: FieldName<'_>, value: u64) {
@@ -540,7 +588,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// nowait_core::event::EventBuf::new().i64(nowait_core::event::FieldName::Index(0), -1);
+    /// nowait_core::__private::event::EventBuf::new().i64(nowait_core::event::FieldName::Index(0), -1);
     /// ```
     #[inline]
     pub fn i64(&mut self, name: FieldName<'_>, value: i64) {
@@ -554,7 +602,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// nowait_core::event::EventBuf::new().f64(nowait_core::event::FieldName::Index(0), 0.25);
+    /// nowait_core::__private::event::EventBuf::new().f64(nowait_core::event::FieldName::Index(0), 0.25);
     /// ```
     #[inline]
     pub fn f64(&mut self, name: FieldName<'_>, value: f64) {
@@ -568,7 +616,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// nowait_core::event::EventBuf::new().bool(nowait_core::event::FieldName::Index(0), true);
+    /// nowait_core::__private::event::EventBuf::new().bool(nowait_core::event::FieldName::Index(0), true);
     /// ```
     #[inline]
     pub fn bool(&mut self, name: FieldName<'_>, value: bool) {
@@ -580,7 +628,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// nowait_core::event::EventBuf::new().char(nowait_core::event::FieldName::Index(0), 'x');
+    /// nowait_core::__private::event::EventBuf::new().char(nowait_core::event::FieldName::Index(0), 'x');
     /// ```
     #[inline]
     pub fn char(&mut self, name: FieldName<'_>, value: char) {
@@ -605,7 +653,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// let mut buf = nowait_core::__private::event::EventBuf::new();
     /// buf.rendered(nowait_core::event::FieldName::Index(0), format_args!("{:?}", [1, 2])).unwrap();
     /// ```
     pub fn rendered(&mut self, name: FieldName<'_>, value: fmt::Arguments<'_>) -> fmt::Result {
@@ -625,7 +673,8 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::event::{EventBuf, FieldName};
+    /// use nowait_core::__private::event::EventBuf;
+    /// use nowait_core::event::FieldName;
     ///
     /// let (mut a, mut b) = (EventBuf::new(), EventBuf::new());
     /// a.debug(FieldName::Index(0), &[1, 2]).unwrap();
@@ -649,7 +698,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// let mut buf = nowait_core::event::EventBuf::new();
+    /// let mut buf = nowait_core::__private::event::EventBuf::new();
     /// buf.args(nowait_core::event::FieldName::Index(0), 2);
     /// buf.arg_u64(200);
     /// buf.arg_str("/index.html");
@@ -664,7 +713,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// nowait_core::event::EventBuf::new().arg_u64(1);
+    /// nowait_core::__private::event::EventBuf::new().arg_u64(1);
     /// ```
     #[inline]
     pub fn arg_u64(&mut self, value: u64) {
@@ -678,7 +727,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// nowait_core::event::EventBuf::new().arg_i64(-1);
+    /// nowait_core::__private::event::EventBuf::new().arg_i64(-1);
     /// ```
     #[inline]
     pub fn arg_i64(&mut self, value: i64) {
@@ -692,7 +741,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// nowait_core::event::EventBuf::new().arg_f64(0.5);
+    /// nowait_core::__private::event::EventBuf::new().arg_f64(0.5);
     /// ```
     #[inline]
     pub fn arg_f64(&mut self, value: f64) {
@@ -706,7 +755,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// nowait_core::event::EventBuf::new().arg_bool(true);
+    /// nowait_core::__private::event::EventBuf::new().arg_bool(true);
     /// ```
     #[inline]
     pub fn arg_bool(&mut self, value: bool) {
@@ -718,7 +767,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// nowait_core::event::EventBuf::new().arg_char('x');
+    /// nowait_core::__private::event::EventBuf::new().arg_char('x');
     /// ```
     #[inline]
     pub fn arg_char(&mut self, value: char) {
@@ -732,7 +781,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// nowait_core::event::EventBuf::new().arg_str("x");
+    /// nowait_core::__private::event::EventBuf::new().arg_str("x");
     /// ```
     #[inline]
     pub fn arg_str(&mut self, value: &str) {
@@ -748,7 +797,7 @@ impl EventBuf {
     /// # Examples
     ///
     /// ```
-    /// nowait_core::event::EventBuf::new().arg_rendered(format_args!("{:?}", ())).unwrap();
+    /// nowait_core::__private::event::EventBuf::new().arg_rendered(format_args!("{:?}", ())).unwrap();
     /// ```
     pub fn arg_rendered(&mut self, value: fmt::Arguments<'_>) -> fmt::Result {
         self.rendered_value(value)
@@ -989,7 +1038,8 @@ thread_local! {
 /// # Examples
 ///
 /// ```
-/// use nowait_core::event::{with_event_buf, FieldName};
+/// use nowait_core::__private::event::with_event_buf;
+/// use nowait_core::event::FieldName;
 ///
 /// let len = with_event_buf(|buf| {
 ///     buf.clear();
@@ -1011,3 +1061,48 @@ pub fn with_event_buf<R>(f: impl FnOnce(&mut EventBuf) -> R) -> R {
         _ => (f.take().expect("not called yet"))(&mut EventBuf::new()),
     }
 }
+
+/// The time field of an event happening now, for
+/// [`EventBuf::begin_at`] and [`EventBuf::begin_inline`]: raw clock ticks
+/// (one TSC read) once a logger has been built, which the writer thread
+/// converts to wall-clock time.
+///
+/// # Examples
+///
+/// ```
+/// let mut buf = nowait_core::__private::event::EventBuf::new();
+/// buf.begin_inline(nowait_core::__private::event::timestamp(), "app");
+/// ```
+#[inline]
+pub fn timestamp() -> u64 {
+    crate::clock::now()
+}
+
+/// The inline field in which a front end without call sites (the `log`
+/// facade's) gives an event's source file, when
+/// [`Logger::records_location`](crate::Logger::records_location) asks for
+/// it: first among the event's fields, a string. Formats show it as the
+/// file ([`Text::with_file`](crate::Text::with_file)), never as a field.
+/// The name is the one `tracing-log` uses.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::__private::event::{EventBuf, LOCATION_FILE, LOCATION_LINE};
+/// use nowait_core::event::FieldName;
+///
+/// let mut buf = EventBuf::new();
+/// buf.begin_inline(0, "app");
+/// buf.str(FieldName::Inline(LOCATION_FILE), "src/main.rs");
+/// buf.u64(FieldName::Inline(LOCATION_LINE), 7);
+/// ```
+pub const LOCATION_FILE: &str = "log.file";
+/// The inline field with the source line (a `u64`), next to
+/// [`LOCATION_FILE`].
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(nowait_core::__private::event::LOCATION_LINE, "log.line");
+/// ```
+pub const LOCATION_LINE: &str = "log.line";

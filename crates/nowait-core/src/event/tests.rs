@@ -1,5 +1,6 @@
 use super::*;
-use crate::record::{kind, MakeFormat, Record, SinkInfo};
+use crate::format::{MakeFormat, SinkInfo};
+use crate::record::{kind, Record};
 use crate::{Json, Level, Text};
 
 static SITE: u8 = 0;

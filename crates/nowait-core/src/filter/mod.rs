@@ -1,37 +1,7 @@
 //! Filtering by target and level: `RUST_LOG`-style directives for nowait's
 //! macros and the `log` front end, installed once for the process and
-//! reloadable at run time.
-//!
-//! # How a call is decided
-//!
-//! 1. **Macros** ([`info!`](crate::info!) and friends). Each call site is a
-//!    `static` holding its cached interest (unknown, never, always) in an
-//!    atomic. A call loads it (relaxed) and branches: a disabled call costs
-//!    one load and one compare. The first call of a site registers it here
-//!    (under the filter's lock) and computes its interest; every change of
-//!    the inputs walks the registered sites and recomputes theirs, as
-//!    `tracing-core`'s `rebuild_interest_cache` does. The inputs: the
-//!    process [`Filter`], [`set_max_level`], and the global logger's
-//!    [`min_level`](crate::Logger::min_level) (no global logger: nothing
-//!    is enabled).
-//! 2. **`log`** records have no `'static` call site: the front end asks
-//!    [`enabled`] with the target string. The directives are evaluated on
-//!    it (a few prefix compares, no allocation), with the filter taken from
-//!    a per-thread cache that is refreshed only after a reload (one acquire
-//!    load of the filter's generation per call, a plain load on x86; the
-//!    refresh `try_lock`s, so the call never waits for a lock). The `log` crate's own global maximum level,
-//!    which its macros test first, is kept at the filter's most verbose
-//!    level by the front end through [`on_change`].
-//!
-//! The interest cache's consistency: registration and every rebuild run
-//! under one lock, so a site registered during a reload sees either the
-//! old or the new inputs and is then rebuilt with the new ones; each site's
-//! atomic is stored with the answer for the latest inputs before the lock
-//! is released.
-//!
-//! Until a filter is installed, every target passes (the macros then obey
-//! only [`set_max_level`] and the sinks' levels); `nowait_log::init`
-//! installs one from `RUST_LOG` (default `info`) if none is.
+//! reloadable at run time. How a call is decided, and the cache's
+//! consistency, are in [`Filter`]'s documentation.
 
 mod directive;
 #[cfg(test)]
@@ -64,6 +34,37 @@ use crate::Level;
 /// Install it for the process with [`set_filter`]; change it later with a
 /// [`FilterHandle`]. `tracing` users filter with
 /// `tracing_subscriber::EnvFilter` instead (see `nowait-tracing`).
+///
+/// # How a call is decided
+///
+/// 1. **Macros** ([`info!`](crate::info!) and friends). Each call site is a
+///    `static` holding its cached interest (unknown, never, always) in an
+///    atomic. A call loads it (relaxed) and branches: a disabled call costs
+///    one load and one compare. The first call of a site registers it here
+///    (under the filter's lock) and computes its interest; every change of
+///    the inputs walks the registered sites and recomputes theirs, as
+///    `tracing-core`'s `rebuild_interest_cache` does. The inputs: the
+///    process filter, [`set_max_level`], and the global logger's
+///    [`min_level`](crate::Logger::min_level) (no global logger: nothing
+///    is enabled).
+/// 2. **`log`** records have no `'static` call site: the front end asks
+///    the process filter with the target string. The directives are evaluated on
+///    it (a few prefix compares, no allocation), with the filter taken from
+///    a per-thread cache that is refreshed only after a reload (one acquire
+///    load of the filter's generation per call, a plain load on x86; the
+///    refresh `try_lock`s, so the call never waits for a lock). The `log` crate's own global maximum level,
+///    which its macros test first, is kept at the filter's most verbose
+///    level by the front end through a hook the filter runs on every change.
+///
+/// The interest cache's consistency: registration and every rebuild run
+/// under one lock, so a site registered during a reload sees either the
+/// old or the new inputs and is then rebuilt with the new ones; each site's
+/// atomic is stored with the answer for the latest inputs before the lock
+/// is released.
+///
+/// Until a filter is installed, every target passes (the macros then obey
+/// only [`set_max_level`] and the sinks' levels); `nowait_log::init`
+/// installs one from `RUST_LOG` (default `info`) if none is.
 ///
 /// # Examples
 ///
@@ -400,8 +401,9 @@ fn state() -> MutexGuard<'static, State> {
 /// use nowait_core::{Filter, Level};
 ///
 /// nowait_core::set_filter(Filter::parse("info,my_app::db=debug").unwrap());
-/// assert!(nowait_core::filter::enabled("my_app::db", Level::Debug));
-/// assert!(!nowait_core::filter::enabled("my_app::http", Level::Debug));
+/// let current = nowait_core::FilterHandle::new().current().unwrap();
+/// assert!(current.enabled("my_app::db", Level::Debug));
+/// assert!(!current.enabled("my_app::http", Level::Debug));
 /// ```
 pub fn set_filter(filter: Filter) {
     install(&mut state(), filter);
@@ -425,7 +427,7 @@ fn install(st: &mut State, filter: Filter) {
 ///
 /// ```
 /// nowait_core::set_filter(nowait_core::Filter::parse("warn").unwrap());
-/// assert_eq!(nowait_core::filter::current().unwrap().to_string(), "warn");
+/// assert_eq!(nowait_core::__private::filter::current().unwrap().to_string(), "warn");
 /// ```
 pub fn current() -> Option<Filter> {
     state().filter.as_deref().cloned()
@@ -437,7 +439,8 @@ pub fn current() -> Option<Filter> {
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{filter, Filter};
+/// use nowait_core::__private::filter;
+/// use nowait_core::Filter;
 ///
 /// filter::install_default(Filter::parse("info").unwrap());
 /// assert!(!filter::install_default(Filter::parse("trace").unwrap()));
@@ -463,7 +466,7 @@ pub fn install_default(filter: Filter) -> bool {
 /// fn changed(filter: Option<&nowait_core::Filter>) {
 ///     let _ = filter.and_then(|f| f.max_level());
 /// }
-/// nowait_core::filter::on_change(changed);
+/// nowait_core::__private::filter::on_change(changed);
 /// ```
 pub fn on_change(hook: fn(Option<&Filter>)) {
     let mut st = state();
@@ -489,7 +492,8 @@ thread_local! {
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{filter, Filter, Level};
+/// use nowait_core::__private::filter;
+/// use nowait_core::{Filter, Level};
 ///
 /// nowait_core::set_filter(Filter::parse("warn,db=debug").unwrap());
 /// assert!(filter::enabled("db::pool", Level::Debug));
@@ -566,13 +570,13 @@ pub(crate) fn logger_installed(min_level: Level) {
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{filter, FilterHandle, Level};
+/// use nowait_core::{FilterHandle, Level};
 ///
 /// let handle = FilterHandle::new();
 /// handle.reload("info")?;
-/// assert!(!filter::enabled("app", Level::Debug));
+/// assert!(!handle.current().unwrap().enabled("app", Level::Debug));
 /// handle.reload("info,app=debug")?;
-/// assert!(filter::enabled("app", Level::Debug));
+/// assert!(handle.current().unwrap().enabled("app", Level::Debug));
 /// # Ok::<(), nowait_core::FilterError>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default)]

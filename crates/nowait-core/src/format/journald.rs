@@ -19,9 +19,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{message_with, scalar_text, Location, Resolved};
+use super::{message_with, scalar_text, Format, Location, MakeFormat, Resolved, SinkInfo};
 use crate::event::{decode_field_name, Event, Item, SiteCache, ThreadCache, Value};
-use crate::record::{kind, Format, MakeFormat, Notice, Record, SinkInfo};
+use crate::record::{kind, Notice, Record};
 use crate::Level;
 
 /// Where journald listens for native-protocol datagrams.

@@ -1,99 +1,251 @@
-//! The formats the writer thread renders records with: [`Text`] (close to
-//! `tracing-subscriber`'s default) and [`Json`] (one object per line).
+//! Formats: the contract between the writer thread and the bytes a sink
+//! receives, and nowait's own formats.
+//!
+//! * The contract: a [`MakeFormat`] makes one [`Format`] per sink when the
+//!   logger is built, told what the sink is ([`SinkInfo`]); the writer
+//!   thread then hands it each [`Record`] and [`Notice`] and writes what
+//!   it appends. [`escape_into`] is the escaping every text format uses.
+//! * The formats: [`Plain`] (text records only), [`Text`] (close to
+//!   `tracing-subscriber`'s default), [`Json`] (one object per line, in
+//!   two schemas), [`Syslog`] and [`Journald`] (framing for those
+//!   receivers). `Text` and `Json` share their common builder options
+//!   (`options`) as `tracing-subscriber`'s `fmt::format::Format` does.
 
+mod escape;
 pub(crate) mod journald;
 mod json;
+mod options;
+mod plain;
 mod syslog;
 mod text;
 
+pub use escape::escape_into;
+pub(crate) use escape::{append, is_bidi_control, plain_len};
 pub use journald::Journald;
 pub use json::{Json, JsonSchema};
+pub(crate) use options::Options;
+pub use options::Timer;
+pub use plain::Plain;
 pub(crate) use syslog::Framing;
 pub use syslog::{Facility, Syslog};
 pub use text::Text;
 
 use std::collections::HashMap;
+use std::fmt;
 use std::hash::BuildHasherDefault;
 use std::sync::Arc;
 
 use crate::event::{Callsite, Event, KeyHasher, Value};
-use crate::record::escape_into;
+use crate::record::{Notice, Record};
 use crate::{floatfmt, timefmt};
 
-/// How a format prints an event's time: the timers of
-/// `tracing_subscriber::fmt::time` that print the same bytes.
+// === the contract ===
+
+/// What a sink is, as far as a [`Format`] needs to know (for example, to
+/// decide on ANSI colours).
 ///
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Text, Timer};
-///
-/// let _uptime = Text::new().with_timer(Timer::Uptime);
-/// let _none = Text::new().with_timer(Timer::None); // same as `without_time()`
+/// let info = nowait_core::SinkInfo::new("stdout", true);
+/// assert!(info.is_terminal());
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Timer {
-    /// RFC 3339 in UTC with microseconds, `2026-11-22T12:00:01.123456Z`
-    /// (the default, as `tracing_subscriber::fmt::time::SystemTime`).
-    #[default]
-    Utc,
-    /// Time since the format was made (when the logger was built), as
-    /// seconds padded to four columns and nanoseconds, `   3.000123456s`
-    /// (as `tracing_subscriber::fmt::time::Uptime`).
-    Uptime,
-    /// Local time with its UTC offset, RFC 3339 with as many fractional
-    /// digits as needed (0, 3, 6 or 9), `2026-11-22T13:00:01.123456789+01:00`
-    /// (as `tracing_subscriber::fmt::time::ChronoLocal::rfc_3339()`).
+#[derive(Clone, Debug)]
+pub struct SinkInfo {
+    name: String,
+    terminal: bool,
+}
+
+impl SinkInfo {
+    /// Describes a sink.
     ///
-    /// The offset comes from `chrono::Local` on the writer thread, computed
-    /// once per second of event time, so a change of daylight saving time
-    /// shows at once. `chrono` reads the `TZ` variable and the zone files
-    /// itself: unlike the C library's `localtime_r` (which the `time`
-    /// crate declines to call in a multi-threaded program because another
-    /// thread may be changing the environment), this is sound in a
-    /// program with threads. Needs the `local-time` feature.
-    #[cfg(feature = "local-time")]
-    Local,
-    /// No timestamp (as `without_time()`).
-    None,
-}
-
-/// The options `Text` and `Json` share, with `tracing-subscriber`'s names.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Options {
-    pub(crate) timer: Timer,
-    pub(crate) level: bool,
-    pub(crate) target: bool,
-    pub(crate) file: bool,
-    pub(crate) line: bool,
-    pub(crate) thread_ids: bool,
-    pub(crate) thread_names: bool,
-}
-
-impl Default for Options {
-    fn default() -> Options {
-        Options {
-            timer: Timer::Utc,
-            level: true,
-            target: true,
-            file: false,
-            line: false,
-            thread_ids: false,
-            thread_names: false,
+    /// # Examples
+    ///
+    /// ```
+    /// let info = nowait_core::SinkInfo::new("file:/var/log/app.log", false);
+    /// assert_eq!(info.name(), "file:/var/log/app.log");
+    /// ```
+    pub fn new(name: impl Into<String>, terminal: bool) -> Self {
+        SinkInfo {
+            name: name.into(),
+            terminal,
         }
     }
-}
 
-impl Options {
-    pub(crate) fn needs_thread(&self) -> bool {
-        self.thread_ids || self.thread_names
+    /// The sink's name as shown in notices and [`Stats`](crate::Stats).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(nowait_core::SinkInfo::new("stderr", false).name(), "stderr");
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
     }
 
-    pub(crate) fn needs_location(&self) -> bool {
-        self.file || self.line
+    /// Whether the sink is a terminal (a tty), where colours may be used.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert!(!nowait_core::SinkInfo::new("file:x", false).is_terminal());
+    /// ```
+    pub fn is_terminal(&self) -> bool {
+        self.terminal
     }
 }
+
+/// Turns records into bytes on the writer thread.
+///
+/// Each sink owns one `Format` (made by a [`MakeFormat`]), so a terminal can
+/// get colours while a file gets plain text or JSON. Implementations must
+/// append exactly one line per record and per notice, ending in `\n`, and
+/// escape control characters so that no payload can forge a second line or a
+/// terminal escape.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::{Format, Notice, Record};
+///
+/// struct Upper;
+/// impl Format for Upper {
+///     fn format(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
+///         nowait_core::escape_into(record.payload(), out);
+///         out.make_ascii_uppercase();
+///         out.push(b'\n');
+///     }
+///     fn notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>) {
+///         out.extend_from_slice(b"nowait: ");
+///         out.extend_from_slice(notice.message().as_bytes());
+///         out.push(b'\n');
+///     }
+/// }
+///
+/// let mut out = Vec::new();
+/// Upper.format(&Record::new(nowait_core::Level::Info, 0, b"hi"), &mut out);
+/// assert_eq!(out, b"HI\n");
+/// ```
+pub trait Format: Send + 'static {
+    /// Appends the rendering of `record` to `out`: one line ending in `\n`.
+    fn format(&mut self, record: &Record<'_>, out: &mut Vec<u8>);
+
+    /// Appends the rendering of a notice from nowait itself: one line ending
+    /// in `\n`.
+    fn notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>);
+
+    /// Appends the rendering of a record that a sink's
+    /// [`BacktraceBuffer`](crate::BacktraceBuffer) kept and a trigger released: one
+    /// line ending in `\n`. The default is [`format`](Format::format); the
+    /// lines of [`kept_notice`](Format::kept_notice) around the released
+    /// records then mark them. [`Json`](crate::Json) adds a key instead.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Format, Level, Plain, Record};
+    ///
+    /// let mut out = Vec::new();
+    /// Plain.format_kept(&Record::new(Level::Debug, 0, b"connecting"), &mut out);
+    /// assert_eq!(out, b"connecting\n");
+    /// ```
+    fn format_kept(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
+        self.format(record, out)
+    }
+
+    /// Appends the line written before the records a backtrace releases
+    /// (`--- 3 earlier records below INFO, kept for this ERROR ---`) and
+    /// the one after them (`--- end of the 3 earlier records ---`). The
+    /// default is [`notice`](Format::notice). A format that marks each
+    /// released record itself in [`format_kept`](Format::format_kept) may
+    /// append nothing (as [`Json`](crate::Json) does), or one line.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Format, Level, Notice, Plain};
+    ///
+    /// let mut out = Vec::new();
+    /// let n = Notice::new(Level::Info, std::time::SystemTime::UNIX_EPOCH, "--- end ---");
+    /// Plain.kept_notice(&n, &mut out);
+    /// assert_eq!(out, b"nowait: INFO --- end ---\n");
+    /// ```
+    fn kept_notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>) {
+        self.notice(notice, out)
+    }
+}
+
+impl fmt::Debug for dyn Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("dyn Format")
+    }
+}
+
+/// Makes the [`Format`] of each sink, once, when the logger is built.
+///
+/// Implemented for closures `Fn(&SinkInfo) -> Box<dyn Format>`.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::{Format, MakeFormat, Plain, SinkInfo};
+///
+/// let make = |_: &SinkInfo| -> Box<dyn Format> { Box::new(Plain) };
+/// let _format = make.make_format(&SinkInfo::new("stdout", false));
+/// ```
+pub trait MakeFormat: Send + Sync + 'static {
+    /// Makes the format for one sink.
+    fn make_format(&self, sink: &SinkInfo) -> Box<dyn Format>;
+
+    /// Whether the formats made print which thread an event came from
+    /// (default `false`). The builder asks every sink's `MakeFormat` once;
+    /// if one says yes, front ends record the thread in each event (see
+    /// [`Logger::records_thread`](crate::Logger::records_thread)), which
+    /// costs them a thread-local read and five bytes per event. Otherwise
+    /// they record nothing and pay nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{MakeFormat, Text};
+    ///
+    /// assert!(!Text::new().needs_thread());
+    /// assert!(Text::new().with_thread_names(true).needs_thread());
+    /// ```
+    fn needs_thread(&self) -> bool {
+        false
+    }
+
+    /// Whether the formats made print the source file or line (default
+    /// `false`). Events with a call site have them there; front ends
+    /// without call sites (`log`) then add them to each event as the
+    /// fields `event::LOCATION_FILE` and
+    /// `event::LOCATION_LINE` (see
+    /// [`Logger::records_location`](crate::Logger::records_location)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Json, MakeFormat};
+    ///
+    /// assert!(!Json::new().needs_location());
+    /// assert!(Json::new().with_line_number(true).needs_location());
+    /// ```
+    fn needs_location(&self) -> bool {
+        false
+    }
+}
+
+impl<F> MakeFormat for F
+where
+    F: Fn(&SinkInfo) -> Box<dyn Format> + Send + Sync + 'static,
+{
+    fn make_format(&self, sink: &SinkInfo) -> Box<dyn Format> {
+        self(sink)
+    }
+}
+
+// === what the formats share ===
 
 /// Per-sink timestamp writer: per-second cache of the date and time of day
 /// (a comparison and a few digits per event, not a calendar conversion).
@@ -296,7 +448,7 @@ impl<'a> Resolved<'a> {
 }
 
 /// A source location that an event without call site carries as fields
-/// (see [`LOCATION_FILE`](crate::event::LOCATION_FILE)).
+/// (see [`LOCATION_FILE`](crate::__private::event::LOCATION_FILE)).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Location<'a> {
     pub(crate) file: Option<&'a [u8]>,
@@ -516,7 +668,7 @@ impl Piece {
 
 /// The offset of the first character in `out` that no format may write
 /// raw: a C0 control, DEL, a C1 control, U+2028/U+2029, a bidi control
-/// ([`is_bidi_control`](crate::record::is_bidi_control)), or a byte that
+/// ([`is_bidi_control`]), or a byte that
 /// is not valid UTF-8. `allowed` lists the C0 bytes the caller's framing puts
 /// there itself (a line's `\n`). Tests and fuzz targets check every
 /// format's output with it.
@@ -528,7 +680,7 @@ pub(crate) fn unescaped_at(out: &[u8], allowed: &[u8]) -> Option<usize> {
             let raw = match c {
                 '\0'..='\u{1f}' => !allowed.contains(&(c as u8)),
                 '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' => true,
-                c => crate::record::is_bidi_control(c),
+                c => is_bidi_control(c),
             };
             if raw {
                 return Some(at + i);
@@ -650,7 +802,8 @@ mod tests {
     #[test]
     fn catalog_strings_are_escaped_in_every_format() {
         use crate::event::{register_callsite, EventBuf, FieldName, SiteKey};
-        use crate::record::{kind, MakeFormat, Record, SinkInfo};
+        use crate::format::{MakeFormat, SinkInfo};
+        use crate::record::{kind, Record};
         use crate::Level;
 
         static SITE: u8 = 0;
@@ -763,7 +916,8 @@ mod tests {
     #[test]
     fn bidi_controls_are_escaped_in_text_and_json() {
         use crate::event::{register_callsite, EventBuf, FieldName, SiteKey};
-        use crate::record::{kind, MakeFormat, Record, SinkInfo};
+        use crate::format::{MakeFormat, SinkInfo};
+        use crate::record::{kind, Record};
         use crate::Level;
 
         static DEFERRED: u8 = 0;

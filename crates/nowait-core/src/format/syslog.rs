@@ -3,8 +3,8 @@
 
 use std::time::SystemTime;
 
-use super::{system_nanos, Clock, Timer};
-use crate::record::{Format, Notice, Record};
+use super::{system_nanos, Clock, Format, Timer};
+use crate::record::{Notice, Record};
 use crate::Level;
 
 /// A syslog facility (RFC 5424, section 6.2.1): which part of the system a
@@ -350,7 +350,8 @@ impl Format for SyslogFormat {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::{kind, Plain};
+    use crate::format::Plain;
+    use crate::record::kind;
 
     fn framed(framing: Framing, level: Level, payload: &[u8]) -> String {
         let syslog = Syslog::new()

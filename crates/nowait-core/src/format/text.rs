@@ -4,16 +4,15 @@ use std::io::Write as _;
 use std::sync::Arc;
 
 use super::{
-    is_message, message_with, push_u64, scalar_text, system_nanos, thread_width, Clock, KnownSites,
-    Location, Options, Piece, Resolved, Timer,
+    append, escape_into, is_message, message_with, plain_len, push_u64, scalar_text, system_nanos,
+    thread_width, Clock, Format, KnownSites, Location, MakeFormat, Options, Piece, Resolved,
+    SinkInfo, Timer,
 };
 use crate::event::{
     Callsite, Event, FieldName, Item, SiteCache, SiteKey, SpanFields, ThreadCache, Value,
 };
 use crate::floatfmt;
-use crate::record::{
-    append, escape_into, kind, plain_len, Format, MakeFormat, Notice, Record, SinkInfo,
-};
+use crate::record::{kind, Notice, Record};
 use crate::Level;
 
 /// Text lines in the layout of `tracing-subscriber`'s default format:
@@ -114,7 +113,7 @@ impl Text {
     /// let _no_time = nowait_core::Text::new().with_time(false);
     /// ```
     pub fn with_time(self, on: bool) -> Text {
-        self.with_timer(if on { Timer::Utc } else { Timer::None })
+        self.options(|o| o.with_time(on))
     }
 
     /// Prints no timestamp.
@@ -125,7 +124,7 @@ impl Text {
     /// let _no_time = nowait_core::Text::new().without_time();
     /// ```
     pub fn without_time(self) -> Text {
-        self.with_timer(Timer::None)
+        self.options(Options::without_time)
     }
 
     /// How to print timestamps (default [`Timer::Utc`]).
@@ -135,9 +134,8 @@ impl Text {
     /// ```
     /// let _uptime = nowait_core::Text::new().with_timer(nowait_core::Timer::Uptime);
     /// ```
-    pub fn with_timer(mut self, timer: Timer) -> Text {
-        self.options.timer = timer;
-        self
+    pub fn with_timer(self, timer: Timer) -> Text {
+        self.options(|o| o.with_timer(timer))
     }
 
     /// Whether to print the target (default `true`).
@@ -147,9 +145,8 @@ impl Text {
     /// ```
     /// let _no_target = nowait_core::Text::new().with_target(false);
     /// ```
-    pub fn with_target(mut self, on: bool) -> Text {
-        self.options.target = on;
-        self
+    pub fn with_target(self, on: bool) -> Text {
+        self.options(|o| o.with_target(on))
     }
 
     /// Whether to print the level (default `true`).
@@ -159,9 +156,8 @@ impl Text {
     /// ```
     /// let _no_level = nowait_core::Text::new().with_level(false);
     /// ```
-    pub fn with_level(mut self, on: bool) -> Text {
-        self.options.level = on;
-        self
+    pub fn with_level(self, on: bool) -> Text {
+        self.options(|o| o.with_level(on))
     }
 
     /// Whether to print the call site's source file (default `false`), as
@@ -174,9 +170,8 @@ impl Text {
     /// ```
     /// let _file = nowait_core::Text::new().with_file(true);
     /// ```
-    pub fn with_file(mut self, on: bool) -> Text {
-        self.options.file = on;
-        self
+    pub fn with_file(self, on: bool) -> Text {
+        self.options(|o| o.with_file(on))
     }
 
     /// Whether to print the call site's line number (default `false`).
@@ -186,9 +181,8 @@ impl Text {
     /// ```
     /// let _line = nowait_core::Text::new().with_file(true).with_line_number(true);
     /// ```
-    pub fn with_line_number(mut self, on: bool) -> Text {
-        self.options.line = on;
-        self
+    pub fn with_line_number(self, on: bool) -> Text {
+        self.options(|o| o.with_line_number(on))
     }
 
     /// Whether to print the name of the thread that logged (default
@@ -202,9 +196,8 @@ impl Text {
     /// ```
     /// let _names = nowait_core::Text::new().with_thread_names(true);
     /// ```
-    pub fn with_thread_names(mut self, on: bool) -> Text {
-        self.options.thread_names = on;
-        self
+    pub fn with_thread_names(self, on: bool) -> Text {
+        self.options(|o| o.with_thread_names(on))
     }
 
     /// Whether to print the id of the thread that logged (default
@@ -216,8 +209,13 @@ impl Text {
     /// ```
     /// let _ids = nowait_core::Text::new().with_thread_ids(true);
     /// ```
-    pub fn with_thread_ids(mut self, on: bool) -> Text {
-        self.options.thread_ids = on;
+    pub fn with_thread_ids(self, on: bool) -> Text {
+        self.options(|o| o.with_thread_ids(on))
+    }
+
+    /// Sets the options shared with [`Json`](crate::Json).
+    fn options(mut self, set: impl FnOnce(Options) -> Options) -> Text {
+        self.options = set(self.options);
         self
     }
 }

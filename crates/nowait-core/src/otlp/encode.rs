@@ -24,7 +24,8 @@ use std::time::SystemTime;
 
 use crate::event::{decode_field_name, Callsite, Event, Item, SiteCache, ThreadCache, Value};
 use crate::format::{copy_into, is_message, message_with, system_nanos, Location, Resolved};
-use crate::record::{kind, Format, MakeFormat, Notice, Record, SinkInfo};
+use crate::format::{Format, MakeFormat, SinkInfo};
+use crate::record::{kind, Notice, Record};
 use crate::Level;
 
 /// Wire types.

@@ -1,4 +1,4 @@
-//! The records a sink's backtrace keeps (see [`Backtrace`]), as the writer
+//! The records a sink's backtrace keeps (see [`BacktraceBuffer`]), as the writer
 //! thread holds them: raw records in a circle of bytes.
 //!
 //! Each record is stored as `level:u8 kind:u8 len:u32 payload`, oldest
@@ -9,14 +9,14 @@
 
 use std::collections::VecDeque;
 
-use crate::backtrace::{Backtrace, RECORD_OVERHEAD};
+use crate::backtrace::{BacktraceBuffer, RECORD_OVERHEAD};
 use crate::record::Record;
 use crate::Level;
 
 /// A sink's kept records.
 #[derive(Debug)]
 pub(super) struct Kept {
-    pub(super) config: Backtrace,
+    pub(super) config: BacktraceBuffer,
     bytes: VecDeque<u8>,
     count: u64,
     /// Records not kept since the last release: forgotten to make room,
@@ -25,7 +25,7 @@ pub(super) struct Kept {
 }
 
 impl Kept {
-    pub(super) fn new(config: Backtrace) -> Kept {
+    pub(super) fn new(config: BacktraceBuffer) -> Kept {
         Kept {
             config,
             bytes: VecDeque::new(),
@@ -120,7 +120,7 @@ mod tests {
 
     #[test]
     fn keeps_the_last_n_in_order() {
-        let mut k = Kept::new(Backtrace::records(3));
+        let mut k = Kept::new(BacktraceBuffer::records(3));
         for (i, level) in [Level::Debug, Level::Trace, Level::Debug, Level::Info]
             .into_iter()
             .enumerate()
@@ -145,7 +145,7 @@ mod tests {
     /// whatever the payload sizes (wrapping included).
     #[test]
     fn the_byte_bound_holds_and_memory_never_grows() {
-        let mut k = Kept::new(Backtrace::bytes(1024));
+        let mut k = Kept::new(BacktraceBuffer::bytes(1024));
         let mut rng = nowait_testkit::Rng::new(7);
         let mut expect: VecDeque<Vec<u8>> = VecDeque::new();
         for i in 0..5000u32 {
@@ -174,7 +174,7 @@ mod tests {
 
     #[test]
     fn a_record_larger_than_the_bound_is_not_kept() {
-        let mut k = Kept::new(Backtrace::bytes(1024));
+        let mut k = Kept::new(BacktraceBuffer::bytes(1024));
         k.keep(&Record::new(Level::Debug, 0, b"small"));
         assert_eq!(k.keep(&Record::new(Level::Debug, 0, &[b'x'; 1019])), 1);
         assert_eq!((k.len(), k.not_kept), (1, 1));

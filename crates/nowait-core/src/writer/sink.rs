@@ -9,8 +9,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::backtrace::Kept;
 use super::loss::{loss_message, Loss};
+use crate::format::Format;
 use crate::output::{Output, WriteOutcome};
-use crate::record::{Format, Notice, Record};
+use crate::record::{Notice, Record};
 use crate::shared::Shared;
 
 /// Told when a sink has opened a new file and written nothing to it yet
@@ -252,7 +253,7 @@ impl SinkState {
     }
 
     /// Gives the sink a backtrace (see `crate::backtrace`).
-    pub(crate) fn set_backtrace(&mut self, config: crate::Backtrace) {
+    pub(crate) fn set_backtrace(&mut self, config: crate::BacktraceBuffer) {
         self.backtrace = Some(Box::new(Kept::new(config)));
     }
 
@@ -948,7 +949,7 @@ impl SinkState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::record::Plain;
+    use crate::format::Plain;
 
     fn sink() -> SinkState {
         let output = Output::Gone("test".into());

@@ -1,0 +1,544 @@
+//! JSON lines, in two schemas: `tracing-subscriber`'s (`fmt_schema`, the
+//! default) and nowait's own (`nowait_schema`). This file holds the
+//! builder the user configures, the JSON string escaping both schemas
+//! use, and the `"backtrace":true` mark both add to released records.
+
+mod fmt_schema;
+mod nowait_schema;
+
+use fmt_schema::FmtJson;
+use nowait_schema::NowaitJson;
+
+use super::{is_bidi_control, plain_len, Format, MakeFormat, Options, SinkInfo, Timer};
+
+/// One JSON object per line, for log shippers (Vector, Fluent Bit, the
+/// OpenTelemetry Collector's filelog receiver parse it as is).
+///
+/// Two layouts ([`JsonSchema`]): by default the bytes that
+/// `tracing_subscriber::fmt().json()` prints for the same options and
+/// events, so that parsers written for it keep working; or nowait's own
+/// schema ([`Json::nowait_schema`]), in which every line has all keys.
+///
+/// # Default schema (`tracing-subscriber`'s)
+///
+/// ```json
+/// {"timestamp":"2026-11-22T12:00:01.123456Z","level":"INFO",
+///  "fields":{"message":"GET /","status":200},"target":"app::http",
+///  "span":{"id":42,"name":"request"},
+///  "spans":[{"peer":"10.0.0.7","name":"conn"},{"id":42,"name":"request"}]}
+/// ```
+///
+/// (one line in the output), keys in this order, each only when it applies:
+///
+/// * `timestamp`: as the [`Timer`] prints it; absent with
+///   [`without_time`](Json::without_time).
+/// * `level`: `TRACE`, `DEBUG`, `INFO`, `WARN` or `ERROR`
+///   ([`with_level`](Json::with_level)).
+/// * `fields`: the event's fields in order, the message as field `message`
+///   (absent if the event has none). With
+///   [`flatten_event`](Json::flatten_event) they are keys of the line
+///   itself instead.
+/// * `target` ([`with_target`](Json::with_target)); `filename` and
+///   `line_number`, from the call site
+///   ([`with_file`](Json::with_file),
+///   [`with_line_number`](Json::with_line_number)).
+/// * `span`: the innermost span ([`with_current_span`](Json::with_current_span)),
+///   and `spans`: all enclosing spans, outermost first
+///   ([`with_span_list`](Json::with_span_list)); both absent outside spans.
+///   A span is an object of its fields in key order, a field recorded again
+///   with `Span::record` keeping its last value, followed by `name`.
+/// * `threadName` and `threadId` (`ThreadId(7)`)
+///   ([`with_thread_names`](Json::with_thread_names),
+///   [`with_thread_ids`](Json::with_thread_ids)).
+///
+/// Integers are numbers, floats numbers (as `serde_json` writes them) or
+/// `null` if not finite, booleans booleans, everything else strings.
+/// nowait's own notices are lines of target `nowait` with the text in
+/// `fields.message`; plain text records ([`kind::TEXT`](crate::kind::TEXT)) have target `""`.
+///
+/// # nowait schema
+///
+/// ```json
+/// {"timestamp":"2026-11-22T12:00:01.123456Z","level":"INFO","target":"app::http",
+///  "message":"GET /","fields":{"status":200,"path":"/"},
+///  "spans":[{"name":"request","id":42}]}
+/// ```
+///
+/// Every line has all six keys, in this order, whatever the options (which
+/// apply to the default schema only):
+///
+/// * `timestamp`: RFC 3339, UTC, microseconds.
+/// * `level`: `TRACE`, `DEBUG`, `INFO`, `WARN` or `ERROR`.
+/// * `target`: the event's target; `nowait` for nowait's own notices
+///   (drops, sink errors); `""` for plain text records.
+/// * `message`: the message (`""` if the event has none).
+/// * `fields`: the event's other fields. Integers and finite floats are
+///   numbers, booleans are booleans, non-finite floats and everything else
+///   are strings.
+/// * `spans`: the enclosing spans, outermost first, each an object with
+///   `name` and the span's fields. A span field set again with
+///   `Span::record` appears twice, in order; JSON parsers keep the last.
+///
+/// # Records a backtrace released (both schemas)
+///
+/// A record that a sink's [`BacktraceBuffer`](crate::BacktraceBuffer) kept and a
+/// trigger released is its usual line with one more key, last:
+/// `"backtrace":true`. No prose line marks the block, so every line stays
+/// one JSON object of the schema.
+///
+/// Field names are written as given: an event field named `message` other
+/// than the first goes to `fields`, and nothing stops a field from being
+/// named like a top-level key (it stays inside `fields`).
+///
+/// # Escaping (both schemas)
+///
+/// Strings are escaped per RFC 8259; in addition DEL, the C1 controls,
+/// U+2028/U+2029 and the bidirectional formatting characters
+/// (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C) are written as
+/// `\u` escapes and invalid UTF-8 as U+FFFD, so a line is always valid
+/// JSON, safe to print on a terminal, and reads in the order of its
+/// bytes. (Where `serde_json` leaves those characters as they are, this is
+/// the one difference from `tracing-subscriber`'s bytes.)
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::{Builder, Json, Level, Sink};
+///
+/// # let dir = tempfile::tempdir().unwrap();
+/// # let path = dir.path().join("app.json");
+/// let (logger, guard) = Builder::new()
+///     .sink(Sink::file(&path).format(Json::new().without_time()))
+///     .build()?;
+/// logger.log(Level::Info, "plain line")?;
+/// drop(guard);
+/// let line = std::fs::read_to_string(&path)?;
+/// assert_eq!(line, "{\"level\":\"INFO\",\"fields\":{\"message\":\"plain line\"},\"target\":\"\"}\n");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Json {
+    schema: JsonSchema,
+    options: Options,
+    flatten: bool,
+    current_span: bool,
+    span_list: bool,
+}
+
+/// The layout a [`Json`] format writes.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::{Json, JsonSchema};
+///
+/// let _ours = Json::new().with_schema(JsonSchema::Nowait);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JsonSchema {
+    /// `tracing_subscriber::fmt().json()`'s layout (the default).
+    #[default]
+    TracingSubscriber,
+    /// nowait's own: all six keys on every line, the message apart from
+    /// the fields (see [`Json`]).
+    Nowait,
+}
+
+impl Default for Json {
+    fn default() -> Json {
+        Json {
+            schema: JsonSchema::TracingSubscriber,
+            options: Options::default(),
+            flatten: false,
+            current_span: true,
+            span_list: true,
+        }
+    }
+}
+
+impl Json {
+    /// The JSON format in `tracing-subscriber`'s layout.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new();
+    /// ```
+    pub fn new() -> Json {
+        Json::default()
+    }
+
+    /// The JSON format in nowait's own schema (see [`Json`]): all keys on
+    /// every line, the message apart.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::nowait_schema();
+    /// ```
+    pub fn nowait_schema() -> Json {
+        Json::new().with_schema(JsonSchema::Nowait)
+    }
+
+    /// Chooses the layout.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().with_schema(nowait_core::JsonSchema::Nowait);
+    /// ```
+    pub fn with_schema(mut self, schema: JsonSchema) -> Json {
+        self.schema = schema;
+        self
+    }
+
+    /// Puts the event's fields at the top level instead of under `fields`
+    /// (default `false`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().flatten_event(true);
+    /// ```
+    pub fn flatten_event(mut self, on: bool) -> Json {
+        self.flatten = on;
+        self
+    }
+
+    /// Whether to write the innermost span as `span` (default `true`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().with_current_span(false);
+    /// ```
+    pub fn with_current_span(mut self, on: bool) -> Json {
+        self.current_span = on;
+        self
+    }
+
+    /// Whether to write all enclosing spans as `spans` (default `true`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().with_span_list(false);
+    /// ```
+    pub fn with_span_list(mut self, on: bool) -> Json {
+        self.span_list = on;
+        self
+    }
+
+    /// How to write `timestamp` (default [`Timer::Utc`]; [`Timer::None`]
+    /// leaves the key out).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().with_timer(nowait_core::Timer::Uptime);
+    /// ```
+    pub fn with_timer(self, timer: Timer) -> Json {
+        self.options(|o| o.with_timer(timer))
+    }
+
+    /// Leaves `timestamp` out.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().without_time();
+    /// ```
+    pub fn without_time(self) -> Json {
+        self.options(Options::without_time)
+    }
+
+    /// Whether to write `level` (default `true`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().with_level(false);
+    /// ```
+    pub fn with_level(self, on: bool) -> Json {
+        self.options(|o| o.with_level(on))
+    }
+
+    /// Whether to write `target` (default `true`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().with_target(false);
+    /// ```
+    pub fn with_target(self, on: bool) -> Json {
+        self.options(|o| o.with_target(on))
+    }
+
+    /// Whether to write the call site's source file as `filename` (default
+    /// `false`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().with_file(true);
+    /// ```
+    pub fn with_file(self, on: bool) -> Json {
+        self.options(|o| o.with_file(on))
+    }
+
+    /// Whether to write the call site's line as `line_number` (default
+    /// `false`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().with_line_number(true);
+    /// ```
+    pub fn with_line_number(self, on: bool) -> Json {
+        self.options(|o| o.with_line_number(on))
+    }
+
+    /// Whether to write the logging thread's name as `threadName` (default
+    /// `false`; an unnamed thread gives its id, unless ids are written
+    /// anyway). Front ends then record the thread in each event.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().with_thread_names(true);
+    /// ```
+    pub fn with_thread_names(self, on: bool) -> Json {
+        self.options(|o| o.with_thread_names(on))
+    }
+
+    /// Whether to write the logging thread's id as `threadId` (default
+    /// `false`). Front ends then record the thread in each event.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::Json::new().with_thread_ids(true);
+    /// ```
+    pub fn with_thread_ids(self, on: bool) -> Json {
+        self.options(|o| o.with_thread_ids(on))
+    }
+
+    /// Sets the options shared with [`Text`](crate::Text).
+    fn options(mut self, set: impl FnOnce(Options) -> Options) -> Json {
+        self.options = set(self.options);
+        self
+    }
+}
+
+impl MakeFormat for Json {
+    fn make_format(&self, _sink: &SinkInfo) -> Box<dyn Format> {
+        match self.schema {
+            JsonSchema::Nowait => Box::<NowaitJson>::default(),
+            JsonSchema::TracingSubscriber => Box::new(FmtJson::new(*self)),
+        }
+    }
+
+    fn needs_thread(&self) -> bool {
+        self.schema == JsonSchema::TracingSubscriber && self.options.needs_thread()
+    }
+
+    fn needs_location(&self) -> bool {
+        self.schema == JsonSchema::TracingSubscriber && self.options.needs_location()
+    }
+}
+
+/// Appends `bytes` as a JSON string (RFC 8259), with DEL, C1 controls,
+/// U+2028/U+2029 and bidi controls escaped too and invalid UTF-8 replaced
+/// by U+FFFD.
+///
+/// Runs of printable ASCII other than `"` and `\\` (nearly every byte of a
+/// log line) are found by `plain_len` and copied whole; the rest goes one
+/// ASCII byte, or one run of non-ASCII bytes, at a time. A run of
+/// non-ASCII bytes is decoded on its own: an ASCII byte never belongs to a
+/// UTF-8 sequence or to the maximal invalid subpart that becomes one
+/// U+FFFD, so cutting there changes nothing.
+pub(crate) fn json_str(bytes: &[u8], out: &mut Vec<u8>) {
+    out.reserve(bytes.len() + 2);
+    out.push(b'"');
+    let mut rest = bytes;
+    loop {
+        let plain = plain_len(rest, true);
+        out.extend_from_slice(&rest[..plain]);
+        rest = &rest[plain..];
+        let Some(&b) = rest.first() else { break };
+        if b < 0x80 {
+            match b {
+                b'"' => out.extend_from_slice(b"\\\""),
+                b'\\' => out.extend_from_slice(b"\\\\"),
+                b'\n' => out.extend_from_slice(b"\\n"),
+                b'\r' => out.extend_from_slice(b"\\r"),
+                b'\t' => out.extend_from_slice(b"\\t"),
+                0x08 => out.extend_from_slice(b"\\b"),
+                0x0c => out.extend_from_slice(b"\\f"),
+                _ => u_escape(u32::from(b), out),
+            }
+            rest = &rest[1..];
+        } else {
+            let end = rest.iter().position(|&b| b < 0x80).unwrap_or(rest.len());
+            non_ascii(&rest[..end], out);
+            rest = &rest[end..];
+        }
+    }
+    out.push(b'"');
+}
+
+/// `\\u` and four hex digits.
+fn u_escape(code: u32, out: &mut Vec<u8>) {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    out.extend_from_slice(b"\\u");
+    for shift in [12, 8, 4, 0] {
+        out.push(HEX[(code >> shift & 0xf) as usize]);
+    }
+}
+
+/// A run of non-ASCII bytes: C1 controls, U+2028/U+2029 and bidi controls
+/// escaped, other characters copied, invalid sequences replaced by U+FFFD.
+#[cold]
+fn non_ascii(bytes: &[u8], out: &mut Vec<u8>) {
+    for chunk in bytes.utf8_chunks() {
+        for c in chunk.valid().chars() {
+            match c {
+                '\u{80}'..='\u{9f}' | '\u{2028}' | '\u{2029}' => u_escape(c as u32, out),
+                c if is_bidi_control(c) => u_escape(c as u32, out),
+                c => {
+                    let mut b = [0u8; 4];
+                    out.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
+                }
+            }
+        }
+        if !chunk.invalid().is_empty() {
+            out.extend_from_slice("\u{fffd}".as_bytes());
+        }
+    }
+}
+
+/// Adds the key `"backtrace":true` last to the line appended to `out`
+/// since `start` (a record a backtrace released; see
+/// [`BacktraceBuffer`](crate::BacktraceBuffer)).
+pub(super) fn mark_kept(out: &mut Vec<u8>, start: usize) {
+    if out.len() < start + 3 || !out.ends_with(b"}\n") {
+        return;
+    }
+    out.truncate(out.len() - 2);
+    if out.last() != Some(&b'{') {
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"backtrace\":true}\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write as _;
+
+    /// The character-by-character version that `json_str` replaced.
+    fn json_str_reference(bytes: &[u8], out: &mut Vec<u8>) {
+        out.push(b'"');
+        for chunk in bytes.utf8_chunks() {
+            for c in chunk.valid().chars() {
+                match c {
+                    '"' => out.extend_from_slice(b"\\\""),
+                    '\\' => out.extend_from_slice(b"\\\\"),
+                    '\n' => out.extend_from_slice(b"\\n"),
+                    '\r' => out.extend_from_slice(b"\\r"),
+                    '\t' => out.extend_from_slice(b"\\t"),
+                    '\u{8}' => out.extend_from_slice(b"\\b"),
+                    '\u{c}' => out.extend_from_slice(b"\\f"),
+                    '\0'..='\u{1f}'
+                    | '\u{7f}'..='\u{9f}'
+                    | '\u{2028}'
+                    | '\u{2029}'
+                    | '\u{61c}'
+                    | '\u{200e}'
+                    | '\u{200f}'
+                    | '\u{202a}'..='\u{202e}'
+                    | '\u{2066}'..='\u{2069}' => {
+                        let _ = write!(out, "\\u{:04x}", c as u32);
+                    }
+                    c => {
+                        let mut b = [0u8; 4];
+                        out.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
+                    }
+                }
+            }
+            if !chunk.invalid().is_empty() {
+                out.extend_from_slice("\u{fffd}".as_bytes());
+            }
+        }
+        out.push(b'"');
+    }
+
+    /// The fast `json_str` gives the bytes of the one it replaced, on
+    /// strings mixing plain ASCII, JSON specials, controls, DEL, C1
+    /// controls, U+2028/U+2029, bidi controls and their neighbours, other
+    /// UTF-8 and invalid sequences (cut
+    /// ones included), at every length around the eight-byte steps.
+    #[test]
+    fn json_str_matches_reference() {
+        let pieces: &[&[u8]] = &[
+            b"a",
+            b"plain text ",
+            b"\"",
+            b"\\",
+            b"\n",
+            b"\r",
+            b"\t",
+            b"\x08",
+            b"\x0c",
+            b"\x00",
+            b"\x1b[31m",
+            b"\x1f",
+            b"\x7f",
+            b" ",
+            b"~",
+            "é".as_bytes(),
+            "\u{85}".as_bytes(),
+            "\u{9f}".as_bytes(),
+            "\u{a0}".as_bytes(),
+            "\u{2028}".as_bytes(),
+            "\u{2029}".as_bytes(),
+            "\u{61b}\u{61c}\u{61d}".as_bytes(),
+            "\u{200d}\u{200e}\u{200f}\u{2010}".as_bytes(),
+            "\u{2029}\u{202a}\u{202b}\u{202c}\u{202d}\u{202e}\u{202f}".as_bytes(),
+            "\u{2065}\u{2066}\u{2067}\u{2068}\u{2069}\u{206a}".as_bytes(),
+            "€".as_bytes(),
+            "😀".as_bytes(),
+            b"\xff",
+            b"\xc3",
+            b"\xe2\x82",
+            b"\xf0\x9f\x98",
+            b"\xed\xa0\x80",
+            b"\x80\x80",
+            b"\xc0\xaf",
+            b"\xf4\x90\x80\x80",
+        ];
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let (mut got, mut want) = (Vec::new(), Vec::new());
+        for round in 0..20_000 {
+            let mut input = Vec::new();
+            for _ in 0..(round % 12) {
+                input.extend_from_slice(pieces[next() as usize % pieces.len()]);
+            }
+            for len in [input.len(), input.len() / 2, input.len().saturating_sub(1)] {
+                let s = &input[..len];
+                got.clear();
+                want.clear();
+                json_str(s, &mut got);
+                json_str_reference(s, &mut want);
+                assert_eq!(got, want, "input {s:?}");
+            }
+        }
+    }
+}
