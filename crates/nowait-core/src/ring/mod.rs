@@ -1,9 +1,10 @@
 //! A bounded multi-producer, single-consumer ring of variable-length records.
 //!
-//! This is the only module with `unsafe` code. Its API is safe: producers call
-//! [`Ring::try_push`] with the bytes of a record; the one consumer (the writer
-//! thread) calls [`Ring::consume`], which lends each committed record's bytes
-//! to a closure and then releases the space.
+//! Its `unsafe` code (the words of a record, and `region.rs`) stays inside;
+//! its API is safe: producers call [`Ring::try_push_below`] with a record's
+//! [`Payload`], which writes itself into the claimed space; the one consumer
+//! (the writer thread) calls [`Ring::consume`], which lends each committed
+//! record's bytes to a closure and then releases the space.
 //!
 //! # Algorithm
 //!
@@ -55,6 +56,17 @@
 //! A producer that is preempted between claim and commit holds back the
 //! consumer (not other producers) until it resumes: records after it are
 //! committed but wait behind it. That window is a `memcpy` of one record.
+//!
+//! # Files
+//!
+//! - `region.rs`: the memory the ring lives in (the heap or a file
+//!   mapping), its byte layout, and the accessors that are the only code a
+//!   loom build changes: the loom models run this file's code on the same
+//!   layout, with loom's atomics and access tracking standing in for the
+//!   bytes it cannot see.
+//! - `scan.rs`: reading the ring a process that died left in a file.
+//! - `tests.rs`: unit tests (also run under Miri); `loom_models.rs`: the
+//!   loom models; `durable_model.rs`: the crash-durability model checker.
 
 mod region;
 mod scan;
@@ -99,7 +111,7 @@ const CLOSED: u64 = 1 << 63;
 const FORKED: u64 = 1 << 62;
 const FLAGS: u64 = CLOSED | FORKED;
 
-/// Why [`Ring::try_push`] did not take a record.
+/// Why a claim ([`Ring::try_push_below`]) did not take a record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum ClaimError {
     /// Not enough free space right now.
@@ -631,7 +643,7 @@ impl Ring {
         self.publish_to(pos);
     }
 
-    /// [`Ring::peek`] at the consumer's cursor `pos` (which starts at
+    /// `Ring::peek` at the consumer's cursor `pos` (which starts at
     /// [`Ring::consumed`]): moves it past padding and void records, then
     /// lends the committed record there without taking it.
     #[inline]
