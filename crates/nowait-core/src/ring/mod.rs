@@ -77,7 +77,7 @@ mod tests;
 #[cfg(all(loom, test))]
 mod loom_models;
 
-#[cfg(all(test, not(loom), not(miri)))]
+#[cfg(all(test, not(miri)))]
 mod durable_model;
 
 pub(crate) use scan::{scan, Found};
