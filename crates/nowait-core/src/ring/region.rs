@@ -71,12 +71,14 @@ pub(super) struct Region {
     base: NonNull<u8>,
     /// The number of words (a power of two).
     words: usize,
+    /// What keeps `base` valid.
     owner: Owner,
     /// How threads see the shared bytes: through themselves, or loom's
     /// stand-ins.
     access: access::Access,
 }
 
+/// Who owns a region's memory.
 enum Owner {
     /// Allocated with this layout by [`Region::heap`]; freed on drop.
     Heap(std::alloc::Layout),
