@@ -140,8 +140,8 @@ impl Recovery {
         while let Some((level, kind, payload)) = self.items.as_slice().first() {
             match shared.push_recovered(*level, *kind, payload, deadline.unwrap_or(now)) {
                 Ok(()) => {}
-                Err(crate::ring::PushError::Full) if deadline.is_none() => return false,
-                Err(crate::ring::PushError::Full) => {
+                Err(crate::ring::ClaimError::Full) if deadline.is_none() => return false,
+                Err(crate::ring::ClaimError::Full) => {
                     // The ring stayed full until the deadline (a writer
                     // stuck in a sink): the rest are lost, and counted.
                     self.lost += self.items.len();

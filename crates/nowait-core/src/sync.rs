@@ -1,53 +1,67 @@
 //! The synchronisation primitives nowait uses, swapped for loom's under
-//! `cfg(loom)` so that the models in `ring/tests.rs` check the real code.
+//! `cfg(loom)` so that the loom models (`ring/loom_models.rs`) check the
+//! real code.
+//!
+//! The ring's storage (`ring/region.rs`) is the only other place where a
+//! loom build differs: loom's atomics and cells stand in there for the
+//! bytes of the region, which loom cannot see.
 
 #[cfg(loom)]
 pub(crate) use loom::sync::atomic::{AtomicU64, AtomicU8};
 #[cfg(not(loom))]
 pub(crate) use std::sync::atomic::{AtomicU64, AtomicU8};
 
+/// Loom's cell and the pointers that track an access to it, for the
+/// ring's region.
+#[cfg(loom)]
+pub(crate) use loom::cell::{ConstPtr, MutPtr, UnsafeCell};
+
 pub(crate) use std::sync::atomic::Ordering;
 
-/// An `UnsafeCell` with loom's closure-based API, so the ring's accesses are
-/// tracked by loom and compile to plain pointer accesses otherwise.
-#[cfg(not(loom))]
-#[derive(Debug)]
-pub(crate) struct UnsafeCell<T>(std::cell::UnsafeCell<T>);
+/// Threads and shared ownership for the ring's tests and loom models.
+#[cfg(all(test, loom))]
+pub(crate) use loom::{sync::Arc, thread};
+#[cfg(all(test, not(loom)))]
+pub(crate) use std::{sync::Arc, thread};
 
-#[cfg(not(loom))]
-impl<T> UnsafeCell<T> {
-    /// Raw pointer to the contents.
-    pub(crate) fn get(&self) -> *mut T {
-        self.0.get()
-    }
+/// Atomics no loom model needs to see, std's in every build: a value only
+/// one thread touches at a time (the consumer's own position in a deferred
+/// ring), or a count kept across a model's executions.
+pub(crate) mod untracked {
+    pub(crate) use std::sync::atomic::AtomicU64;
+    #[cfg(all(loom, test))]
+    pub(crate) use std::sync::atomic::AtomicUsize;
 }
 
-#[cfg(loom)]
-pub(crate) use loom::cell::UnsafeCell;
+/// Keeps a ring's mapped memory alive for as long as anything holds it.
+/// std's `Arc` in every build: loom's cannot hold a `dyn` value, and
+/// nothing is synchronised through it.
+pub(crate) type KeepAlive = std::sync::Arc<dyn std::any::Any + Send + Sync>;
 
-/// A wait/notify point: a sequence number that notifiers bump and waiters
+/// An event count: a sequence number that notifiers bump and waiters
 /// sleep on ([`crate::sys::wait`]: a futex on Linux, the parking lot
 /// elsewhere), plus a count of waiters so that a notifier with nobody to
-/// wake makes no system call.
+/// wake makes no system call (Vyukov's eventcount; folly's `EventCount`).
 ///
 /// The protocol (the classic "check, then sleep on the value you saw"):
-/// a waiter calls [`Event::prepare`] (registers and reads the sequence),
-/// checks its condition, and if it does not hold calls [`Event::wait`] with
-/// the sequence it read, then [`Event::done`]. A notifier changes the
-/// condition, then calls [`Event::notify`]. Both sides order these with
-/// `SeqCst`, so either the waiter's check sees the change or the notifier
-/// sees the waiter and bumps the sequence, which makes the futex wait
-/// return at once or wakes it. Spurious returns are allowed: waiters
-/// re-check. On Linux nothing here is held across `fork()`, so a forked
-/// child can use it as it is.
+/// a waiter calls [`EventCount::prepare`] (registers and reads the
+/// sequence), checks its condition, and if it does not hold calls
+/// [`EventCount::wait`] with the sequence it read, then
+/// [`EventCount::done`]. A notifier changes the condition, then calls
+/// [`EventCount::notify`]. Both sides order these with `SeqCst`, so either
+/// the waiter's check sees the change or the notifier sees the waiter and
+/// bumps the sequence, which makes the futex wait return at once or wakes
+/// it. Spurious returns are allowed: waiters re-check. On Linux nothing
+/// here is held across `fork()`, so a forked child can use it as it is.
 #[derive(Debug, Default)]
-pub(crate) struct Event {
+pub(crate) struct EventCount {
     seq: std::sync::atomic::AtomicU32,
     waiters: std::sync::atomic::AtomicU32,
 }
 
-impl Event {
-    /// Registers a waiter and returns the sequence to pass to [`Event::wait`].
+impl EventCount {
+    /// Registers a waiter and returns the sequence to pass to
+    /// [`EventCount::wait`].
     pub(crate) fn prepare(&self) -> u32 {
         self.waiters.fetch_add(1, Ordering::SeqCst);
         std::sync::atomic::fence(Ordering::SeqCst);

@@ -57,7 +57,8 @@
 //! Loom explores the interleavings of the real code, but a kill is not a
 //! thread: freezing memory between two steps of another thread and reading
 //! it as bytes (a data race on the words, for loom) has no place in it, and
-//! loom's store is not the region's layout that [`scan`] reads. Here the
+//! under loom `head`, `tail` and the state bytes are loom's atomics beside
+//! the region, not the bytes [`scan`] reads (`region.rs`). Here the
 //! producers' and writer's steps are a transcription of the code, and the
 //! recovery side is the code itself.
 
@@ -66,10 +67,8 @@ use std::hash::{Hash, Hasher};
 
 use crate::snapshot::{slot_range, Phase, SlotRange};
 
-use super::{
-    lap_of, record_words, scan, Found, Header, Store, COMMITTED, FREE, PADDING, STATES_AT, TAIL_AT,
-    WORD,
-};
+use super::region::{self, HEAD_AT, SEEN_TAIL_AT, STATES_AT, TAIL_AT};
+use super::{lap_of, record_words, scan, Found, Header, COMMITTED, FREE, PADDING, WORD};
 
 /// Ring size in bytes (8 words).
 const RING_BYTES: usize = 64;
@@ -233,7 +232,7 @@ impl State {
             pad: 0,
         };
         State {
-            region: vec![0; Store::size(CAP as usize)],
+            region: vec![0; region::size(CAP as usize)],
             in_force: Snap::default(),
             mirror: [0; MIRROR as usize],
             file: Vec::new(),
@@ -262,10 +261,10 @@ impl State {
         self.region[at..at + 8].copy_from_slice(&v.to_le_bytes());
     }
     fn head(&self) -> u64 {
-        self.u64_at(0)
+        self.u64_at(HEAD_AT)
     }
     fn seen_tail(&self) -> u64 {
-        self.u64_at(8)
+        self.u64_at(SEEN_TAIL_AT)
     }
     fn tail(&self) -> u64 {
         self.u64_at(TAIL_AT)
@@ -277,10 +276,10 @@ impl State {
         self.region[STATES_AT + (pos % CAP) as usize] = s;
     }
     fn word(&self, index: u64) -> u64 {
-        self.u64_at(Store::words_at(CAP as usize) + index as usize * WORD)
+        self.u64_at(region::words_at(CAP as usize) + index as usize * WORD)
     }
     fn set_word(&mut self, index: u64, v: u64) {
-        self.set_u64(Store::words_at(CAP as usize) + index as usize * WORD, v);
+        self.set_u64(region::words_at(CAP as usize) + index as usize * WORD, v);
     }
 
     fn hash64(&self) -> u64 {
@@ -368,7 +367,7 @@ fn producer_step(s: &State, i: usize, m: Model) -> Option<(String, State)> {
                 q.tail = t;
                 q.fresh = true;
                 decide(q, len_words);
-                n.set_u64(8, t);
+                n.set_u64(SEEN_TAIL_AT, t);
                 label = format!("p{i} #{id}: seen_tail.store({t})");
             }
             P::Cas => {
@@ -379,7 +378,7 @@ fn producer_step(s: &State, i: usize, m: Model) -> Option<(String, State)> {
                     (q.head, q.tail, q.fresh) = (0, 0, false);
                     q.pc = if q.pad > 0 { P::Padding } else { P::Header };
                     let (at, pad) = (q.at, q.pad);
-                    n.set_u64(0, new_head);
+                    n.set_u64(HEAD_AT, new_head);
                     label = format!(
                         "p{i} #{id}: claims [{}, {new_head}){}",
                         at + pad,

@@ -1,9 +1,10 @@
 //! A bounded multi-producer, single-consumer ring of variable-length records.
 //!
-//! This is the only module with `unsafe` code. Its API is safe: producers call
-//! [`Ring::try_push`] with the bytes of a record; the one consumer (the writer
-//! thread) calls [`Ring::consume`], which lends each committed record's bytes
-//! to a closure and then releases the space.
+//! Its `unsafe` code (the words of a record, and `region.rs`) stays inside;
+//! its API is safe: producers call [`Ring::try_push_below`] with a record's
+//! [`Payload`], which writes itself into the claimed space; the one consumer
+//! (the writer thread) calls [`Ring::consume`], which lends each committed
+//! record's bytes to a closure and then releases the space.
 //!
 //! # Algorithm
 //!
@@ -55,17 +56,36 @@
 //! A producer that is preempted between claim and commit holds back the
 //! consumer (not other producers) until it resumes: records after it are
 //! committed but wait behind it. That window is a `memcpy` of one record.
+//!
+//! # Files
+//!
+//! - `region.rs`: the memory the ring lives in (the heap or a file
+//!   mapping), its byte layout, and the accessors that are the only code a
+//!   loom build changes: the loom models run this file's code on the same
+//!   layout, with loom's atomics and access tracking standing in for the
+//!   bytes it cannot see.
+//! - `scan.rs`: reading the ring a process that died left in a file.
+//! - `tests.rs`: unit tests (also run under Miri); `loom_models.rs`: the
+//!   loom models; `durable_model.rs`: the crash-durability model checker.
 
-#[cfg(all(loom, test))]
+mod region;
+mod scan;
+
+#[cfg(all(test, not(loom)))]
 mod tests;
 
-#[cfg(all(test, not(loom), not(miri)))]
+#[cfg(all(loom, test))]
+mod loom_models;
+
+#[cfg(all(test, not(miri)))]
 mod durable_model;
 
-#[cfg(loom)]
-use crossbeam_utils::CachePadded;
+pub(crate) use scan::{scan, Found};
 
-use crate::sync::{AtomicU64, AtomicU8, Ordering, UnsafeCell};
+use crate::sync::untracked;
+use crate::sync::{AtomicU64, AtomicU8, KeepAlive, Ordering};
+
+use region::Region;
 
 /// State of a word that does not start a committed record.
 const FREE: u8 = 0;
@@ -91,9 +111,9 @@ const CLOSED: u64 = 1 << 63;
 const FORKED: u64 = 1 << 62;
 const FLAGS: u64 = CLOSED | FORKED;
 
-/// Why [`Ring::try_push`] did not take a record.
+/// Why a claim ([`Ring::try_push_below`]) did not take a record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum PushError {
+pub(crate) enum ClaimError {
     /// Not enough free space right now.
     Full,
     /// There is room, but only above the caller's limit.
@@ -179,9 +199,32 @@ pub(crate) fn record_words(len: usize) -> u64 {
 
 /// The ring. See the module docs for the algorithm.
 pub(crate) struct Ring {
-    /// Where `head`, `tail`, the state bytes and the words live: the heap,
-    /// or a shared file mapping for a crash-durable ring.
-    store: Store,
+    /// Where the shared words live (`region.rs`: their layout, the heap or
+    /// a file mapping), as the algorithm sees them:
+    ///
+    /// - `head`: next word position to claim, plus the `CLOSED` and `FORKED`
+    ///   flag bits (62 and 63). The position only grows, by compare-and-swap
+    ///   from producers. Invariant: `tail <= position <= tail + capacity`.
+    /// - `tail`: word position up to which the consumer has released space.
+    ///   Only the consumer writes it, with `Release` after resetting the state
+    ///   bytes of everything before it.
+    /// - `seen_tail`: a value `tail` had, which producers read instead of
+    ///   `tail` and refresh from it only when a claim would not fit (rtrb's
+    ///   cached indices; a producer's read of `tail` misses in its cache
+    ///   whenever the consumer published since). It lives beside `head`, on
+    ///   the producers' cache lines. Invariant: `seen_tail <= tail`, so space
+    ///   computed from it is never more than there is. Producers store it
+    ///   with `Release` after an `Acquire` load of `tail`, and load it with
+    ///   `Acquire`: the consumer's release of a word happens before any
+    ///   producer's write to it, through the producer that refreshed it.
+    /// - `states`: one state byte per word (`FREE`, `COMMITTED`, `PADDING`,
+    ///   `VOID`). Invariant: a word's state is not `FREE` only if the word
+    ///   starts a claimed region whose producer has committed it and the
+    ///   consumer has not yet released it.
+    /// - `words`: a word is written only by the producer that claimed it,
+    ///   before its commit, and read only by the consumer, after it observed
+    ///   the commit and before it releases the word.
+    region: Region,
     /// `capacity - 1`; the capacity in words is a power of two.
     mask: u64,
     /// `log2(capacity)`: a position's lap is `pos >> shift` (a shift, not
@@ -195,182 +238,7 @@ pub(crate) struct Ring {
     /// The consumer's position when `deferred` (only the consumer touches
     /// it, so loom need not track it); otherwise unused. On a line of its
     /// own: producers read the fields above on every claim.
-    read: crossbeam_utils::CachePadded<std::sync::atomic::AtomicU64>,
-}
-
-/// The ring's shared words, as the algorithm sees them.
-///
-/// - `head`: next word position to claim, plus the `CLOSED` and `FORKED`
-///   flag bits (62 and 63). The position only grows, by compare-and-swap
-///   from producers. Invariant: `tail <= position <= tail + capacity`.
-/// - `tail`: word position up to which the consumer has released space.
-///   Only the consumer writes it, with `Release` after resetting the state
-///   bytes of everything before it.
-/// - `seen_tail`: a value `tail` had, which producers read instead of
-///   `tail` and refresh from it only when a claim would not fit (rtrb's
-///   cached indices; a producer's read of `tail` misses in its cache
-///   whenever the consumer published since). It lives beside `head`, on
-///   the producers' cache lines. Invariant: `seen_tail <= tail`, so space
-///   computed from it is never more than there is. Producers store it
-///   with `Release` after an `Acquire` load of `tail`, and load it with
-///   `Acquire`: the consumer's release of a word happens before any
-///   producer's write to it, through the producer that refreshed it.
-/// - `states`: one state byte per word (`FREE`, `COMMITTED`, `PADDING`,
-///   `VOID`). Invariant: a word's state is not `FREE` only if the word
-///   starts a claimed region whose producer has committed it and the
-///   consumer has not yet released it.
-/// - `words`: a word is written only by the producer that claimed it,
-///   before its commit, and read only by the consumer, after it observed
-///   the commit and before it releases the word.
-#[cfg(loom)]
-struct Store {
-    head: CachePadded<AtomicU64>,
-    seen_tail: AtomicU64,
-    tail: CachePadded<AtomicU64>,
-    states: Box<[AtomicU8]>,
-    words: Box<[UnsafeCell<u64>]>,
-}
-
-#[cfg(loom)]
-impl Store {
-    fn heap(words: usize) -> Store {
-        Store {
-            head: CachePadded::new(AtomicU64::new(0)),
-            seen_tail: AtomicU64::new(0),
-            tail: CachePadded::new(AtomicU64::new(0)),
-            states: (0..words).map(|_| AtomicU8::new(FREE)).collect(),
-            words: (0..words).map(|_| UnsafeCell::new(0)).collect(),
-        }
-    }
-    fn head(&self) -> &AtomicU64 {
-        &self.head
-    }
-    fn seen_tail(&self) -> &AtomicU64 {
-        &self.seen_tail
-    }
-    fn tail(&self) -> &AtomicU64 {
-        &self.tail
-    }
-    fn states(&self) -> &[AtomicU8] {
-        &self.states
-    }
-    fn words(&self) -> &[UnsafeCell<u64>] {
-        &self.words
-    }
-}
-
-/// Outside loom the store is one zeroed block of memory: `head` at 0,
-/// `seen_tail` at [`SEEN_TAIL_AT`] (the same cache line), `tail` at
-/// [`TAIL_AT`] (each on its own pair of cache lines), the state
-/// bytes from [`STATES_AT`], then the words, 64-byte aligned. The same
-/// layout serves the heap and a file mapping (see [`Ring::region_size`]).
-#[cfg(not(loom))]
-struct Store {
-    base: std::ptr::NonNull<u8>,
-    words: usize,
-    owner: Owner,
-}
-
-#[cfg(not(loom))]
-enum Owner {
-    /// Allocated with this layout by [`Store::heap`]; freed on drop.
-    Heap(std::alloc::Layout),
-    /// Part of a mapping the ring keeps alive (it unmaps when the last
-    /// owner drops).
-    Mapped(#[allow(dead_code)] std::sync::Arc<dyn std::any::Any + Send + Sync>),
-}
-
-/// Only the heap or mapped store has a `seen_tail` word at a fixed offset;
-/// the recovery scan does not read it.
-#[cfg(not(loom))]
-const SEEN_TAIL_AT: usize = 8;
-const TAIL_AT: usize = 128;
-const STATES_AT: usize = 256;
-
-/// The layout of a region (used by [`Ring::region_size`] and [`scan`],
-/// which are plain arithmetic and byte reads, so loom builds them too).
-impl Store {
-    fn words_at(words: usize) -> usize {
-        (STATES_AT + words).next_multiple_of(64)
-    }
-
-    fn size(words: usize) -> usize {
-        Self::words_at(words) + words * WORD
-    }
-}
-
-#[cfg(not(loom))]
-impl Store {
-    fn heap(words: usize) -> Store {
-        let layout = std::alloc::Layout::from_size_align(Self::size(words), 4096)
-            .expect("ring size checked by the builder");
-        // SAFETY: the layout's size is nonzero (at least STATES_AT).
-        let ptr = unsafe { std::alloc::alloc_zeroed(layout) };
-        let Some(base) = std::ptr::NonNull::new(ptr) else {
-            std::alloc::handle_alloc_error(layout)
-        };
-        Store {
-            base,
-            words,
-            owner: Owner::Heap(layout),
-        }
-    }
-
-    fn head(&self) -> &AtomicU64 {
-        // SAFETY: `base` points to `Store::size(words)` zeroed bytes,
-        // 4096-aligned, alive as long as `self` (`Owner`); offset 0 holds
-        // an `AtomicU64` (zero is a valid one) that is only ever accessed
-        // atomically.
-        unsafe { &*self.base.as_ptr().cast::<AtomicU64>() }
-    }
-
-    fn seen_tail(&self) -> &AtomicU64 {
-        // SAFETY: as in `head`, at offset SEEN_TAIL_AT (8-aligned).
-        unsafe { &*self.base.as_ptr().add(SEEN_TAIL_AT).cast::<AtomicU64>() }
-    }
-
-    fn tail(&self) -> &AtomicU64 {
-        // SAFETY: as in `head`, at offset TAIL_AT (8-aligned).
-        unsafe { &*self.base.as_ptr().add(TAIL_AT).cast::<AtomicU64>() }
-    }
-
-    fn states(&self) -> &[AtomicU8] {
-        // SAFETY: as in `head`: `words` state bytes from STATES_AT, only
-        // ever accessed atomically.
-        unsafe {
-            std::slice::from_raw_parts(
-                self.base.as_ptr().add(STATES_AT).cast::<AtomicU8>(),
-                self.words,
-            )
-        }
-    }
-
-    fn words(&self) -> &[UnsafeCell<u64>] {
-        // SAFETY: as in `head`: `words` 8-byte words from `words_at`
-        // (64-aligned). `UnsafeCell<u64>` has the layout of a `u64`, so
-        // shared references to the cells let the ring's protocol (module
-        // docs) decide who writes through them.
-        unsafe {
-            std::slice::from_raw_parts(
-                self.base
-                    .as_ptr()
-                    .add(Self::words_at(self.words))
-                    .cast::<UnsafeCell<u64>>(),
-                self.words,
-            )
-        }
-    }
-}
-
-#[cfg(not(loom))]
-impl Drop for Store {
-    fn drop(&mut self) {
-        if let Owner::Heap(layout) = self.owner {
-            // SAFETY: allocated in `Store::heap` with this layout, and no
-            // reference into it outlives the ring.
-            unsafe { std::alloc::dealloc(self.base.as_ptr(), layout) };
-        }
-    }
+    read: crossbeam_utils::CachePadded<untracked::AtomicU64>,
 }
 
 impl std::fmt::Debug for Ring {
@@ -394,7 +262,7 @@ impl Ring {
     /// at least 64 bytes).
     pub(crate) fn new(min_bytes: usize) -> Ring {
         let words = Self::words_for(min_bytes);
-        let ring = Ring::with_store(Store::heap(words), words, false);
+        let ring = Ring::with_region(Region::heap(words), false);
         // Touch every page now: zeroed allocations are mapped lazily, and a
         // page fault on the first lap would land on a request thread
         // (measured with benches/latency.rs on a fresh 8 MiB ring: p99.9 of
@@ -406,7 +274,7 @@ impl Ring {
     /// The bytes a ring of at least `min_bytes` needs in a region of its
     /// own ([`Ring::in_region`]).
     pub(crate) fn region_size(min_bytes: usize) -> usize {
-        Store::size(Self::words_for(min_bytes))
+        region::size(Self::words_for(min_bytes))
     }
 
     /// A crash-durable ring of at least `min_bytes` bytes in a region of
@@ -419,91 +287,55 @@ impl Ring {
     /// zeroed bytes that nothing else reads or writes while the ring
     /// lives (another process may read them after this one died), and
     /// stays valid as long as `owner` does.
-    #[cfg(not(loom))]
     pub(crate) unsafe fn in_region(
         min_bytes: usize,
         base: std::ptr::NonNull<u8>,
-        owner: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+        owner: KeepAlive,
     ) -> Ring {
         let words = Self::words_for(min_bytes);
-        let store = Store {
-            base,
-            words,
-            owner: Owner::Mapped(owner),
-        };
-        let ring = Ring::with_store(store, words, true);
+        // SAFETY: the caller's promise, for `region_size(min_bytes)`, which
+        // is `region::size(words)`.
+        let region = unsafe { Region::mapped(base, words, owner) };
+        let ring = Ring::with_region(region, true);
         ring.prefault();
         ring
     }
 
-    /// Under loom: a deferred ring in loom's store on the heap. Loom can
-    /// model only its own atomics and cells, not plain memory, so the
-    /// region is not used; the protocol (deferred consume and release) is
-    /// the same one the loom models check.
-    ///
-    /// # Safety
-    ///
-    /// None needed: the region is not touched.
-    #[cfg(loom)]
-    pub(crate) unsafe fn in_region(
-        min_bytes: usize,
-        _base: std::ptr::NonNull<u8>,
-        _owner: std::sync::Arc<dyn std::any::Any + Send + Sync>,
-    ) -> Ring {
-        let words = Ring::words_for(min_bytes);
-        Ring::with_store(Store::heap(words), words, true)
-    }
-
-    fn with_store(store: Store, words: usize, deferred: bool) -> Ring {
+    fn with_region(region: Region, deferred: bool) -> Ring {
+        let words = region.words();
         Ring {
-            store,
+            region,
             mask: words as u64 - 1,
             shift: words.trailing_zeros(),
             deferred,
-            read: crossbeam_utils::CachePadded::new(std::sync::atomic::AtomicU64::new(0)),
+            read: crossbeam_utils::CachePadded::new(untracked::AtomicU64::new(0)),
         }
     }
 
-    /// Writes every page of the store once (the values it already holds),
-    /// so that no producer takes the first-touch page fault.
+    /// Writes every page of the region once, so that no producer takes the
+    /// first-touch page fault. While the ring is being built.
     fn prefault(&self) {
-        #[cfg(not(loom))]
-        {
-            const PAGE: usize = 4096;
-            for s in self.states().iter().step_by(PAGE) {
-                s.store(s.load(Ordering::Relaxed), Ordering::Relaxed);
-            }
-            for w in self.words().iter().step_by(PAGE / WORD) {
-                // SAFETY: nothing else runs on the ring yet (it is being
-                // built), so this thread owns every word.
-                unsafe { w.get().write_volatile(w.get().read()) };
-            }
-        }
+        self.region.prefault();
     }
 
     #[inline]
     fn head(&self) -> &AtomicU64 {
-        self.store.head()
+        self.region.head()
     }
 
     #[inline]
     fn seen_tail(&self) -> &AtomicU64 {
-        self.store.seen_tail()
+        self.region.seen_tail()
     }
 
     #[inline]
     fn tail(&self) -> &AtomicU64 {
-        self.store.tail()
+        self.region.tail()
     }
 
     #[inline]
     fn states(&self) -> &[AtomicU8] {
-        self.store.states()
-    }
-
-    #[inline]
-    fn words(&self) -> &[UnsafeCell<u64>] {
-        self.store.words()
+        self.region.states()
     }
 
     pub(crate) fn capacity_words(&self) -> u64 {
@@ -512,7 +344,7 @@ impl Ring {
 
     /// Capacity in bytes, record headers included.
     pub(crate) fn capacity_bytes(&self) -> usize {
-        self.words().len() * WORD
+        self.region.words() * WORD
     }
 
     /// The largest payload a record may have: such a record fits in half the
@@ -537,7 +369,7 @@ impl Ring {
     }
 
     /// Closes the ring: from now on every claim fails with
-    /// [`PushError::Closed`]. Returns the final claim position: every record
+    /// [`ClaimError::Closed`]. Returns the final claim position: every record
     /// accepted lies before it. Idempotent.
     pub(crate) fn close(&self) -> u64 {
         self.head().fetch_or(CLOSED, Ordering::SeqCst) & !FLAGS
@@ -585,11 +417,11 @@ impl Ring {
         level: u8,
         kind: u8,
         parts: &[&[u8]],
-    ) -> Result<usize, PushError> {
+    ) -> Result<usize, ClaimError> {
         self.try_push_below(level, kind, &parts, usize::MAX)
     }
 
-    /// Like `try_push`, but refuses with [`PushError::Shed`] if the bytes in
+    /// Like `try_push`, but refuses with [`ClaimError::Shed`] if the bytes in
     /// use after the claim would exceed `limit_bytes` (level protection).
     #[inline]
     pub(crate) fn try_push_below<P: Payload + ?Sized>(
@@ -598,10 +430,10 @@ impl Ring {
         kind: u8,
         payload: &P,
         limit_bytes: usize,
-    ) -> Result<usize, PushError> {
+    ) -> Result<usize, ClaimError> {
         let len = payload.payload_len();
         if len > self.max_payload() {
-            return Err(PushError::TooLarge);
+            return Err(ClaimError::TooLarge);
         }
         let need = record_words(len);
         let cap = self.capacity_words();
@@ -615,9 +447,9 @@ impl Ring {
         let (start, used) = loop {
             if head & FLAGS != 0 {
                 return Err(if head & CLOSED != 0 {
-                    PushError::Closed
+                    ClaimError::Closed
                 } else {
-                    PushError::Forked
+                    ClaimError::Forked
                 });
             }
             if tail > head {
@@ -637,9 +469,9 @@ impl Ring {
                     continue;
                 }
                 return Err(if new_head - tail > cap {
-                    PushError::Full
+                    ClaimError::Full
                 } else {
-                    PushError::Shed
+                    ClaimError::Shed
                 });
             }
             match self.head().compare_exchange_weak(
@@ -663,7 +495,7 @@ impl Ring {
         // Step 2: write. The claimed words [start, start + need) lie inside
         // the buffer without wrapping (padding took care of that).
         let index = (start & self.mask) as usize;
-        debug_assert!(index + need as usize <= self.words().len());
+        debug_assert!(index + need as usize <= self.region.words());
         let header = Header {
             len: len as u32,
             level,
@@ -712,7 +544,7 @@ impl Ring {
         /// state bytes before any producer's reuse of them.
         struct Publish<'a> {
             to: &'a AtomicU64,
-            read: Option<&'a std::sync::atomic::AtomicU64>,
+            read: Option<&'a untracked::AtomicU64>,
             start: u64,
             pos: u64,
         }
@@ -762,7 +594,7 @@ impl Ring {
                     let header = self.read_header(index);
                     let len = header.len as usize;
                     assert!(
-                        index + record_words(len) as usize <= self.words().len(),
+                        index + record_words(len) as usize <= self.region.words(),
                         "nowait bug: record at word {index} with {len} bytes overruns the ring"
                     );
                     // Consumed from here on, even if `f` unwinds: the space
@@ -811,7 +643,7 @@ impl Ring {
         self.publish_to(pos);
     }
 
-    /// [`Ring::peek`] at the consumer's cursor `pos` (which starts at
+    /// `Ring::peek` at the consumer's cursor `pos` (which starts at
     /// [`Ring::consumed`]): moves it past padding and void records, then
     /// lends the committed record there without taking it.
     #[inline]
@@ -840,7 +672,7 @@ impl Ring {
                 COMMITTED => {
                     let header = self.read_header(index);
                     assert!(
-                        index + record_words(header.len as usize) as usize <= self.words().len(),
+                        index + record_words(header.len as usize) as usize <= self.region.words(),
                         "nowait bug: record at word {index} with {} bytes overruns the ring",
                         header.len
                     );
@@ -922,205 +754,58 @@ impl Ring {
     }
 }
 
-// === reading a crash-durable ring left by a process that died ===
+// === the words of a record (the unsafe part) ===
 
-/// What [`scan`] finds in the ring of a process that died.
-#[derive(Debug)]
-pub(crate) enum Found<'a> {
-    /// A committed record, claimed at ring position `at`.
-    Record {
-        at: u64,
-        header: Header,
-        payload: &'a [u8],
-    },
-    /// A claimed region that was never committed: its producer died
-    /// while writing it (or unwound), so it is counted, never decoded.
-    Torn,
-}
-
-/// Walks the committed records of a ring store copied from a file that a
-/// process which died left behind, from word position `from` (where the
-/// writer had recorded that it took everything before) to the claim
-/// position, handing each to `f`. Plain reads of a copy: the process that
-/// wrote it is gone. Errors name what is inconsistent (a file that is not
-/// a ring, or was damaged).
-pub(crate) fn scan(
-    region: &[u8],
-    min_bytes: usize,
-    from: u64,
-    mut f: impl FnMut(Found<'_>),
-) -> Result<(), String> {
-    let words = Ring::words_for(min_bytes);
-    if region.len() < Store::size(words) {
-        return Err(format!(
-            "the ring needs {} bytes, the file holds {}",
-            Store::size(words),
-            region.len()
-        ));
-    }
-    let word_at = |at: usize| u64::from_le_bytes(region[at..at + WORD].try_into().unwrap());
-    let head = word_at(0) & !FLAGS;
-    let tail = word_at(TAIL_AT);
-    if !(tail <= from && from <= head && head - tail <= words as u64) {
-        return Err(format!(
-            "inconsistent positions: released {tail}, taken {from}, claimed {head}"
-        ));
-    }
-    let cap = words as u64;
-    let states = &region[STATES_AT..STATES_AT + words];
-    let data = &region[Store::words_at(words)..Store::words_at(words) + words * WORD];
-    let mut pos = from;
-    // The first word after a torn one whose state byte is set (or the end
-    // of the buffer, or the claim position), found once for a run of torn
-    // words and kept for the rest of it: each state byte is looked at once.
-    let mut set_at = from;
-    while pos < head {
-        let index = (pos & (cap - 1)) as usize;
-        let left = head - pos;
-        let header = Header::unpack(u64::from_le_bytes(
-            data[index * WORD..(index + 1) * WORD].try_into().unwrap(),
-        ));
-        let need = record_words(header.len as usize);
-        let fits = index as u64 + need <= cap && need <= left;
-        match states[index] {
-            PADDING => pos += cap - index as u64,
-            state @ (COMMITTED | VOID) => {
-                if !fits {
-                    return Err(format!(
-                        "a record at word {pos} of {} bytes runs past the claims",
-                        header.len
-                    ));
-                }
-                if state == COMMITTED {
-                    let at = (index + 1) * WORD;
-                    f(Found::Record {
-                        at: pos,
-                        header,
-                        payload: &data[at..at + header.len as usize],
-                    });
-                } else {
-                    f(Found::Torn);
-                }
-                pos += need;
-            }
-            FREE => {
-                f(Found::Torn);
-                // No word of a claim has its state set but the first, so
-                // every committed record after this one starts at or
-                // after the next word whose state was set (or the end of
-                // the buffer, or the claim position). Between `pos` and a
-                // `set_at` found from an earlier word of this run, every
-                // state byte is FREE: it is still the next.
-                if set_at <= pos {
-                    let limit = left.min(cap - index as u64) as usize;
-                    set_at = pos
-                        + states[index + 1..index + limit]
-                            .iter()
-                            .position(|&s| s != FREE)
-                            .map_or(limit, |k| k + 1) as u64;
-                }
-                let next = set_at - pos;
-                // A header of this lap is this claim's if its producer
-                // wrote it (the first store of a claim) before it died,
-                // and then a torn claim after it is counted on its own.
-                // But it may also be a payload word of an earlier lap
-                // that reads as one: its length is trusted only as far as
-                // `next`, never over a record.
-                pos += if header.lap == lap_of(pos, cap) && need <= next {
-                    need
-                } else {
-                    next
-                };
-            }
-            other => return Err(format!("state byte {other} at word {pos}")),
-        }
-    }
-    Ok(())
-}
-
-// === storage access (the unsafe part) ===
-
-#[cfg(not(loom))]
 impl Ring {
-    fn base(&self) -> *mut u8 {
-        // `UnsafeCell<u64>` is `repr(transparent)`, so the slice is a run of
-        // `u64`s; the pointer keeps the whole slice's provenance.
-        self.words().as_ptr() as *mut u8
-    }
-
+    /// Writes the header and payload of a record into the words from
+    /// `index`, which this producer claimed.
     #[inline]
     fn write_record<P: Payload + ?Sized>(&self, index: usize, header: Header, payload: &P) {
         let len = header.len as usize;
-        debug_assert!(index + record_words(len) as usize <= self.words().len());
-        // SAFETY: `index` starts a region this producer claimed and that lies
-        // inside the buffer (checked above). Until it commits, no other
-        // thread reads or writes these words: producers claim disjoint regions
-        // and the consumer stops at the FREE state byte of this region.
-        unsafe { self.words()[index].get().write(header.pack()) };
+        let need = record_words(len) as usize;
+        debug_assert!(index + need <= self.region.words());
+        let _writing = self.region.writing(index, need);
+        // SAFETY: `index + need <= words` (the claim lies inside the buffer:
+        // padding took care of that; checked above).
+        let at = unsafe { self.region.word_ptr(index) };
+        // SAFETY: `index` starts a region this producer claimed. Until it
+        // commits, no other thread reads or writes these words: producers
+        // claim disjoint regions and the consumer stops at the FREE state
+        // byte of this region. Words are 8-aligned (`region.rs`).
+        unsafe { at.cast::<u64>().write(header.pack()) };
         // SAFETY: as above, for the `len` payload bytes after the header,
         // which lie in the claimed region; they are initialised (zeroed at
         // creation, only ever overwritten with bytes). The slice is the only
         // reference to them until the commit, and it does not outlive this
         // call.
-        let dst =
-            unsafe { std::slice::from_raw_parts_mut(self.base().add((index + 1) * WORD), len) };
+        let dst = unsafe { std::slice::from_raw_parts_mut(at.add(WORD), len) };
         payload.write_to(dst);
     }
 
+    /// The header of the committed record at `index`. Consumer only.
     fn read_header(&self, index: usize) -> Header {
-        // SAFETY: the consumer observed COMMITTED with Acquire, so the
-        // producer's writes to this region happened before, and nobody writes
-        // it again until the consumer releases it by advancing `tail`.
-        Header::unpack(unsafe { self.words()[index].get().read() })
+        debug_assert!(index < self.region.words());
+        let _reading = self.region.reading(index, 1);
+        // SAFETY: the consumer observed COMMITTED (or VOID) with Acquire, so
+        // the producer's writes to this word happened before, and nobody
+        // writes it again until the consumer releases it by advancing
+        // `tail`. `index < words` (the caller's index is masked).
+        Header::unpack(unsafe { self.region.word_ptr(index).cast::<u64>().read() })
     }
 
+    /// Lends the payload of the committed record at `index` to `f`.
+    /// Consumer only, after checking that the record lies in the buffer.
     fn lend_payload(&self, index: usize, header: Header, f: &mut impl FnMut(Header, &[u8])) {
         let len = header.len as usize;
-        debug_assert!(index + record_words(len) as usize <= self.words().len());
+        debug_assert!(index + record_words(len) as usize <= self.region.words());
+        let _reading = self.region.reading(index + 1, len.div_ceil(WORD));
         // SAFETY: as in `read_header`; the payload lies in the committed
-        // region (the caller checked its bounds) and is initialised (the
-        // words were zeroed at creation and only ever overwritten with
-        // bytes). `tail` is not advanced past it until `f` returns.
-        let payload =
-            unsafe { std::slice::from_raw_parts(self.base().add((index + 1) * WORD), len) };
+        // region (the caller checked its bounds, so `index + 1 <= words`)
+        // and is initialised (the words were zeroed at creation and only
+        // ever overwritten with bytes). `tail` is not advanced past it
+        // until `f` returns.
+        let payload = unsafe { std::slice::from_raw_parts(self.region.word_ptr(index + 1), len) };
         f(header, payload);
-    }
-}
-
-#[cfg(loom)]
-impl Ring {
-    fn write_record<P: Payload + ?Sized>(&self, index: usize, header: Header, payload: &P) {
-        let mut bytes = vec![0u8; header.len as usize];
-        payload.write_to(&mut bytes);
-        self.words()[index].with_mut(|p| {
-            // SAFETY: claimed region, see the non-loom version.
-            unsafe { *p = header.pack() }
-        });
-        for (i, chunk) in bytes.chunks(WORD).enumerate() {
-            let mut word = [0u8; WORD];
-            word[..chunk.len()].copy_from_slice(chunk);
-            self.words()[index + 1 + i].with_mut(|p| {
-                // SAFETY: claimed region, see the non-loom version.
-                unsafe { *p = u64::from_le_bytes(word) }
-            });
-        }
-    }
-
-    fn read_header(&self, index: usize) -> Header {
-        // SAFETY: committed region, see the non-loom version.
-        Header::unpack(self.words()[index].with(|p| unsafe { *p }))
-    }
-
-    fn lend_payload(&self, index: usize, header: Header, f: &mut impl FnMut(Header, &[u8])) {
-        let len = header.len as usize;
-        let mut bytes = Vec::with_capacity(len);
-        for i in 0..len.div_ceil(WORD) {
-            // SAFETY: committed region, see the non-loom version.
-            let word = self.words()[index + 1 + i].with(|p| unsafe { *p });
-            bytes.extend_from_slice(&word.to_le_bytes());
-        }
-        bytes.truncate(len);
-        f(header, &bytes);
     }
 }
 
@@ -1130,406 +815,3 @@ impl Ring {
 unsafe impl Sync for Ring {}
 // SAFETY: the ring owns its buffers; nothing in it is tied to a thread.
 unsafe impl Send for Ring {}
-
-#[cfg(all(test, not(loom)))]
-mod unit_tests {
-    use super::*;
-    use std::sync::Arc;
-
-    fn drain(ring: &Ring) -> Vec<(u8, Vec<u8>)> {
-        let mut out = Vec::new();
-        ring.consume(usize::MAX, |h, p| out.push((h.level, p.to_vec())));
-        out
-    }
-
-    #[test]
-    fn push_then_consume_in_order() {
-        let ring = Ring::new(256);
-        ring.try_push(1, 0, &[b"hello"]).unwrap();
-        ring.try_push(2, 0, &[b"wor", b"ld!"]).unwrap();
-        ring.try_push(3, 0, &[]).unwrap();
-        assert_eq!(
-            drain(&ring),
-            vec![(1, b"hello".to_vec()), (2, b"world!".to_vec()), (3, vec![])]
-        );
-        assert_eq!(ring.used_bytes(), 0);
-        assert!(drain(&ring).is_empty());
-    }
-
-    #[test]
-    fn full_then_room_again() {
-        let ring = Ring::new(64); // 8 words
-                                  // 1 header + 2 payload words each.
-        assert!(ring.try_push(0, 0, &[&[1u8; 16]]).is_ok());
-        assert!(ring.try_push(0, 0, &[&[2u8; 16]]).is_ok());
-        assert_eq!(ring.try_push(0, 0, &[&[3u8; 16]]), Err(PushError::Full));
-        assert_eq!(drain(&ring).len(), 2);
-        assert!(ring.try_push(0, 0, &[&[3u8; 16]]).is_ok());
-    }
-
-    #[test]
-    fn too_large_is_rejected_not_full() {
-        let ring = Ring::new(64);
-        assert_eq!(ring.max_payload(), 24);
-        assert!(ring.try_push(0, 0, &[&[0u8; 24]]).is_ok());
-        assert_eq!(ring.try_push(0, 0, &[&[0u8; 25]]), Err(PushError::TooLarge));
-    }
-
-    #[test]
-    fn wraps_around_with_padding() {
-        let ring = Ring::new(64); // 8 words
-        for round in 0..50u8 {
-            // 3 words, then 4 words: the second often needs padding.
-            ring.try_push(0, 0, &[&[round; 9]]).unwrap();
-            ring.try_push(1, 0, &[&[round; 17]]).unwrap();
-            let got = drain(&ring);
-            assert_eq!(got, vec![(0, vec![round; 9]), (1, vec![round; 17])]);
-        }
-    }
-
-    #[test]
-    fn consume_respects_max_bytes() {
-        let ring = Ring::new(1024);
-        for i in 0..10u8 {
-            ring.try_push(0, 0, &[&[i; 8]]).unwrap();
-        }
-        let mut n = 0;
-        assert_eq!(ring.consume(32, |_, _| n += 1), 2);
-        assert_eq!(n, 2);
-        assert_eq!(drain(&ring).len(), 8);
-    }
-
-    #[test]
-    fn close_refuses_later_claims_and_returns_the_final_position() {
-        let ring = Ring::new(256);
-        ring.try_push(0, 0, &[b"before"]).unwrap();
-        let end = ring.close();
-        assert_eq!(end, 2);
-        assert_eq!(ring.try_push(0, 0, &[b"after"]), Err(PushError::Closed));
-        assert_eq!(ring.claimed(), end);
-        assert_eq!(drain(&ring), vec![(0, b"before".to_vec())]);
-        assert_eq!(ring.close(), end, "idempotent");
-    }
-
-    #[test]
-    fn fork_reset_forgets_the_parents_records_and_blocks_claims() {
-        let ring = Ring::new(256);
-        ring.try_push(0, 0, &[b"parent"]).unwrap();
-        ring.reset_after_fork();
-        assert_eq!(ring.try_push(0, 0, &[b"child"]), Err(PushError::Forked));
-        assert!(drain(&ring).is_empty());
-        ring.clear_forked();
-        ring.try_push(1, 0, &[b"child"]).unwrap();
-        assert_eq!(drain(&ring), vec![(1, b"child".to_vec())]);
-    }
-
-    #[test]
-    fn a_panicking_consumer_does_not_stall_the_ring() {
-        let ring = Ring::new(256);
-        ring.try_push(0, 0, &[b"poison"]).unwrap();
-        ring.try_push(1, 0, &[b"next"]).unwrap();
-        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            ring.consume(usize::MAX, |h, _| assert_ne!(h.level, 0, "boom"));
-        }));
-        assert!(unwound.is_err());
-        // The record that panicked is consumed; the next one is still there.
-        assert_eq!(drain(&ring), vec![(1, b"next".to_vec())]);
-        assert_eq!(ring.used_bytes(), 0);
-    }
-
-    /// A zeroed, page-aligned region standing in for a file mapping.
-    struct Region {
-        ptr: std::ptr::NonNull<u8>,
-        layout: std::alloc::Layout,
-    }
-    // SAFETY: plain memory, shared only through the ring's protocol.
-    unsafe impl Send for Region {}
-    // SAFETY: as above.
-    unsafe impl Sync for Region {}
-    impl Drop for Region {
-        fn drop(&mut self) {
-            // SAFETY: allocated in `deferred_ring` with this layout.
-            unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
-        }
-    }
-
-    fn deferred_ring(bytes: usize) -> (Ring, Arc<Region>) {
-        let layout = std::alloc::Layout::from_size_align(Ring::region_size(bytes), 4096).unwrap();
-        // SAFETY: nonzero size.
-        let ptr = std::ptr::NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) }).unwrap();
-        let region = Arc::new(Region { ptr, layout });
-        // SAFETY: zeroed, aligned, `region_size` bytes, kept alive by the
-        // owner handed to the ring.
-        let ring = unsafe { Ring::in_region(bytes, ptr, region.clone()) };
-        (ring, region)
-    }
-
-    fn copy(ring: &Ring, region: &Region, bytes: usize) -> Vec<u8> {
-        let _ = ring;
-        // SAFETY: the region holds `region_size(bytes)` bytes; no producer
-        // runs while the test copies it.
-        unsafe { std::slice::from_raw_parts(region.ptr.as_ptr(), Ring::region_size(bytes)) }
-            .to_vec()
-    }
-
-    fn scanned(copy: &[u8], bytes: usize, from: u64) -> Vec<Option<Vec<u8>>> {
-        let mut out = Vec::new();
-        scan(copy, bytes, from, |found| {
-            out.push(match found {
-                Found::Record { payload, .. } => Some(payload.to_vec()),
-                Found::Torn => None,
-            })
-        })
-        .unwrap();
-        out
-    }
-
-    #[test]
-    fn a_deferred_ring_keeps_consumed_space_until_released() {
-        let (ring, _region) = deferred_ring(64); // 8 words
-        ring.try_push(0, 0, &[&[1u8; 16]]).unwrap();
-        ring.try_push(0, 0, &[&[2u8; 16]]).unwrap();
-        assert_eq!(drain(&ring).len(), 2);
-        assert_eq!(ring.consumed(), 6);
-        assert_eq!(ring.released(), 0);
-        assert_eq!(ring.try_push(0, 0, &[&[3u8; 16]]), Err(PushError::Full));
-        ring.release();
-        assert_eq!(ring.released(), 6);
-        ring.try_push(0, 0, &[&[3u8; 16]]).unwrap();
-        assert_eq!(drain(&ring), vec![(0, vec![3u8; 16])]);
-        ring.release();
-        // A full ring, consumed and not released: the consumer must not
-        // read its own records again a lap later.
-        let (full, _r) = deferred_ring(64);
-        full.try_push(0, 0, &[&[7u8; 24]]).unwrap(); // 4 words
-        full.try_push(0, 0, &[&[8u8; 24]]).unwrap(); // 4 words: full
-        assert_eq!(drain(&full).len(), 2);
-        assert!(
-            drain(&full).is_empty(),
-            "a lap of consumed records read again"
-        );
-        full.release();
-        assert!(drain(&full).is_empty());
-        let (ring, _region) = deferred_ring(128);
-        for round in 0..40u8 {
-            ring.try_push(0, 0, &[&[round; 9]]).unwrap();
-            ring.try_push(1, 0, &[&[round; 17]]).unwrap();
-            assert_eq!(
-                drain(&ring),
-                vec![(0, vec![round; 9]), (1, vec![round; 17])]
-            );
-            ring.release();
-        }
-    }
-
-    #[test]
-    fn scan_finds_what_was_not_taken_and_counts_torn_claims() {
-        let bytes = 256;
-        let (ring, region) = deferred_ring(bytes);
-        for i in 0..5u8 {
-            ring.try_push(0, 0, &[&[i; 10]]).unwrap();
-        }
-        ring.consume(8, |_, _| {}); // takes the first record (3 words)
-        ring.release();
-        let taken = ring.consumed();
-        assert_eq!(taken, 3);
-        let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            ring.try_push_below(0, 0, &Unwinds, usize::MAX)
-        }));
-        ring.try_push(0, 0, &[b"last"]).unwrap();
-        let image = copy(&ring, &region, bytes);
-        let all = scanned(&image, bytes, taken);
-        let mut want: Vec<Option<Vec<u8>>> = (1..5u8).map(|i| Some(vec![i; 10])).collect();
-        want.push(None);
-        want.push(Some(b"last".to_vec()));
-        assert_eq!(all, want);
-
-        // A claim whose producer died after writing its header: skipped
-        // by its length.
-        let mut torn = image.clone();
-        torn[STATES_AT + 6] = FREE; // the record at word 6 (the third)
-        let got = scanned(&torn, bytes, taken);
-        assert_eq!(got[1], None);
-        assert_eq!(got.len(), want.len());
-        assert_eq!(got[2], Some(vec![3u8; 10]));
-
-        // ... and before writing it (a header from an earlier lap): the
-        // next record is found by its state byte.
-        let words_at = Store::words_at(32);
-        torn[words_at + 6 * WORD + 7] ^= 0x55; // the lap tag
-        let got = scanned(&torn, bytes, taken);
-        assert_eq!(got[1], None);
-        assert_eq!(got[2], Some(vec![3u8; 10]));
-        assert_eq!(got.len(), want.len());
-
-        // A region that is not a ring is an error, not garbage.
-        assert!(scan(&image[..100], bytes, 0, |_| {}).is_err());
-        let mut bad = image.clone();
-        bad[TAIL_AT..TAIL_AT + 8].copy_from_slice(&999u64.to_le_bytes());
-        assert!(scan(&bad, bytes, taken, |_| {}).is_err());
-    }
-
-    #[test]
-    fn scan_never_skips_a_record_on_the_length_of_an_old_payload_word() {
-        let bytes = 64; // 8 words
-        let (ring, region) = deferred_ring(bytes);
-        // Lap 0: a record whose payload words read as the header of a
-        // 4-word record of lap 1, at words 1 to 3.
-        let lookalike = Header {
-            len: 24,
-            level: 9,
-            kind: 0,
-            lap: 1,
-        }
-        .pack()
-        .to_le_bytes();
-        ring.try_push(0, 0, &[&lookalike, &lookalike, &lookalike])
-            .unwrap();
-        ring.try_push(0, 0, &[b"b"]).unwrap(); // words 4-5
-        ring.try_push(0, 0, &[b"c"]).unwrap(); // words 6-7
-        drain(&ring);
-        ring.release();
-        let taken = ring.consumed();
-        assert_eq!(taken, 8);
-        // Lap 1: words 0-1, 2-3 (its producer is killed right after its
-        // claim: neither header nor state written), 4-5.
-        ring.try_push(0, 0, &[b"d"]).unwrap();
-        ring.try_push(0, 0, &[b"e"]).unwrap();
-        ring.try_push(0, 0, &[b"f"]).unwrap();
-        let mut image = copy(&ring, &region, bytes);
-        image[STATES_AT + 2] = FREE;
-        let at = Store::words_at(8) + 2 * WORD;
-        image[at..at + WORD].copy_from_slice(&lookalike);
-        assert_eq!(
-            scanned(&image, bytes, taken),
-            vec![Some(b"d".to_vec()), None, Some(b"f".to_vec())]
-        );
-    }
-
-    #[test]
-    #[cfg_attr(miri, ignore = "a 4 MiB ring")]
-    fn scan_of_a_ring_of_torn_claims_takes_linear_time() {
-        // Every word claimed, none committed, every header zero (lap 0,
-        // length 0): each word is a torn claim of one word. Looking ahead
-        // from each for the next set state byte anew would take time
-        // quadratic in the ring: hours for this one.
-        let bytes = 4 << 20;
-        let words = Ring::words_for(bytes) as u64;
-        let mut image = vec![0u8; Ring::region_size(bytes)];
-        image[..8].copy_from_slice(&words.to_le_bytes());
-        let start = std::time::Instant::now();
-        let mut torn = 0;
-        scan(&image, bytes, 0, |found| {
-            assert!(matches!(found, Found::Torn));
-            torn += 1;
-        })
-        .unwrap();
-        assert_eq!(torn, words);
-        assert!(start.elapsed() < std::time::Duration::from_secs(20));
-    }
-
-    /// A payload whose writer unwinds between claim and commit.
-    struct Unwinds;
-    impl Payload for Unwinds {
-        fn payload_len(&self) -> usize {
-            20
-        }
-        fn write_to(&self, dst: &mut [u8]) {
-            dst[..4].copy_from_slice(b"half");
-            panic!("a payload writer that unwinds");
-        }
-    }
-
-    #[test]
-    fn a_payload_writer_that_unwinds_does_not_stall_the_ring() {
-        let ring = Ring::new(256);
-        ring.try_push(0, 0, &[b"before"]).unwrap();
-        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            ring.try_push_below(1, 0, &Unwinds, usize::MAX)
-        }));
-        assert!(unwound.is_err());
-        ring.try_push(2, 0, &[b"after"]).unwrap();
-        // The half-written record is skipped, neither lent nor counted.
-        assert_eq!(
-            drain(&ring),
-            vec![(0, b"before".to_vec()), (2, b"after".to_vec())]
-        );
-        assert_eq!(ring.used_bytes(), 0);
-    }
-
-    #[test]
-    fn peek_lends_without_taking_and_skips_padding_and_void_records() {
-        let ring = Ring::new(128); // 16 words
-        assert_eq!(ring.peek(|_, _| ()), None);
-        // Positions to word 14, so that the next record needs padding.
-        for _ in 0..2 {
-            ring.try_push(0, 0, &[&[0; 48]]).unwrap();
-            ring.skip_front();
-        }
-        ring.try_push(1, 0, &[b"one"]).unwrap(); // after the padding
-        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            ring.try_push_below(9, 0, &Unwinds, usize::MAX)
-        }));
-        assert!(unwound.is_err());
-        ring.try_push(2, 0, &[b"two"]).unwrap();
-        // Looking twice lends the same record; it stays until skipped.
-        for _ in 0..2 {
-            assert_eq!(
-                ring.peek(|h, p| (h.level, p.to_vec())),
-                Some((1, b"one".to_vec()))
-            );
-        }
-        ring.skip_front();
-        // The void record is passed over unread.
-        assert_eq!(
-            ring.peek(|h, p| (h.level, p.to_vec())),
-            Some((2, b"two".to_vec()))
-        );
-        ring.skip_front();
-        assert_eq!(ring.peek(|_, _| ()), None);
-        assert!(ring.is_drained());
-        assert_eq!(ring.used_bytes(), 0);
-    }
-
-    #[test]
-    fn concurrent_producers_keep_per_thread_order() {
-        let per_thread: u32 = if cfg!(miri) { 200 } else { 20_000 };
-        let threads: u32 = 3;
-        let ring = Arc::new(Ring::new(512));
-        let handles: Vec<_> = (0..threads)
-            .map(|t| {
-                let ring = Arc::clone(&ring);
-                std::thread::spawn(move || {
-                    for i in 0..per_thread {
-                        let mut rec = [0u8; 12];
-                        rec[..4].copy_from_slice(&t.to_le_bytes());
-                        rec[4..8].copy_from_slice(&i.to_le_bytes());
-                        // Vary the length so wrap-around padding happens.
-                        let len = 8 + (i % 5) as usize;
-                        while ring.try_push(t as u8, 0, &[&rec[..len]]).is_err() {
-                            std::thread::yield_now();
-                        }
-                    }
-                })
-            })
-            .collect();
-        let mut next = vec![0u32; threads as usize];
-        let mut total = 0;
-        while total < per_thread * threads {
-            ring.consume(usize::MAX, |h, p| {
-                let t = u32::from_le_bytes(p[..4].try_into().unwrap());
-                let i = u32::from_le_bytes(p[4..8].try_into().unwrap());
-                assert_eq!(u32::from(h.level), t);
-                assert_eq!(p.len(), 8 + (i % 5) as usize);
-                assert_eq!(i, next[t as usize], "thread {t} out of order");
-                next[t as usize] += 1;
-                total += 1;
-            });
-            std::thread::yield_now();
-        }
-        for h in handles {
-            h.join().unwrap();
-        }
-        assert_eq!(ring.used_bytes(), 0);
-    }
-}

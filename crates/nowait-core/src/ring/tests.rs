@@ -1,468 +1,407 @@
-//! Loom models of the ring. Run with
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p nowait-core --release --lib ring`.
-//!
-//! The rings are tiny (8 words) so that every interleaving of two producers
-//! and the consumer is explored, including claims that need wrap-around
-//! padding and claims that find the ring full. The last models check the
-//! deferred mode of the crash-durable ring (`consume` keeps the space until
-//! `release`).
+//! Unit tests of the ring: claims, commits, the consumer's forms, the
+//! deferred (crash-durable) mode and the recovery scan, on the heap and in
+//! a region standing in for a file mapping. They run under Miri
+//! (`ci/miri.sh ring::`); the loom models are in `loom_models.rs`.
 
+use super::region::{self, STATES_AT, TAIL_AT};
 use super::*;
-use loom::sync::Arc;
-use loom::thread;
+use crate::sync::{thread, Arc};
 
-/// Consumes until `want` records arrived, yielding to loom between tries.
-fn drain(ring: &Ring, want: usize) -> Vec<(u8, Vec<u8>)> {
-    let mut got = Vec::new();
-    while got.len() < want {
-        ring.consume(usize::MAX, |h, p| got.push((h.level, p.to_vec())));
-        if got.len() < want {
-            thread::yield_now();
-        }
+fn drain(ring: &Ring) -> Vec<(u8, Vec<u8>)> {
+    let mut out = Vec::new();
+    ring.consume(usize::MAX, |h, p| out.push((h.level, p.to_vec())));
+    out
+}
+
+#[test]
+fn push_then_consume_in_order() {
+    let ring = Ring::new(256);
+    ring.try_push(1, 0, &[b"hello"]).unwrap();
+    ring.try_push(2, 0, &[b"wor", b"ld!"]).unwrap();
+    ring.try_push(3, 0, &[]).unwrap();
+    assert_eq!(
+        drain(&ring),
+        vec![(1, b"hello".to_vec()), (2, b"world!".to_vec()), (3, vec![])]
+    );
+    assert_eq!(ring.used_bytes(), 0);
+    assert!(drain(&ring).is_empty());
+}
+
+#[test]
+fn full_then_room_again() {
+    let ring = Ring::new(64); // 8 words
+                              // 1 header + 2 payload words each.
+    assert!(ring.try_push(0, 0, &[&[1u8; 16]]).is_ok());
+    assert!(ring.try_push(0, 0, &[&[2u8; 16]]).is_ok());
+    assert_eq!(ring.try_push(0, 0, &[&[3u8; 16]]), Err(ClaimError::Full));
+    assert_eq!(drain(&ring).len(), 2);
+    assert!(ring.try_push(0, 0, &[&[3u8; 16]]).is_ok());
+}
+
+#[test]
+fn too_large_is_rejected_not_full() {
+    let ring = Ring::new(64);
+    assert_eq!(ring.max_payload(), 24);
+    assert!(ring.try_push(0, 0, &[&[0u8; 24]]).is_ok());
+    assert_eq!(
+        ring.try_push(0, 0, &[&[0u8; 25]]),
+        Err(ClaimError::TooLarge)
+    );
+}
+
+#[test]
+fn wraps_around_with_padding() {
+    let ring = Ring::new(64); // 8 words
+    for round in 0..50u8 {
+        // 3 words, then 4 words: the second often needs padding.
+        ring.try_push(0, 0, &[&[round; 9]]).unwrap();
+        ring.try_push(1, 0, &[&[round; 17]]).unwrap();
+        let got = drain(&ring);
+        assert_eq!(got, vec![(0, vec![round; 9]), (1, vec![round; 17])]);
     }
-    got
 }
 
-fn push_retrying(ring: &Ring, level: u8, payload: &[u8]) {
-    while let Err(e) = ring.try_push(level, 0, &[payload]) {
-        assert_eq!(e, PushError::Full);
-        thread::yield_now();
+#[test]
+fn consume_respects_max_bytes() {
+    let ring = Ring::new(1024);
+    for i in 0..10u8 {
+        ring.try_push(0, 0, &[&[i; 8]]).unwrap();
+    }
+    let mut n = 0;
+    assert_eq!(ring.consume(32, |_, _| n += 1), 2);
+    assert_eq!(n, 2);
+    assert_eq!(drain(&ring).len(), 8);
+}
+
+#[test]
+fn close_refuses_later_claims_and_returns_the_final_position() {
+    let ring = Ring::new(256);
+    ring.try_push(0, 0, &[b"before"]).unwrap();
+    let end = ring.close();
+    assert_eq!(end, 2);
+    assert_eq!(ring.try_push(0, 0, &[b"after"]), Err(ClaimError::Closed));
+    assert_eq!(ring.claimed(), end);
+    assert_eq!(drain(&ring), vec![(0, b"before".to_vec())]);
+    assert_eq!(ring.close(), end, "idempotent");
+}
+
+#[test]
+fn fork_reset_forgets_the_parents_records_and_blocks_claims() {
+    let ring = Ring::new(256);
+    ring.try_push(0, 0, &[b"parent"]).unwrap();
+    ring.reset_after_fork();
+    assert_eq!(ring.try_push(0, 0, &[b"child"]), Err(ClaimError::Forked));
+    assert!(drain(&ring).is_empty());
+    ring.clear_forked();
+    ring.try_push(1, 0, &[b"child"]).unwrap();
+    assert_eq!(drain(&ring), vec![(1, b"child".to_vec())]);
+}
+
+#[test]
+fn a_panicking_consumer_does_not_stall_the_ring() {
+    let ring = Ring::new(256);
+    ring.try_push(0, 0, &[b"poison"]).unwrap();
+    ring.try_push(1, 0, &[b"next"]).unwrap();
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        ring.consume(usize::MAX, |h, _| assert_ne!(h.level, 0, "boom"));
+    }));
+    assert!(unwound.is_err());
+    // The record that panicked is consumed; the next one is still there.
+    assert_eq!(drain(&ring), vec![(1, b"next".to_vec())]);
+    assert_eq!(ring.used_bytes(), 0);
+}
+
+/// A zeroed, page-aligned region standing in for a file mapping.
+struct Mapping {
+    ptr: std::ptr::NonNull<u8>,
+    layout: std::alloc::Layout,
+}
+// SAFETY: plain memory, shared only through the ring's protocol.
+unsafe impl Send for Mapping {}
+// SAFETY: as above.
+unsafe impl Sync for Mapping {}
+impl Drop for Mapping {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `deferred_ring` with this layout.
+        unsafe { std::alloc::dealloc(self.ptr.as_ptr(), self.layout) }
     }
 }
 
-#[test]
-fn two_producers_one_consumer() {
-    loom::model(|| {
-        let ring = Arc::new(Ring::new(64));
-        let producers: Vec<_> = (1..=2u8)
-            .map(|t| {
-                let ring = Arc::clone(&ring);
-                thread::spawn(move || ring.try_push(t, 0, &[&[t; 8]]).unwrap())
-            })
-            .collect();
-        let mut got = drain(&ring, 2);
-        for p in producers {
-            p.join().unwrap();
-        }
-        got.sort();
-        assert_eq!(got, vec![(1, vec![1; 8]), (2, vec![2; 8])]);
-        assert_eq!(ring.used_bytes(), 0);
-    });
+fn deferred_ring(bytes: usize) -> (Ring, Arc<Mapping>) {
+    let layout = std::alloc::Layout::from_size_align(Ring::region_size(bytes), 4096).unwrap();
+    // SAFETY: nonzero size.
+    let ptr = std::ptr::NonNull::new(unsafe { std::alloc::alloc_zeroed(layout) }).unwrap();
+    let region = Arc::new(Mapping { ptr, layout });
+    // SAFETY: zeroed, aligned, `region_size` bytes, kept alive by the
+    // owner handed to the ring.
+    let ring = unsafe { Ring::in_region(bytes, ptr, region.clone()) };
+    (ring, region)
+}
+
+fn copy(ring: &Ring, region: &Mapping, bytes: usize) -> Vec<u8> {
+    let _ = ring;
+    // SAFETY: the region holds `region_size(bytes)` bytes; no producer
+    // runs while the test copies it.
+    unsafe { std::slice::from_raw_parts(region.ptr.as_ptr(), Ring::region_size(bytes)) }.to_vec()
+}
+
+fn scanned(copy: &[u8], bytes: usize, from: u64) -> Vec<Option<Vec<u8>>> {
+    let mut out = Vec::new();
+    scan(copy, bytes, from, |found| {
+        out.push(match found {
+            Found::Record { payload, .. } => Some(payload.to_vec()),
+            Found::Torn => None,
+        })
+    })
+    .unwrap();
+    out
 }
 
 #[test]
-fn wrap_around_padding_with_two_producers() {
-    loom::model(|| {
-        let ring = Arc::new(Ring::new(128)); // 16 words
-                                             // Move the positions to word 14 so that a 3-word record needs padding.
-        ring.try_push(0, 0, &[&[0; 48]]).unwrap(); // 7 words
-        ring.try_push(0, 0, &[&[0; 48]]).unwrap(); // 7 words
-        assert_eq!(drain(&ring, 2).len(), 2);
-
-        let producers: Vec<_> = (1..=2u8)
-            .map(|t| {
-                let ring = Arc::clone(&ring);
-                thread::spawn(move || push_retrying(&ring, t, &[t; 16]))
-            })
-            .collect();
-        let mut got = drain(&ring, 2);
-        for p in producers {
-            p.join().unwrap();
-        }
-        got.sort();
-        assert_eq!(got, vec![(1, vec![1; 16]), (2, vec![2; 16])]);
-    });
-}
-
-#[test]
-fn full_ring_reuses_released_space() {
-    loom::model(|| {
-        let ring = Arc::new(Ring::new(64)); // 8 words
-                                            // Fill the ring: two 4-word records.
-        ring.try_push(1, 0, &[&[1; 24]]).unwrap();
-        ring.try_push(2, 0, &[&[2; 24]]).unwrap();
-        assert_eq!(ring.try_push(9, 0, &[&[9; 8]]), Err(PushError::Full));
-
-        // Two producers race the consumer's release: each either finds the
-        // ring full or reuses the released words.
-        let producers: Vec<_> = (3..=4u8)
-            .map(|t| {
-                let ring = Arc::clone(&ring);
-                thread::spawn(move || ring.try_push(t, 0, &[&[t; 8]]).is_ok())
-            })
-            .collect();
-        let mut got = Vec::new();
-        ring.consume(usize::MAX, |h, p| got.push((h.level, p.to_vec())));
-        let pushed = producers
-            .into_iter()
-            .map(|p| p.join().unwrap())
-            .filter(|&ok| ok)
-            .count();
-        ring.consume(usize::MAX, |h, p| got.push((h.level, p.to_vec())));
-        assert_eq!(got.len(), 2 + pushed);
-        assert_eq!(got[0], (1, vec![1; 24]));
-        assert_eq!(got[1], (2, vec![2; 24]));
-        for (level, bytes) in got {
-            assert!(bytes.iter().all(|&b| b == level), "torn record {bytes:?}");
-        }
-        assert_eq!(ring.used_bytes(), 0);
-    });
-}
-
-/// Producers claim against `seen_tail`, a copy of `tail` that one of them
-/// refreshes when a claim does not fit. One producer retries on a full
-/// ring while the consumer frees it, the other tries once: when it claims,
-/// it may do so through the copy the first one stored, and loom checks
-/// that the consumer's reads of the reused words still happen before the
-/// producers' writes.
-#[test]
-fn producers_reuse_space_through_the_shared_tail_copy() {
-    loom::model(|| {
-        let ring = Arc::new(Ring::new(64)); // 8 words
-        ring.try_push(1, 0, &[&[1; 24]]).unwrap();
-        ring.try_push(2, 0, &[&[2; 24]]).unwrap();
-        let retrying = {
-            let ring = Arc::clone(&ring);
-            thread::spawn(move || push_retrying(&ring, 3, &[3; 24]))
-        };
-        let once = {
-            let ring = Arc::clone(&ring);
-            thread::spawn(move || ring.try_push(4, 0, &[&[4; 24]]).is_ok())
-        };
-        let mut got = drain(&ring, 3);
-        retrying.join().unwrap();
-        let pushed = once.join().unwrap();
-        ring.consume(usize::MAX, |h, p| got.push((h.level, p.to_vec())));
-        assert_eq!(got.len(), 3 + usize::from(pushed));
-        assert_eq!(&got[..2], &[(1, vec![1; 24]), (2, vec![2; 24])]);
-        for (level, bytes) in &got {
-            assert!(bytes.iter().all(|b| b == level), "torn record {bytes:?}");
-        }
-    });
-}
-
-/// Closing races two producers: every claim that succeeded lies before the
-/// position `close` returns (the consumer finds all of them there), and
-/// every other claim fails with `Closed`. This is what makes the shutdown's
-/// "accepted = written + abandoned" exact.
-#[test]
-fn close_splits_claims_exactly() {
-    loom::model(|| {
-        let ring = Arc::new(Ring::new(64));
-        let producers: Vec<_> = (1..=2u8)
-            .map(|t| {
-                let ring = Arc::clone(&ring);
-                thread::spawn(move || match ring.try_push(t, 0, &[&[t; 8]]) {
-                    Ok(_) => true,
-                    Err(e) => {
-                        assert_eq!(e, PushError::Closed);
-                        false
-                    }
-                })
-            })
-            .collect();
-        let end = ring.close();
-        let accepted = producers
-            .into_iter()
-            .map(|p| p.join().unwrap())
-            .filter(|&ok| ok)
-            .count();
-        // Everything accepted was claimed before `end` (2 words a record).
-        assert_eq!(end, 2 * accepted as u64);
-        let got = drain(&ring, accepted);
-        assert_eq!(got.len(), accepted);
-        assert_eq!(ring.released(), end);
-    });
-}
-
-// === deferred mode (the crash-durable ring) ===
-
-/// A deferred ring on the heap: what `Ring::in_region` builds, in the
-/// store loom can model (a region of plain memory is not one).
-fn deferred(min_bytes: usize) -> Ring {
-    let words = Ring::words_for(min_bytes);
-    Ring::with_store(Store::heap(words), words, true)
-}
-
-/// Re-reads what the consumer of a deferred ring took and has not released
-/// yet (from `released()` to `consumed()`), the way `scan` would read it
-/// from the file after a crash: `taken` must all still be there, intact and
-/// tagged with their own lap. If a producer wrote into those words before
-/// the release, loom reports the race with these reads, or they find
-/// other bytes.
-fn assert_still_there(ring: &Ring, taken: &[(u8, Vec<u8>)]) {
-    let cap = ring.capacity_words();
-    let end = ring.consumed();
-    let mut pos = ring.released();
-    let mut found = Vec::new();
-    while pos < end {
-        let index = (pos & ring.mask) as usize;
-        match ring.states()[index].load(Ordering::Acquire) {
-            PADDING => pos += cap - index as u64,
-            COMMITTED => {
-                let header = ring.read_header(index);
-                assert_eq!(header.lap, lap_of(pos, cap), "header of another lap");
-                ring.lend_payload(index, header, &mut |h, p| {
-                    found.push((h.level, p.to_vec()));
-                });
-                pos += record_words(header.len as usize);
-            }
-            other => panic!("state {other} at word {pos}, taken and not released"),
-        }
-    }
-    assert_eq!(pos, end);
-    assert_eq!(found, taken);
-}
-
-/// Two producers and a consumer that takes, then releases, in turns. The
-/// records need more words than the ring has (two of 3 words and two of 2,
-/// in 8, plus padding before the wrap wherever the order puts it), so the
-/// last claims succeed only in space a release handed back. Every accepted
-/// record arrives once, in its producer's order, intact; what was taken
-/// stays untouched until it is released.
-///
-/// Nobody spins without bound: with two threads retrying and a third
-/// preempted inside its claim, loom could schedule the two forever. So
-/// each push gets a few tries and the consumer a few rounds before it
-/// joins the producers and takes the rest. The model counts the
-/// executions in which every record got in (the ring wrapped into
-/// released space) and requires that there were some.
-#[test]
-fn deferred_ring_reuses_only_released_space() {
-    // Counts across loom's executions, so not one of loom's atomics.
-    use std::sync::atomic::AtomicUsize;
-    static WRAPPED: AtomicUsize = AtomicUsize::new(0);
-    const RECORDS: u8 = 2; // per producer
-    const TRIES: usize = 3;
-    const ROUNDS: usize = 4;
-    /// Producer 1's records are 16 bytes (3 words), producer 2's 8 (2).
-    fn record(t: u8, i: u8) -> (u8, Vec<u8>) {
-        (t, vec![t * 10 + i; if t == 1 { 16 } else { 8 }])
-    }
-    loom::model(|| {
-        let ring = Arc::new(deferred(64)); // 8 words
-        let producers: Vec<_> = (1..=2u8)
-            .map(|t| {
-                let ring = Arc::clone(&ring);
-                thread::spawn(move || {
-                    let mut accepted = Vec::new();
-                    for i in 0..RECORDS {
-                        let (level, payload) = record(t, i);
-                        for _ in 0..TRIES {
-                            match ring.try_push(level, 0, &[&payload]) {
-                                Ok(_) => {
-                                    accepted.push(record(t, i));
-                                    break;
-                                }
-                                Err(e) => assert_eq!(e, PushError::Full),
-                            }
-                            thread::yield_now();
-                        }
-                    }
-                    accepted
-                })
-            })
-            .collect();
-        let mut got = Vec::new();
-        let take_then_release = |got: &mut Vec<(u8, Vec<u8>)>| {
-            let before = got.len();
-            let n = ring.consume(ring.capacity_bytes(), |h, p| {
-                got.push((h.level, p.to_vec()))
-            });
-            if n > 0 {
-                // Producers may run here: nothing taken may be overwritten.
-                thread::yield_now();
-                assert_still_there(&ring, &got[before..]);
-                ring.release();
-                assert_eq!(ring.released(), ring.consumed());
-            }
-        };
-        for _ in 0..ROUNDS {
-            take_then_release(&mut got);
-            thread::yield_now();
-        }
-        let accepted: Vec<_> = producers.into_iter().map(|p| p.join().unwrap()).collect();
-        take_then_release(&mut got);
-        for (t, mine) in (1..=2u8).zip(&accepted) {
-            let arrived: Vec<_> = got.iter().filter(|(l, _)| *l == t).collect();
-            assert_eq!(arrived, mine.iter().collect::<Vec<_>>(), "producer {t}");
-        }
-        assert_eq!(got.len(), accepted.iter().map(Vec::len).sum::<usize>());
-        if got.len() == 2 * RECORDS as usize {
-            // Ten words of records (and any padding) went through a ring
-            // of eight.
-            assert!(ring.claimed() >= 10, "claimed {}", ring.claimed());
-            WRAPPED.fetch_add(1, Ordering::Relaxed);
-        }
-        assert_eq!(ring.released(), ring.claimed());
-        assert_eq!(ring.used_bytes(), 0);
-    });
-    assert!(WRAPPED.load(Ordering::Relaxed) > 0, "no execution wrapped");
-}
-
-/// Consumes from a deferred ring until `want` records arrived, at most a
-/// lap's bytes per call (so that a consumer that read a lap again would
-/// show duplicates instead of looping), without releasing.
-fn take(ring: &Ring, want: usize) -> Vec<(u8, Vec<u8>)> {
-    let mut got = Vec::new();
-    while got.len() < want {
-        ring.consume(ring.capacity_bytes(), |h, p| {
-            got.push((h.level, p.to_vec()))
-        });
-        if got.len() < want {
-            thread::yield_now();
-        }
-    }
-    got
-}
-
-/// The consumer takes a record, then a producer fills the ring before the
-/// release (padding to the end of the buffer, then words the consumer
-/// released a lap ago): the next `consume` must stop a lap after `tail`
-/// instead of reading the taken record again (its state byte is still
-/// set), and the producer's next claim must wait for the release.
-#[test]
-fn deferred_full_ring_is_not_read_again() {
-    loom::model(|| {
-        let ring = Arc::new(deferred(64)); // 8 words
-        ring.try_push(0, 0, &[&[0; 16]]).unwrap(); // words 0..3
-        assert_eq!(take(&ring, 1), vec![(0, vec![0; 16])]);
+fn a_deferred_ring_keeps_consumed_space_until_released() {
+    let (ring, _region) = deferred_ring(64); // 8 words
+    ring.try_push(0, 0, &[&[1u8; 16]]).unwrap();
+    ring.try_push(0, 0, &[&[2u8; 16]]).unwrap();
+    assert_eq!(drain(&ring).len(), 2);
+    assert_eq!(ring.consumed(), 6);
+    assert_eq!(ring.released(), 0);
+    assert_eq!(ring.try_push(0, 0, &[&[3u8; 16]]), Err(ClaimError::Full));
+    ring.release();
+    assert_eq!(ring.released(), 6);
+    ring.try_push(0, 0, &[&[3u8; 16]]).unwrap();
+    assert_eq!(drain(&ring), vec![(0, vec![3u8; 16])]);
+    ring.release();
+    // A full ring, consumed and not released: the consumer must not
+    // read its own records again a lap later.
+    let (full, _r) = deferred_ring(64);
+    full.try_push(0, 0, &[&[7u8; 24]]).unwrap(); // 4 words
+    full.try_push(0, 0, &[&[8u8; 24]]).unwrap(); // 4 words: full
+    assert_eq!(drain(&full).len(), 2);
+    assert!(
+        drain(&full).is_empty(),
+        "a lap of consumed records read again"
+    );
+    full.release();
+    assert!(drain(&full).is_empty());
+    let (ring, _region) = deferred_ring(128);
+    for round in 0..40u8 {
+        ring.try_push(0, 0, &[&[round; 9]]).unwrap();
+        ring.try_push(1, 0, &[&[round; 17]]).unwrap();
+        assert_eq!(
+            drain(&ring),
+            vec![(0, vec![round; 9]), (1, vec![round; 17])]
+        );
         ring.release();
-        ring.try_push(1, 0, &[&[1; 16]]).unwrap(); // 3..6
-        assert_eq!(take(&ring, 1), vec![(1, vec![1; 16])]);
-        assert_eq!((ring.released(), ring.consumed()), (3, 6));
+    }
+}
 
-        let producer = {
+#[test]
+fn scan_finds_what_was_not_taken_and_counts_torn_claims() {
+    let bytes = 256;
+    let (ring, region) = deferred_ring(bytes);
+    for i in 0..5u8 {
+        ring.try_push(0, 0, &[&[i; 10]]).unwrap();
+    }
+    ring.consume(8, |_, _| {}); // takes the first record (3 words)
+    ring.release();
+    let taken = ring.consumed();
+    assert_eq!(taken, 3);
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        ring.try_push_below(0, 0, &Unwinds, usize::MAX)
+    }));
+    ring.try_push(0, 0, &[b"last"]).unwrap();
+    let image = copy(&ring, &region, bytes);
+    let all = scanned(&image, bytes, taken);
+    let mut want: Vec<Option<Vec<u8>>> = (1..5u8).map(|i| Some(vec![i; 10])).collect();
+    want.push(None);
+    want.push(Some(b"last".to_vec()));
+    assert_eq!(all, want);
+
+    // A claim whose producer died after writing its header: skipped
+    // by its length.
+    let mut torn = image.clone();
+    torn[STATES_AT + 6] = FREE; // the record at word 6 (the third)
+    let got = scanned(&torn, bytes, taken);
+    assert_eq!(got[1], None);
+    assert_eq!(got.len(), want.len());
+    assert_eq!(got[2], Some(vec![3u8; 10]));
+
+    // ... and before writing it (a header from an earlier lap): the
+    // next record is found by its state byte.
+    let words_at = region::words_at(32);
+    torn[words_at + 6 * WORD + 7] ^= 0x55; // the lap tag
+    let got = scanned(&torn, bytes, taken);
+    assert_eq!(got[1], None);
+    assert_eq!(got[2], Some(vec![3u8; 10]));
+    assert_eq!(got.len(), want.len());
+
+    // A region that is not a ring is an error, not garbage.
+    assert!(scan(&image[..100], bytes, 0, |_| {}).is_err());
+    let mut bad = image.clone();
+    bad[TAIL_AT..TAIL_AT + 8].copy_from_slice(&999u64.to_le_bytes());
+    assert!(scan(&bad, bytes, taken, |_| {}).is_err());
+}
+
+#[test]
+fn scan_never_skips_a_record_on_the_length_of_an_old_payload_word() {
+    let bytes = 64; // 8 words
+    let (ring, region) = deferred_ring(bytes);
+    // Lap 0: a record whose payload words read as the header of a
+    // 4-word record of lap 1, at words 1 to 3.
+    let lookalike = Header {
+        len: 24,
+        level: 9,
+        kind: 0,
+        lap: 1,
+    }
+    .pack()
+    .to_le_bytes();
+    ring.try_push(0, 0, &[&lookalike, &lookalike, &lookalike])
+        .unwrap();
+    ring.try_push(0, 0, &[b"b"]).unwrap(); // words 4-5
+    ring.try_push(0, 0, &[b"c"]).unwrap(); // words 6-7
+    drain(&ring);
+    ring.release();
+    let taken = ring.consumed();
+    assert_eq!(taken, 8);
+    // Lap 1: words 0-1, 2-3 (its producer is killed right after its
+    // claim: neither header nor state written), 4-5.
+    ring.try_push(0, 0, &[b"d"]).unwrap();
+    ring.try_push(0, 0, &[b"e"]).unwrap();
+    ring.try_push(0, 0, &[b"f"]).unwrap();
+    let mut image = copy(&ring, &region, bytes);
+    image[STATES_AT + 2] = FREE;
+    let at = region::words_at(8) + 2 * WORD;
+    image[at..at + WORD].copy_from_slice(&lookalike);
+    assert_eq!(
+        scanned(&image, bytes, taken),
+        vec![Some(b"d".to_vec()), None, Some(b"f".to_vec())]
+    );
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "a 4 MiB ring")]
+fn scan_of_a_ring_of_torn_claims_takes_linear_time() {
+    // Every word claimed, none committed, every header zero (lap 0,
+    // length 0): each word is a torn claim of one word. Looking ahead
+    // from each for the next set state byte anew would take time
+    // quadratic in the ring: hours for this one.
+    let bytes = 4 << 20;
+    let words = Ring::words_for(bytes) as u64;
+    let mut image = vec![0u8; Ring::region_size(bytes)];
+    image[..8].copy_from_slice(&words.to_le_bytes());
+    let start = std::time::Instant::now();
+    let mut torn = 0;
+    scan(&image, bytes, 0, |found| {
+        assert!(matches!(found, Found::Torn));
+        torn += 1;
+    })
+    .unwrap();
+    assert_eq!(torn, words);
+    assert!(start.elapsed() < std::time::Duration::from_secs(20));
+}
+
+/// A payload whose writer unwinds between claim and commit.
+struct Unwinds;
+impl Payload for Unwinds {
+    fn payload_len(&self) -> usize {
+        20
+    }
+    fn write_to(&self, dst: &mut [u8]) {
+        dst[..4].copy_from_slice(b"half");
+        panic!("a payload writer that unwinds");
+    }
+}
+
+#[test]
+fn a_payload_writer_that_unwinds_does_not_stall_the_ring() {
+    let ring = Ring::new(256);
+    ring.try_push(0, 0, &[b"before"]).unwrap();
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        ring.try_push_below(1, 0, &Unwinds, usize::MAX)
+    }));
+    assert!(unwound.is_err());
+    ring.try_push(2, 0, &[b"after"]).unwrap();
+    // The half-written record is skipped, neither lent nor counted.
+    assert_eq!(
+        drain(&ring),
+        vec![(0, b"before".to_vec()), (2, b"after".to_vec())]
+    );
+    assert_eq!(ring.used_bytes(), 0);
+}
+
+#[test]
+fn peek_lends_without_taking_and_skips_padding_and_void_records() {
+    let ring = Ring::new(128); // 16 words
+    assert_eq!(ring.peek(|_, _| ()), None);
+    // Positions to word 14, so that the next record needs padding.
+    for _ in 0..2 {
+        ring.try_push(0, 0, &[&[0; 48]]).unwrap();
+        ring.skip_front();
+    }
+    ring.try_push(1, 0, &[b"one"]).unwrap(); // after the padding
+    let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        ring.try_push_below(9, 0, &Unwinds, usize::MAX)
+    }));
+    assert!(unwound.is_err());
+    ring.try_push(2, 0, &[b"two"]).unwrap();
+    // Looking twice lends the same record; it stays until skipped.
+    for _ in 0..2 {
+        assert_eq!(
+            ring.peek(|h, p| (h.level, p.to_vec())),
+            Some((1, b"one".to_vec()))
+        );
+    }
+    ring.skip_front();
+    // The void record is passed over unread.
+    assert_eq!(
+        ring.peek(|h, p| (h.level, p.to_vec())),
+        Some((2, b"two".to_vec()))
+    );
+    ring.skip_front();
+    assert_eq!(ring.peek(|_, _| ()), None);
+    assert!(ring.is_drained());
+    assert_eq!(ring.used_bytes(), 0);
+}
+
+#[test]
+fn concurrent_producers_keep_per_thread_order() {
+    let per_thread: u32 = if cfg!(miri) { 200 } else { 20_000 };
+    let threads: u32 = 3;
+    let ring = Arc::new(Ring::new(512));
+    let handles: Vec<_> = (0..threads)
+        .map(|t| {
             let ring = Arc::clone(&ring);
             thread::spawn(move || {
-                // Pads 6..8 and takes 8..11: the ring is full.
-                ring.try_push(2, 0, &[&[2; 16]]).unwrap();
-                // 11..13 (words 3..5, the taken record's): only after the
-                // release.
-                push_retrying(&ring, 3, &[3; 8]);
-            })
-        };
-        let mut got = take(&ring, 1);
-        assert_eq!(got, vec![(2, vec![2; 16])]);
-        assert_eq!(ring.consumed(), 11);
-        // A lap of records taken and not released: nothing to read.
-        let again = ring.consume(ring.capacity_bytes(), |h, p| {
-            got.push((h.level, p.to_vec()))
-        });
-        assert_eq!(again, 0, "read again: {got:?}");
-        assert_eq!(ring.consumed(), 11);
-        assert_still_there(&ring, &[(1, vec![1; 16]), (2, vec![2; 16])]);
-        ring.release();
-        assert_eq!(ring.released(), 11);
-        got.extend(take(&ring, 1));
-        producer.join().unwrap();
-        assert_eq!(got, vec![(2, vec![2; 16]), (3, vec![3; 8])]);
-        assert_eq!(ring.consumed(), 13);
-        ring.release();
-        assert_eq!(ring.used_bytes(), 0);
-    });
-}
-
-// === lanes: a producer with a lane of its own, the shared ring as its
-// overflow, and the writer merging both by key (shared::lanes,
-// writer::lanes) ===
-
-/// Takes the records available now from `lanes` and `ring` by smallest
-/// key (the first byte of the payload; ties to the lanes, as the writer
-/// does) with `peek` and `skip_front`, into `got`. The ring is looked at
-/// before the lanes, as the writer does (`writer::lanes`): a thread's lane
-/// records committed before its ring record are then seen.
-fn take_available(lanes: &[&Ring], ring: &Ring, got: &mut Vec<u8>) {
-    loop {
-        let ring_key = ring.peek(|_, p| p[0]);
-        let lane_keys: Vec<Option<u8>> = lanes.iter().map(|r| r.peek(|_, p| p[0])).collect();
-        let best = lane_keys
-            .iter()
-            .enumerate()
-            .filter_map(|(i, k)| k.map(|k| (k, i)))
-            .chain(ring_key.map(|k| (k, lanes.len())))
-            .min();
-        let Some((k, i)) = best else { return };
-        lanes.get(i).copied().unwrap_or(ring).skip_front();
-        got.push(k);
-    }
-}
-
-/// A producer fills its lane, and its next record goes to the shared
-/// ring; as `Shared::push_lane` does, it goes back to its lane only once
-/// the consumer took the ring up to that record (it does not wait: it
-/// keeps using the ring until then). Another producer uses the ring
-/// directly with a later key. Whatever the interleaving, the consumer
-/// merging while they run sees the first producer's records in its order,
-/// and every record once.
-#[test]
-fn a_lane_spilling_into_the_ring_keeps_its_producers_order() {
-    loom::model(|| {
-        let lane = Arc::new(Ring::new(64)); // 8 words: two 4-word records
-        let ring = Arc::new(Ring::new(128));
-        let producer = {
-            let (lane, ring) = (Arc::clone(&lane), Arc::clone(&ring));
-            thread::spawn(move || {
-                let mut spill_until = 0;
-                for k in 1..=4u8 {
-                    let in_lane = spill_until == 0 || ring.released() >= spill_until;
-                    if in_lane {
-                        spill_until = 0;
-                        match lane.try_push(0, 0, &[&[k; 24]]) {
-                            Ok(_) => continue,
-                            Err(PushError::Full) => {}
-                            Err(e) => panic!("{e:?}"),
-                        }
+                for i in 0..per_thread {
+                    let mut rec = [0u8; 12];
+                    rec[..4].copy_from_slice(&t.to_le_bytes());
+                    rec[4..8].copy_from_slice(&i.to_le_bytes());
+                    // Vary the length so wrap-around padding happens.
+                    let len = 8 + (i % 5) as usize;
+                    while ring.try_push(t as u8, 0, &[&rec[..len]]).is_err() {
+                        thread::yield_now();
                     }
-                    ring.try_push(0, 0, &[&[k; 24]]).unwrap();
-                    spill_until = ring.claimed();
                 }
             })
-        };
-        let other = {
-            let ring = Arc::clone(&ring);
-            thread::spawn(move || ring.try_push(0, 0, &[&[9; 24]]).unwrap())
-        };
-        let mut got = Vec::new();
-        take_available(&[&lane], &ring, &mut got);
-        take_available(&[&lane], &ring, &mut got);
-        producer.join().unwrap();
-        other.join().unwrap();
-        take_available(&[&lane], &ring, &mut got);
-        let mine: Vec<u8> = got.iter().copied().filter(|&k| k != 9).collect();
-        assert_eq!(mine, vec![1, 2, 3, 4]);
-        assert_eq!(got.len(), 5);
-        assert!(lane.is_drained() && ring.is_drained());
-    });
-}
-
-/// `peek` lends the oldest record without taking it, across the padding
-/// at the end of the buffer; `skip_front` takes it and hands its space
-/// back to a producer that waits for room.
-#[test]
-fn peek_and_skip_front_take_records_in_order_across_the_end() {
-    loom::model(|| {
-        let ring = Arc::new(Ring::new(128)); // 16 words
-        for _ in 0..2 {
-            ring.try_push(0, 0, &[&[0; 48]]).unwrap(); // 7 words
-            assert_eq!(ring.peek(|_, p| p.len()), Some(48));
-            ring.skip_front();
-        }
-        let producer = {
-            let ring = Arc::clone(&ring);
-            thread::spawn(move || {
-                // Needs padding at word 14: starts again at word 16.
-                push_retrying(&ring, 0, &[1; 16]);
-                push_retrying(&ring, 0, &[2; 16]);
-                push_retrying(&ring, 0, &[3; 16]);
-            })
-        };
-        let mut got = Vec::new();
-        take_available(&[], &ring, &mut got);
-        producer.join().unwrap();
-        take_available(&[], &ring, &mut got);
-        assert_eq!(got, vec![1, 2, 3]);
-        assert_eq!(ring.peek(|_, _| ()), None);
-        assert!(ring.is_drained());
-    });
+        })
+        .collect();
+    let mut next = vec![0u32; threads as usize];
+    let mut total = 0;
+    while total < per_thread * threads {
+        ring.consume(usize::MAX, |h, p| {
+            let t = u32::from_le_bytes(p[..4].try_into().unwrap());
+            let i = u32::from_le_bytes(p[4..8].try_into().unwrap());
+            assert_eq!(u32::from(h.level), t);
+            assert_eq!(p.len(), 8 + (i % 5) as usize);
+            assert_eq!(i, next[t as usize], "thread {t} out of order");
+            next[t as usize] += 1;
+            total += 1;
+        });
+        thread::yield_now();
+    }
+    for h in handles {
+        h.join().unwrap();
+    }
+    assert_eq!(ring.used_bytes(), 0);
 }

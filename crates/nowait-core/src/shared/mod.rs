@@ -7,7 +7,7 @@
 //! (`flush up to ring position P`, `reopen number N`) that the writer
 //! answers by publishing how far it got, so a request that timed out leaves
 //! nothing behind, any number of callers can wait at once, and no call can
-//! block on a full channel. Waiting uses [`Event`](crate::sync::Event)
+//! block on a full channel. Waiting uses [`EventCount`](crate::sync::EventCount)
 //! (a futex on Linux, no lock, so nothing here is held across `fork()`).
 //!
 //! # States
@@ -38,7 +38,7 @@ use crossbeam_utils::CachePadded;
 use crate::policy::FullPolicy;
 use crate::ring::Ring;
 use crate::stats::{Counters, SinkCounters};
-use crate::sync::Event;
+use crate::sync::EventCount;
 use crate::sys::Doorbell;
 use crate::Level;
 
@@ -127,10 +127,10 @@ pub(crate) struct Shared {
     pub(crate) ctl: CachePadded<control::Control>,
     /// Producers waiting for room in the ring; notified by the writer after
     /// it releases space, and at shutdown.
-    pub(crate) space: CachePadded<Event>,
+    pub(crate) space: CachePadded<EventCount>,
     /// Flush, reopen and shutdown callers; notified by the writer when it
     /// publishes progress.
-    pub(crate) progress: CachePadded<Event>,
+    pub(crate) progress: CachePadded<EventCount>,
     /// Producers currently waiting for room.
     pub(crate) blocked: CachePadded<AtomicUsize>,
 }
@@ -201,8 +201,8 @@ impl Shared {
                 config.batch_size,
             )),
             doorbell: Doorbell::new()?,
-            space: CachePadded::new(Event::default()),
-            progress: CachePadded::new(Event::default()),
+            space: CachePadded::new(EventCount::default()),
+            progress: CachePadded::new(EventCount::default()),
             blocked: CachePadded::new(AtomicUsize::new(0)),
             flush_timeout: config.flush_timeout,
             shutdown_timeout: config.shutdown_timeout,

@@ -132,7 +132,9 @@ impl Shared {
                     self.accepted(level);
                     return Ok(());
                 }
-                Err(ring::PushError::Full | ring::PushError::Shed | ring::PushError::TooLarge) => {}
+                Err(
+                    ring::ClaimError::Full | ring::ClaimError::Shed | ring::ClaimError::TooLarge,
+                ) => {}
                 Err(e) => {
                     let queue = Queue::Lane(lane, lanes.low_limit);
                     return self.push_slow(queue, level, kind, payload, wait, e);
@@ -175,7 +177,7 @@ impl Shared {
         level: Level,
         kind: u8,
         parts: &[&[u8]],
-    ) -> Result<usize, ring::PushError> {
+    ) -> Result<usize, ring::ClaimError> {
         if self.lanes.is_some() && kind != crate::kind::EVENT {
             let timed = Timed {
                 time: crate::clock::now().to_le_bytes(),
@@ -210,7 +212,7 @@ impl Shared {
         kind: u8,
         payload: &[u8],
         deadline: std::time::Instant,
-    ) -> Result<(), ring::PushError> {
+    ) -> Result<(), ring::ClaimError> {
         loop {
             match self
                 .ring
@@ -220,7 +222,7 @@ impl Shared {
                     self.accepted(level);
                     return Ok(());
                 }
-                Err(ring::PushError::Full) if std::time::Instant::now() < deadline => {
+                Err(ring::ClaimError::Full) if std::time::Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(1));
                 }
                 Err(e) => return Err(e),
@@ -246,7 +248,7 @@ impl Shared {
         kind: u8,
         parts: &dyn Payload,
         wait: bool,
-        first: ring::PushError,
+        first: ring::ClaimError,
     ) -> Result<(), PushError> {
         let c = &self.counters;
         let bound = match self.policy {
@@ -260,20 +262,20 @@ impl Shared {
         let mut err = first;
         loop {
             match err {
-                ring::PushError::Forked => self.ensure_writer(),
-                ring::PushError::Closed => {
+                ring::ClaimError::Forked => self.ensure_writer(),
+                ring::ClaimError::Closed => {
                     c.dropped_closed.fetch_add(1, Ordering::Relaxed);
                     return Err(PushError::Closed);
                 }
-                ring::PushError::TooLarge => {
+                ring::ClaimError::TooLarge => {
                     c.dropped_too_large.fetch_add(1, Ordering::Relaxed);
                     return Err(PushError::TooLarge);
                 }
-                ring::PushError::Shed => {
+                ring::ClaimError::Shed => {
                     c.dropped_shed.fetch_add(1, Ordering::Relaxed);
                     return Err(PushError::Shed);
                 }
-                ring::PushError::Full => {
+                ring::ClaimError::Full => {
                     let Some(bound) = bound else {
                         c.dropped_full.fetch_add(1, Ordering::Relaxed);
                         return Err(PushError::Full);
@@ -287,7 +289,7 @@ impl Shared {
                             self.accepted(level);
                             return Ok(());
                         }
-                        Err(ring::PushError::Full) => {
+                        Err(ring::ClaimError::Full) => {
                             c.dropped_timeout.fetch_add(1, Ordering::Relaxed);
                             return Err(PushError::TimedOut);
                         }
@@ -326,14 +328,14 @@ impl Shared {
         kind: u8,
         parts: &dyn Payload,
         deadline: Option<Instant>,
-    ) -> Result<(), ring::PushError> {
+    ) -> Result<(), ring::ClaimError> {
         self.blocked.fetch_add(1, Ordering::SeqCst);
         let result = loop {
             // Register before the retry, so that space released after the
             // retry's look at the ring bumps the sequence we sleep on.
             let seen = self.space.prepare();
             match queue.try_push_below(level as u8, kind, parts, usize::MAX) {
-                Err(ring::PushError::Full) => {}
+                Err(ring::ClaimError::Full) => {}
                 other => {
                     self.space.done();
                     break other.map(|_| ());
@@ -343,7 +345,7 @@ impl Shared {
             let left = deadline.map_or(REWAKE, |d| d.saturating_duration_since(now));
             if left.is_zero() {
                 self.space.done();
-                break Err(ring::PushError::Full);
+                break Err(ring::ClaimError::Full);
             }
             self.doorbell.ring();
             self.space.wait(seen, left.min(REWAKE));

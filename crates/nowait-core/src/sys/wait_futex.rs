@@ -1,6 +1,6 @@
 //! The futex-style wait of the full-ring policy and of flushes, on Linux:
 //! `futex(FUTEX_WAIT_PRIVATE)` and `futex(FUTEX_WAKE_PRIVATE)` on the
-//! sequence word of the crate's `sync::Event`. No lock anywhere, so
+//! sequence word of the crate's `sync::EventCount`. No lock anywhere, so
 //! nothing here can be held across `fork()`.
 
 use std::sync::atomic::AtomicU32;

@@ -1,7 +1,7 @@
 //! The futex-style wait where there is no futex to call (macOS, the BSDs,
 //! Windows, and Linux's portable backend): `parking_lot_core`'s parking
 //! lot, keyed by the address of the sequence word of
-//! the crate's `sync::Event`.
+//! the crate's `sync::EventCount`.
 //!
 //! `park` re-checks `word == seen` under the lot's bucket lock, and
 //! `wake_all` takes the same lock after the notifier changed the word, so a
