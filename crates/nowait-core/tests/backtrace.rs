@@ -11,7 +11,7 @@ use nowait_core::{
     debug, error, info, trace, warn, Backtrace, Builder, Json, Level, Logger, Sink, SinkStats,
     Stats, Syslog, Text,
 };
-use nowait_testkit::Shared;
+use nowait_testkit::MemoryWriter;
 
 fn text() -> Text {
     Text::new().without_time().with_ansi(false)
@@ -46,7 +46,7 @@ fn log_all(logger: &Logger, records: &[(Level, &str)]) {
 
 #[test]
 fn text_output_is_exact_in_order_and_counted_once() {
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let (logger, guard) = Builder::new()
         .flush_on_exit(false)
         .sink(
@@ -101,7 +101,7 @@ fn text_output_is_exact_in_order_and_counted_once() {
 
 #[test]
 fn json_lines_carry_a_key_and_no_prose_line() {
-    let (ours, theirs) = (Shared::default(), Shared::default());
+    let (ours, theirs) = (MemoryWriter::default(), MemoryWriter::default());
     let (logger, guard) = Builder::new()
         .flush_on_exit(false)
         .sink(
@@ -163,7 +163,7 @@ fn json_lines_carry_a_key_and_no_prose_line() {
 
 #[test]
 fn past_the_record_bound_the_oldest_is_forgotten_and_said_so() {
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let (logger, guard) = Builder::new()
         .flush_on_exit(false)
         .sink(
@@ -202,7 +202,7 @@ fn past_the_record_bound_the_oldest_is_forgotten_and_said_so() {
 
 #[test]
 fn past_the_byte_bound_the_oldest_is_forgotten() {
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let (logger, guard) = Builder::new()
         .flush_on_exit(false)
         .sink(
@@ -235,7 +235,7 @@ fn past_the_byte_bound_the_oldest_is_forgotten() {
 
 #[test]
 fn a_second_trigger_writes_only_what_came_since_the_first() {
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let (logger, guard) = Builder::new()
         .flush_on_exit(false)
         .sink(
@@ -281,7 +281,11 @@ fn a_second_trigger_writes_only_what_came_since_the_first() {
 /// configuration says.
 #[test]
 fn sinks_are_independent() {
-    let (file, term, all) = (Shared::default(), Shared::default(), Shared::default());
+    let (file, term, all) = (
+        MemoryWriter::default(),
+        MemoryWriter::default(),
+        MemoryWriter::default(),
+    );
     let (logger, guard) = Builder::new()
         .flush_on_exit(false)
         .sink(
@@ -361,7 +365,7 @@ fn bad_bounds_are_build_errors() {
 /// Syslog framing wraps the kept notices and records like any line.
 #[test]
 fn syslog_frames_the_released_lines() {
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let (logger, guard) = Builder::new()
         .flush_on_exit(false)
         .sink(
@@ -403,7 +407,7 @@ fn syslog_frames_the_released_lines() {
 /// original time (before the trigger's), and the bytes are exact.
 #[test]
 fn macros_release_their_events_exactly() {
-    let (plain, timed) = (Shared::default(), Shared::default());
+    let (plain, timed) = (MemoryWriter::default(), MemoryWriter::default());
     let (logger, guard) = Builder::new()
         .flush_on_exit(false)
         .sink(

@@ -5,15 +5,17 @@
 //! child was told was accepted appears exactly once, torn records are
 //! counted, and a second recovery writes nothing twice.
 //!
-//! The child is this test binary re-run with `NOWAIT_DURABLE` set.
+//! The child is this test binary re-run by `nowait_testkit::child`.
 #![cfg(all(target_os = "linux", not(miri)))] // SIGKILL, sched_setaffinity; Miri cannot spawn.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
+
+use nowait_testkit::child::{self, Child};
 
 use nowait_core::{Builder, FullPolicy, Level, Plain, Sink};
 
@@ -103,7 +105,7 @@ impl nowait_core::MakeFormat for MakePoisoned {
 
 #[test]
 fn child_entry() {
-    let Ok(case) = std::env::var("NOWAIT_DURABLE") else {
+    let Some(case) = child::role() else {
         return;
     };
     let log = PathBuf::from(std::env::var("NOWAIT_LOG").unwrap());
@@ -187,36 +189,21 @@ fn run(
     capacity: usize,
     kill_after: Option<Duration>,
 ) -> Run {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
-        .env("NOWAIT_DURABLE", case)
+    let mut child = Child::new("child_entry", case)
         .env("NOWAIT_LOG", log)
         .env("NOWAIT_RING", ring)
         .env("NOWAIT_COUNT", count.to_string())
         .env("NOWAIT_CAPACITY", capacity.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut acked = None;
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Some(n) = line.strip_prefix("acked ") {
-                acked = Some(n.parse::<u64>().unwrap());
-            }
-        }
-        acked
-    });
+        .capture_stdout()
+        .spawn();
     if let Some(after) = kill_after {
         std::thread::sleep(after);
-        let _ = child.kill();
+        child.kill();
     }
-    let status = child.wait().unwrap();
+    let out = child.output();
     Run {
-        acked: reader.join().unwrap(),
-        signal: status.signal(),
+        acked: child::last_number(&out.stdout, "acked "),
+        signal: out.status.signal(),
     }
 }
 

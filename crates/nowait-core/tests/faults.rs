@@ -2,9 +2,9 @@
 //! asserting the bound or the accounting that the fault used to break.
 //!
 //! Cases that need a process of their own (a stalled stdout, `fork()`,
-//! signals) run in a child: this test binary re-run with `NOWAIT_CHILD` set,
-//! in its own process group so that a hung child (and any grandchild) is
-//! killed as a whole. The other cases run in-process on a thread of their
+//! signals) run in a child: this test binary re-run by
+//! `nowait_testkit::child`, in its own process group so that a hung child
+//! (and any grandchild) is killed as a whole. The other cases run in-process on a thread of their
 //! own, so that a call that never returns fails the test instead of hanging
 //! it; a writer thread stuck in a sink is leaked on purpose.
 //!
@@ -14,20 +14,15 @@
                    // Per test: fork, /dev/stdout and tmpfs cases are Linux's, signals Unix's;
                    // the others run everywhere, Windows (under Wine) included.
 
-mod common;
-
-#[cfg(all(feature = "signals", unix))]
-use common::kill_group;
-use common::wait_bounded;
-
 use std::io::{self, Read, Write};
-#[cfg(unix)]
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
+
+use nowait_testkit::child::{self, Child};
+use nowait_testkit::MemoryWriter;
 
 use nowait_core::{
     escape_into, Builder, FlushError, Format, FullPolicy, Level, Notice, PushError, Record, Sink,
@@ -38,10 +33,10 @@ use nowait_core::{
 // Harness
 // ---------------------------------------------------------------------------
 
-/// Runs in the child only (`NOWAIT_CHILD=<case>`); a no-op otherwise.
+/// Runs in the child only (`child::role()` is the case); a no-op otherwise.
 #[test]
 fn child_entry() {
-    let Ok(case) = std::env::var("NOWAIT_CHILD") else {
+    let Some(case) = child::role() else {
         return;
     };
     let file = std::env::var("NOWAIT_FILE").map(PathBuf::from);
@@ -58,24 +53,9 @@ fn child_entry() {
     }
 }
 
-/// A command re-running this binary as the child for `case`, in a process
-/// group of its own.
-fn child(case: &str) -> Command {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
-        .env("NOWAIT_CHILD", case)
-        .stdin(Stdio::null());
-    #[cfg(unix)]
-    cmd.process_group(0);
-    cmd
-}
-
-fn read_all(r: Option<impl Read>) -> String {
-    let mut s = String::new();
-    if let Some(mut r) = r {
-        let _ = r.read_to_string(&mut s);
-    }
-    s
+/// This binary re-run as the child for `case`.
+fn child(case: &str) -> Child {
+    Child::new("child_entry", case)
 }
 
 /// The numbers after `KEY ` on the child's line starting with it.
@@ -149,26 +129,6 @@ fn wait_for(flag: &AtomicBool, limit: Duration) -> bool {
     true
 }
 
-/// An in-memory writer the test can read.
-#[derive(Clone, Default)]
-struct Memory(Arc<Mutex<Vec<u8>>>);
-
-impl Memory {
-    fn text(&self) -> String {
-        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
-    }
-}
-
-impl Write for Memory {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 // ---------------------------------------------------------------------------
 // 1. A panic in a spawned thread while stdout is a stalled pipe
 // ---------------------------------------------------------------------------
@@ -211,13 +171,13 @@ fn panic_in_spawned_thread_with_stalled_stdout_pipe_is_not_held() {
     let mut c = child("panic-stalled-stdout")
         .env("NOWAIT_FILE", &file)
         .stdout(Stdio::piped()) // never read
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = c.stdout.take(); // keep the read end open, unread
-    let status = wait_bounded(&mut c, Duration::from_secs(30));
+        .capture_stderr()
+        .timeout(Duration::from_secs(30))
+        .spawn();
+    let stdout = c.stdout(); // keep the read end open, unread
+    let status = c.wait();
     drop(stdout);
-    let err = read_all(c.stderr.take());
+    let err = c.output().stderr;
     assert!(status.success(), "{status:?}\n{err}");
     let join_ms = numbers(&err, "JOIN_MS")[0];
     eprintln!("FAULTS panic/stalled stdout: join {join_ms} ms");
@@ -341,14 +301,13 @@ fn fork_child_logs_exits_promptly_and_counts_only_its_own_records() {
     for case in ["fork-exit", "fork-drop", "fork-block"] {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("out.log");
-        let mut c = child(case)
+        let out = child(case)
             .env("NOWAIT_FILE", &file)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
+            .capture_stderr()
+            .timeout(Duration::from_secs(30))
             .spawn()
-            .unwrap();
-        let status = wait_bounded(&mut c, Duration::from_secs(30));
-        let err = read_all(c.stderr.take());
+            .output();
+        let (status, err) = (out.status, out.stderr);
         assert!(status.success(), "{case}: {status:?}\n{err}");
         let ms = numbers(&err, "FORK_MS")[0];
         let code = numbers(&err, "FORK_CODE")[0] as i64 - 10;
@@ -522,19 +481,19 @@ fn child_dev_stdout() {
 fn file_sink_on_dev_stdout_pipe_with_stopped_reader_never_hangs() {
     let mut c = child("dev-stdout")
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .capture_stderr()
+        .timeout(Duration::from_secs(30))
+        .spawn();
     // The reader takes the first 16 KiB, then stops (keeping the pipe open).
-    let mut out = c.stdout.take().unwrap();
+    let mut out = c.stdout();
     let reader = std::thread::spawn(move || {
         let mut first = vec![0u8; 16 << 10];
         let _ = out.read_exact(&mut first);
         out
     });
-    let status = wait_bounded(&mut c, Duration::from_secs(30));
+    let status = c.wait();
     drop(reader.join());
-    let err = read_all(c.stderr.take());
+    let err = c.output().stderr;
     assert!(status.success(), "{status:?}\n{err}");
     let v = numbers(&err, "DEVSTDOUT");
     let [accepted, non_blocking, refused, taken, ring_abandoned, written, overflow, abandoned, failed, format, ms, tried] =
@@ -664,34 +623,21 @@ fn child_sigterm_twice() {
 #[cfg(feature = "signals")]
 #[test]
 fn sigterm_twice_during_drain_kills_at_once() {
-    use std::io::{BufRead, BufReader};
     use std::os::unix::process::ExitStatusExt;
 
     let mut c = child("sigterm-twice")
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(c.stdout.take().unwrap());
-    let mut line = String::new();
-    while !line.contains("ready") {
-        line.clear();
-        if out.read_line(&mut line).unwrap() == 0 {
-            kill_group(&mut c);
-            panic!("child exited before it was ready");
-        }
-    }
-    let pid = c.id() as libc::pid_t;
-    // SAFETY: signalling our own child.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+        .timeout(Duration::from_secs(10))
+        .spawn();
+    let _out = c.wait_for_line("ready");
+    c.signal(libc::SIGTERM);
     std::thread::sleep(Duration::from_millis(200));
-    if let Some(status) = c.try_wait().unwrap() {
+    if let Some(status) = c.try_wait() {
         panic!("the first SIGTERM did not drain (the writer is stuck): {status:?}");
     }
     let second = Instant::now();
-    // SAFETY: as above.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
-    let status = wait_bounded(&mut c, Duration::from_secs(10));
+    c.signal(libc::SIGTERM);
+    let status = c.wait();
     let ms = second.elapsed().as_millis();
     eprintln!("FAULTS sigterm twice: died {ms} ms after the second signal ({status:?})");
     assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
@@ -882,7 +828,7 @@ impl Format for Boom {
 #[test]
 fn format_panic_is_counted_on_its_sink_only() {
     bounded(Duration::from_secs(20), || {
-        let (a, b) = (Memory::default(), Memory::default());
+        let (a, b) = (MemoryWriter::default(), MemoryWriter::default());
         let make = |_: &SinkInfo| -> Box<dyn Format> { Box::new(Boom) };
         let (logger, guard) = Builder::new()
             .sink(Sink::writer(a.clone()).format(make))
@@ -997,10 +943,10 @@ fn child_slow_reader_notices() {
 fn slow_reader_gets_every_loss_said_in_the_output() {
     let mut c = child("slow-reader-notices")
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = c.stdout.take().unwrap();
+        .capture_stderr()
+        .timeout(Duration::from_secs(30))
+        .spawn();
+    let mut out = c.stdout();
     let reader = std::thread::spawn(move || {
         let mut all = Vec::new();
         let mut chunk = vec![0u8; 4096];
@@ -1013,9 +959,9 @@ fn slow_reader_gets_every_loss_said_in_the_output() {
         }
         String::from_utf8_lossy(&all).into_owned()
     });
-    let status = wait_bounded(&mut c, Duration::from_secs(30));
+    let status = c.wait();
     let text = reader.join().unwrap();
-    let err = read_all(c.stderr.take());
+    let err = c.output().stderr;
     assert!(status.success(), "{status:?}\n{err}");
     let v = numbers(&err, "SLOWREADER");
     let [tried, written, dropped, abandoned] = v[..] else {

@@ -5,14 +5,14 @@
 //! One process-wide logger, so everything runs in one test.
 
 use nowait_core::{info, warn, Builder, Json, Level, Logger, Sink, Text};
-use nowait_testkit::Shared;
+use nowait_testkit::MemoryWriter;
 
 const MARK: &str = "… [truncated]";
 
 #[test]
 fn macros_at_the_limits() {
-    let text = Shared::default();
-    let json = Shared::default();
+    let text = MemoryWriter::default();
+    let json = MemoryWriter::default();
     let (logger, _guard) = Builder::new()
         .capacity(4096)
         .catch_panics(false)
@@ -28,7 +28,7 @@ fn macros_at_the_limits() {
     logging_from_a_thread_local_destructor(&logger, &text);
 }
 
-fn oversized_event_is_cut_not_dropped(logger: &Logger, text: &Shared, json: &Shared) {
+fn oversized_event_is_cut_not_dropped(logger: &Logger, text: &MemoryWriter, json: &MemoryWriter) {
     let body = "x".repeat(10 * 1024);
     warn!(body = body.as_str(), status = 413u16, "upload {}", 7);
     logger.flush().unwrap();
@@ -52,7 +52,7 @@ fn oversized_event_is_cut_not_dropped(logger: &Logger, text: &Shared, json: &Sha
     );
 }
 
-fn line_separators_are_escaped_in_text(logger: &Logger, text: &Shared, json: &Shared) {
+fn line_separators_are_escaped_in_text(logger: &Logger, text: &MemoryWriter, json: &MemoryWriter) {
     let user = "a\u{2028}b";
     let shown = "c\u{2029}d";
     info!(user, %shown, "line\u{2028}break {}", "e\u{2029}f");
@@ -98,7 +98,7 @@ thread_local! {
 /// Thread-local destructors run in reverse order of first use: `LAST`'s
 /// while the thread's event buffer still exists, `FIRST`'s after it was
 /// destroyed (the macro then encodes into a fresh buffer).
-fn logging_from_a_thread_local_destructor(logger: &Logger, text: &Shared) {
+fn logging_from_a_thread_local_destructor(logger: &Logger, text: &MemoryWriter) {
     std::thread::spawn(|| {
         FIRST.with(|_| {});
         info!("thread body");

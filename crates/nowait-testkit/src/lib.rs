@@ -1,8 +1,24 @@
-//! Test support shared by nowait's crates (unpublished): [`Shared`], an
-//! in-memory sink the test can read back, [`Counting`], a global
-//! allocator that counts allocations made on opted-in threads, [`Rng`],
-//! a seeded generator so that randomised tests replay, and
-//! [`read_rolled`], the text a rolling sink's directory holds.
+//! Test support shared by nowait's crates (unpublished):
+//!
+//! - writers: [`MemoryWriter`], an in-memory sink the test reads back,
+//!   and the faulty devices around it ([`Slow`], [`Flaky`], [`Sluggish`]);
+//! - [`child`]: this test binary re-run as a child process, bounded in
+//!   time and killed with whatever it started;
+//! - [`Counting`], a global allocator that counts allocations made on
+//!   opted-in threads, and (feature `core`) [`wait_once_for_room`];
+//! - [`Rng`], a seeded generator so that randomised tests replay;
+//! - [`read_rolled`] and [`read_log`], the text a log file or a rolling
+//!   sink's directory holds; [`debian_tool`] and [`skip_missing_tool`]
+//!   for tests that drive an outside program.
+//!
+//! # Dependencies
+//!
+//! nowait-core dev-depends on this crate, so this crate depends on
+//! nowait-core only behind the `core` feature. In an integration test
+//! both are the same nowait-core (one library, one set of types). In
+//! nowait-core's own unit tests (`--lib`) the crate under test is a
+//! second copy: they use only the helpers that do not name nowait-core's
+//! types (`Rng`, `Counting`, the writers).
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -10,22 +26,34 @@ use std::cell::Cell;
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
-/// An `io::Write` sink whose clones share one buffer.
+pub mod child;
+
+/// An in-memory `io::Write` sink: every clone appends to one shared
+/// buffer, which the test reads back ([`text`](Self::text),
+/// [`lines`](Self::lines)) or drains ([`take`](Self::take)). Writes always
+/// succeed in full; a poisoned lock is ignored (a panicking writer thread
+/// does not hide what was written before it).
 ///
 /// # Examples
 ///
 /// ```
 /// use std::io::Write;
 ///
-/// let out = nowait_testkit::Shared::default();
+/// let out = nowait_testkit::MemoryWriter::default();
 /// out.clone().write_all(b"line\n").unwrap();
+/// assert_eq!(out.text(), "line\n");
 /// assert_eq!(out.take(), "line\n");
+/// assert_eq!(out.text(), "");
 /// ```
 #[derive(Clone, Debug, Default)]
-pub struct Shared(Arc<Mutex<Vec<u8>>>);
+pub struct MemoryWriter(Arc<Mutex<Vec<u8>>>);
 
-impl Shared {
-    /// Takes what was written so far (UTF-8 expected).
+impl MemoryWriter {
+    fn bytes(&self) -> std::sync::MutexGuard<'_, Vec<u8>> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Takes what was written so far, leaving the buffer empty.
     ///
     /// # Panics
     ///
@@ -34,26 +62,152 @@ impl Shared {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(nowait_testkit::Shared::default().take(), "");
+    /// assert_eq!(nowait_testkit::MemoryWriter::default().take(), "");
     /// ```
     pub fn take(&self) -> String {
-        let bytes = std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()));
+        let bytes = std::mem::take(&mut *self.bytes());
         String::from_utf8(bytes).expect("sink output is UTF-8")
+    }
+
+    /// A copy of what was written so far; the buffer keeps it.
+    ///
+    /// # Panics
+    ///
+    /// If the output is not UTF-8.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(nowait_testkit::MemoryWriter::default().text(), "");
+    /// ```
+    pub fn text(&self) -> String {
+        String::from_utf8(self.bytes().clone()).expect("sink output is UTF-8")
+    }
+
+    /// [`text`](Self::text), one string a line (without line breaks).
+    ///
+    /// # Panics
+    ///
+    /// If the output is not UTF-8.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::io::Write;
+    ///
+    /// let out = nowait_testkit::MemoryWriter::default();
+    /// out.clone().write_all(b"a\nb\n").unwrap();
+    /// assert_eq!(out.lines(), ["a", "b"]);
+    /// ```
+    pub fn lines(&self) -> Vec<String> {
+        self.text().lines().map(str::to_owned).collect()
     }
 }
 
-impl Write for Shared {
+impl Write for MemoryWriter {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .extend_from_slice(buf);
+        self.bytes().extend_from_slice(buf);
         Ok(buf.len())
     }
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+/// A [`MemoryWriter`] behind a slow device: each write call first sleeps
+/// `delay`, then takes at most `chunk` bytes (a short write).
+///
+/// # Examples
+///
+/// ```
+/// use std::io::Write;
+/// use std::time::Duration;
+///
+/// let inner = nowait_testkit::MemoryWriter::default();
+/// let mut slow = nowait_testkit::Slow { inner: inner.clone(), delay: Duration::ZERO, chunk: 2 };
+/// assert_eq!(slow.write(b"abc").unwrap(), 2);
+/// assert_eq!(inner.text(), "ab");
+/// ```
+#[derive(Clone, Debug)]
+pub struct Slow {
+    /// Where the bytes go.
+    pub inner: MemoryWriter,
+    /// How long each write call sleeps first.
+    pub delay: std::time::Duration,
+    /// The most bytes one write call takes.
+    pub chunk: usize,
+}
+
+impl Write for Slow {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        std::thread::sleep(self.delay);
+        let n = buf.len().min(self.chunk);
+        self.inner.write(&buf[..n])
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A [`MemoryWriter`] whose first `fail_calls` write calls fail with
+/// [`disk_full`]; the calls after them succeed.
+///
+/// # Examples
+///
+/// ```
+/// use std::io::Write;
+///
+/// let mut w = nowait_testkit::Flaky { inner: Default::default(), fail_calls: 1 };
+/// assert!(w.write(b"a").is_err());
+/// assert_eq!(w.write(b"a").unwrap(), 1);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Flaky {
+    /// Where the bytes go once writes succeed.
+    pub inner: MemoryWriter,
+    /// How many write calls are still to fail.
+    pub fail_calls: usize,
+}
+
+impl Write for Flaky {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.fail_calls > 0 {
+            self.fail_calls -= 1;
+            return Err(disk_full());
+        }
+        self.inner.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A full disk, as every platform spells it (the raw codes differ:
+/// `ENOSPC` is 28 on Unix, where Windows' 28 is "the printer is out of
+/// paper").
+///
+/// # Examples
+///
+/// ```
+/// assert!(nowait_testkit::disk_full().to_string().contains("No space left"));
+/// ```
+pub fn disk_full() -> io::Error {
+    io::Error::other("No space left on device (injected)")
+}
+
+/// A reader that went away, as every platform spells it.
+///
+/// # Examples
+///
+/// ```
+/// let e = nowait_testkit::broken_pipe();
+/// assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe);
+/// ```
+pub fn broken_pipe() -> io::Error {
+    io::Error::new(io::ErrorKind::BrokenPipe, "Broken pipe (injected)")
 }
 
 /// A global allocator that forwards to the system allocator and counts the
@@ -353,4 +507,31 @@ pub fn read_log(path: &std::path::Path) -> String {
     } else {
         std::fs::read_to_string(path).unwrap_or_default()
     }
+}
+
+/// Makes this thread wait once for room in a full ring, so that a
+/// measured phase after it is not this thread's first wait: the portable
+/// backend's wait (the parking lot) registers a thread on its first wait,
+/// which allocates once (Linux's futex allocates nothing). Builds a logger
+/// of its own (1 KiB ring, blocking policy, a [`Sluggish`] sink), logs
+/// until its `blocked_waits` counts a wait, and shuts it down.
+///
+/// # Examples
+///
+/// ```
+/// nowait_testkit::wait_once_for_room();
+/// ```
+#[cfg(feature = "core")]
+pub fn wait_once_for_room() {
+    use nowait_core::{Builder, FullPolicy, Level, Sink};
+    let (logger, guard) = Builder::new()
+        .capacity(1024)
+        .full_policy(FullPolicy::Block)
+        .sink(Sink::writer(Sluggish))
+        .build()
+        .unwrap();
+    while logger.stats().blocked_waits == 0 {
+        let _ = logger.log(Level::Info, &"x".repeat(200));
+    }
+    drop(guard);
 }

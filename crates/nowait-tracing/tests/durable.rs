@@ -9,11 +9,12 @@
 #![cfg(all(target_os = "linux", not(miri)))] // SIGKILL, sched_setaffinity; Miri cannot spawn.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Duration;
+
+use nowait_testkit::child::{self, Child};
 
 use nowait_core::{Builder, FullPolicy, Json, Sink, Text};
 use tracing_subscriber::prelude::*;
@@ -34,7 +35,7 @@ fn builder(log: &Path, ring: &Path, json: bool) -> Builder {
 
 #[test]
 fn child_entry() {
-    let Ok(mode) = std::env::var("NOWAIT_DURABLE_TRACING") else {
+    let Some(mode) = child::role() else {
         return;
     };
     let log = std::env::var_os("NOWAIT_LOG").unwrap();
@@ -75,33 +76,18 @@ fn child_entry() {
 
 /// Runs the child; returns the last record it said was accepted.
 fn run(mode: &str, log: &Path, ring: &Path, kill_after: Option<Duration>) -> Option<u64> {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
-        .env("NOWAIT_DURABLE_TRACING", mode)
+    let mut child = Child::new("child_entry", mode)
         .env("NOWAIT_LOG", log)
         .env("NOWAIT_RING", ring)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut acked = None;
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Some(n) = line.strip_prefix("acked ") {
-                acked = Some(n.parse::<u64>().unwrap());
-            }
-        }
-        acked
-    });
+        .capture_stdout()
+        .spawn();
     if let Some(after) = kill_after {
         std::thread::sleep(after);
-        let _ = child.kill();
+        child.kill();
     }
-    let status = child.wait().unwrap();
-    assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
-    reader.join().unwrap()
+    let out = child.output();
+    assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{:?}", out.status);
+    child::last_number(&out.stdout, "acked ")
 }
 
 fn recover(log: &Path, ring: &Path, json: bool) {
