@@ -225,12 +225,7 @@ fn round(seed: u64) {
     );
     for sink in &s.sinks {
         assert_eq!(
-            sink.records_written
-                + sink.dropped_overflow
-                + sink.dropped_failed
-                + sink.dropped_format
-                + sink.filtered
-                + sink.abandoned,
+            nowait_testkit::outcomes(sink),
             s.records_written,
             "sink {}: {ctx}",
             sink.name

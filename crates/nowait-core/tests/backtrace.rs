@@ -8,8 +8,8 @@
 //! loggers of their own.
 
 use nowait_core::{
-    debug, error, info, trace, warn, Backtrace, Builder, Json, Level, Logger, Sink, SinkStats,
-    Stats, Syslog, Text,
+    debug, error, info, trace, warn, Backtrace, Builder, Guard, Json, Level, Logger, Sink, Stats,
+    Syslog, Text,
 };
 use nowait_testkit::MemoryWriter;
 
@@ -22,20 +22,27 @@ fn text() -> Text {
 fn assert_identity(s: &Stats) {
     for sink in &s.sinks {
         assert_eq!(
-            outcomes(sink) + sink.backtrace_kept,
+            nowait_testkit::outcomes(sink) + sink.backtrace_kept,
             s.records_written,
             "{sink:#?}"
         );
     }
 }
 
-fn outcomes(s: &SinkStats) -> u64 {
-    s.records_written
-        + s.dropped_overflow
-        + s.dropped_failed
-        + s.dropped_format
-        + s.filtered
-        + s.abandoned
+/// A logger with one text sink at `Info` keeping `backtrace` below it.
+fn text_sink_at_info(backtrace: Backtrace) -> (MemoryWriter, Logger, Guard) {
+    let out = MemoryWriter::default();
+    let (logger, guard) = Builder::new()
+        .flush_on_exit(false)
+        .sink(
+            Sink::writer(out.clone())
+                .format(text())
+                .level(Level::Info)
+                .backtrace(backtrace),
+        )
+        .build()
+        .unwrap();
+    (out, logger, guard)
 }
 
 fn log_all(logger: &Logger, records: &[(Level, &str)]) {
@@ -46,17 +53,7 @@ fn log_all(logger: &Logger, records: &[(Level, &str)]) {
 
 #[test]
 fn text_output_is_exact_in_order_and_counted_once() {
-    let out = MemoryWriter::default();
-    let (logger, guard) = Builder::new()
-        .flush_on_exit(false)
-        .sink(
-            Sink::writer(out.clone())
-                .format(text())
-                .level(Level::Info)
-                .backtrace(Backtrace::records(100)),
-        )
-        .build()
-        .unwrap();
+    let (out, logger, guard) = text_sink_at_info(Backtrace::records(100));
     assert_eq!(logger.min_level(), Level::Debug);
     log_all(
         &logger,
@@ -163,17 +160,7 @@ fn json_lines_carry_a_key_and_no_prose_line() {
 
 #[test]
 fn past_the_record_bound_the_oldest_is_forgotten_and_said_so() {
-    let out = MemoryWriter::default();
-    let (logger, guard) = Builder::new()
-        .flush_on_exit(false)
-        .sink(
-            Sink::writer(out.clone())
-                .format(text())
-                .level(Level::Info)
-                .backtrace(Backtrace::records(3)),
-        )
-        .build()
-        .unwrap();
+    let (out, logger, guard) = text_sink_at_info(Backtrace::records(3));
     log_all(
         &logger,
         &[
@@ -202,17 +189,7 @@ fn past_the_record_bound_the_oldest_is_forgotten_and_said_so() {
 
 #[test]
 fn past_the_byte_bound_the_oldest_is_forgotten() {
-    let out = MemoryWriter::default();
-    let (logger, guard) = Builder::new()
-        .flush_on_exit(false)
-        .sink(
-            Sink::writer(out.clone())
-                .format(text())
-                .level(Level::Info)
-                .backtrace(Backtrace::bytes(1024)),
-        )
-        .build()
-        .unwrap();
+    let (out, logger, guard) = text_sink_at_info(Backtrace::bytes(1024));
     // A text record's payload is its line: 200 + 6 bytes each, so 4 fit
     // in 1024 and a fifth does not.
     let lines: Vec<String> = (0..6).map(|i| format!("{i}{}", "x".repeat(199))).collect();
@@ -235,17 +212,7 @@ fn past_the_byte_bound_the_oldest_is_forgotten() {
 
 #[test]
 fn a_second_trigger_writes_only_what_came_since_the_first() {
-    let out = MemoryWriter::default();
-    let (logger, guard) = Builder::new()
-        .flush_on_exit(false)
-        .sink(
-            Sink::writer(out.clone())
-                .format(text())
-                .level(Level::Info)
-                .backtrace(Backtrace::records(10)),
-        )
-        .build()
-        .unwrap();
+    let (out, logger, guard) = text_sink_at_info(Backtrace::records(10));
     log_all(
         &logger,
         &[

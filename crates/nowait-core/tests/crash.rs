@@ -137,15 +137,7 @@ fn child_entry() {
     // One CPU for this process: the writer thread only runs when this
     // thread gives way, as on a loaded machine.
     #[cfg(target_os = "linux")]
-    // SAFETY: a zeroed cpu_set_t is empty; the call reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(0, &mut set);
-        assert_eq!(
-            libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
-            0
-        );
-    }
+    nowait_testkit::pin_to_cpu0();
     for i in 0..N {
         if macros {
             nowait_core::info!("line {}", i);

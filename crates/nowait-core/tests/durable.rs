@@ -12,24 +12,11 @@ use std::collections::BTreeMap;
 use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Duration;
 
 use nowait_testkit::child::{self, Child};
 
 use nowait_core::{Builder, FullPolicy, Level, Plain, Sink};
-
-fn pin_to_cpu0() {
-    // SAFETY: a zeroed cpu_set_t is empty; the call reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(0, &mut set);
-        assert_eq!(
-            libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
-            0
-        );
-    }
-}
 
 /// The format a run uses: the child's is `Plain` for the text front end
 /// and `Text` for the macros; a recovery may use another (`Text`, `Json`).
@@ -151,7 +138,7 @@ fn child_entry() {
     if case.starts_with("pinned") {
         // One CPU: the writer thread has had no chance to run when the
         // kill comes, as on a loaded machine.
-        pin_to_cpu0();
+        nowait_testkit::pin_to_cpu0();
     }
     let mut out = std::io::stdout().lock();
     for i in 0..count {
@@ -189,18 +176,15 @@ fn run(
     capacity: usize,
     kill_after: Option<Duration>,
 ) -> Run {
-    let mut child = Child::new("child_entry", case)
+    let out = Child::new("child_entry", case)
         .env("NOWAIT_LOG", log)
         .env("NOWAIT_RING", ring)
         .env("NOWAIT_COUNT", count.to_string())
         .env("NOWAIT_CAPACITY", capacity.to_string())
         .capture_stdout()
-        .spawn();
-    if let Some(after) = kill_after {
-        std::thread::sleep(after);
-        child.kill();
-    }
-    let out = child.output();
+        .kill_after(kill_after)
+        .spawn()
+        .output();
     Run {
         acked: child::last_number(&out.stdout, "acked "),
         signal: out.status.signal(),
@@ -503,38 +487,9 @@ fn a_path_in_use_by_a_live_logger_is_a_build_error() {
 /// what a dead process left in the file is kept for a start with room.
 #[test]
 fn no_room_for_the_file_is_a_build_error_and_keeps_what_was_there() {
-    let dir = tempfile::tempdir().unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
-        .arg(dir.path())
-        .output();
-    match &mounted {
-        Ok(o) if o.status.success() => {}
-        other => {
-            let why = match other {
-                Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_owned(),
-                Err(e) => e.to_string(),
-            };
-            eprintln!(
-                "SKIPPED no_room_for_the_file_is_a_build_error_and_keeps_what_was_there: \
-                 cannot mount a 1 MiB tmpfs (needs root or CAP_SYS_ADMIN): {why}"
-            );
-            return;
-        }
-    }
-    struct Unmount<'a>(&'a Path);
-    impl Drop for Unmount<'_> {
-        fn drop(&mut self) {
-            if !Command::new("umount")
-                .arg(self.0)
-                .status()
-                .is_ok_and(|s| s.success())
-            {
-                let _ = Command::new("umount").arg("-l").arg(self.0).status();
-            }
-        }
-    }
-    let _unmount = Unmount(dir.path());
+    let Some(dir) = nowait_testkit::Tmpfs::mount("1m") else {
+        return;
+    };
     let ring = dir.path().join("ring");
     let mut left = b"nowaitd1".to_vec();
     left.extend(b"what a dead process left".repeat(100));

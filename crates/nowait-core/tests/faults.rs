@@ -16,7 +16,7 @@
 
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
@@ -648,28 +648,6 @@ fn sigterm_twice_during_drain_kills_at_once() {
 // 7. Disk full
 // ---------------------------------------------------------------------------
 
-/// Unmounts on drop (lazily if busy).
-#[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
-struct Mounted(PathBuf);
-
-#[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        for _ in 0..50 {
-            let ok = Command::new("umount")
-                .arg(&self.0)
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
-            if ok {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
-
 #[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 fn is_enospc(e: &FlushError) -> bool {
     matches!(e, FlushError::Sink { source, .. } if source.raw_os_error() == Some(libc::ENOSPC))
@@ -681,26 +659,9 @@ fn is_enospc(e: &FlushError) -> bool {
 #[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 #[test]
 fn disk_full_on_tmpfs_keeps_whole_lines_and_names_enospc() {
-    let dir = tempfile::tempdir().unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
-        .arg(dir.path())
-        .output();
-    match &mounted {
-        Ok(o) if o.status.success() => {}
-        other => {
-            let why = match other {
-                Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_owned(),
-                Err(e) => e.to_string(),
-            };
-            eprintln!(
-                "SKIPPED disk_full_on_tmpfs_keeps_whole_lines_and_names_enospc: \
-                 cannot mount a 1 MiB tmpfs (needs root or CAP_SYS_ADMIN): {why}"
-            );
-            return;
-        }
-    }
-    let _mounted = Mounted(dir.path().to_owned());
+    let Some(dir) = nowait_testkit::Tmpfs::mount("1m") else {
+        return;
+    };
     let root = dir.path().to_owned();
     bounded(Duration::from_secs(30), move || disk_full(&root));
 }

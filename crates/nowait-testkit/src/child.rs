@@ -113,6 +113,7 @@ pub struct Child {
     timeout: Duration,
     capture_stdout: bool,
     capture_stderr: bool,
+    kill_after: Option<Duration>,
 }
 
 impl Child {
@@ -137,6 +138,7 @@ impl Child {
             timeout: DEFAULT_TIMEOUT,
             capture_stdout: false,
             capture_stderr: false,
+            kill_after: None,
         }
     }
 
@@ -185,6 +187,15 @@ impl Child {
         self
     }
 
+    /// Kills the child (as [`Running::kill`]) once `after` has passed
+    /// since it started, unless it ended first: the kill comes from the
+    /// waits ([`Running::wait`], [`Running::output`]), on time. `None`:
+    /// no such kill.
+    pub fn kill_after(mut self, after: impl Into<Option<Duration>>) -> Child {
+        self.kill_after = after.into();
+        self
+    }
+
     /// How long each wait lasts at most ([`DEFAULT_TIMEOUT`] if not set).
     pub fn timeout(mut self, limit: Duration) -> Child {
         self.timeout = limit;
@@ -198,6 +209,7 @@ impl Child {
     /// If the process cannot be started.
     pub fn spawn(mut self) -> Running {
         let mut child = self.cmd.spawn().expect("starting the child process");
+        let kill_at = self.kill_after.map(|after| Instant::now() + after);
         let stdout = match self.capture_stdout {
             true => Some(read_on_a_thread(child.stdout.take().unwrap())),
             false => None,
@@ -209,6 +221,7 @@ impl Child {
         Running {
             child,
             limit: self.timeout,
+            kill_at,
             status: None,
             stdout,
             stderr,
@@ -280,6 +293,8 @@ pub struct Output {
 pub struct Running {
     child: std::process::Child,
     limit: Duration,
+    /// When the child is to be killed ([`Child::kill_after`]).
+    kill_at: Option<Instant>,
     /// Set once the child is reaped: from then on its id may be reused,
     /// and nothing is killed.
     status: Option<ExitStatus>,
@@ -398,11 +413,21 @@ impl Running {
             if let Some(status) = self.try_wait() {
                 return status;
             }
-            if Instant::now() > deadline {
+            let now = Instant::now();
+            if now > deadline {
                 self.kill();
                 panic!("the child did not end within {:?}", self.limit);
             }
-            std::thread::sleep(Duration::from_millis(2));
+            let mut nap = Duration::from_millis(2);
+            if let Some(at) = self.kill_at {
+                if now >= at {
+                    self.kill_at = None;
+                    self.kill();
+                    continue;
+                }
+                nap = nap.min(at - now);
+            }
+            std::thread::sleep(nap);
         }
     }
 

@@ -418,6 +418,105 @@ pub fn debian_tool(program: &str, package: &str) -> Option<std::path::PathBuf> {
     found
 }
 
+/// Pins the calling thread, and the threads it starts afterwards, to
+/// CPU 0 (`sched_setaffinity` on this thread alone): a logging thread
+/// pinned so shares its CPU with any thread on it, as on a loaded
+/// machine.
+///
+/// # Panics
+///
+/// If `sched_setaffinity` fails (CPU 0 not allowed to this process).
+///
+/// # Examples
+///
+/// ```no_run
+/// nowait_testkit::pin_to_cpu0();
+/// ```
+#[cfg(target_os = "linux")]
+pub fn pin_to_cpu0() {
+    // SAFETY: a zeroed cpu_set_t is empty; the calls only read and write
+    // the set they are given.
+    let r = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(0, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set)
+    };
+    assert_eq!(r, 0, "sched_setaffinity: {}", io::Error::last_os_error());
+}
+
+/// A small tmpfs mounted on a temporary directory of its own, for tests
+/// of a full file system; unmounted when dropped (retried for a second
+/// while busy, then lazily), then the directory is removed.
+///
+/// # Examples
+///
+/// ```no_run
+/// let Some(fs) = nowait_testkit::Tmpfs::mount("1m") else {
+///     return; // not root: skipped, and said so
+/// };
+/// std::fs::write(fs.path().join("a"), "x").unwrap();
+/// ```
+#[cfg(target_os = "linux")]
+#[derive(Debug)]
+pub struct Tmpfs(tempfile::TempDir);
+
+#[cfg(target_os = "linux")]
+impl Tmpfs {
+    /// Mounts a tmpfs of `size` (`mount -o size=`, such as `1m`), or
+    /// returns `None` after printing why (`SKIPPED <test>: ...`; mounting
+    /// needs root or `CAP_SYS_ADMIN`), and the caller skips its test.
+    ///
+    /// # Panics
+    ///
+    /// If no temporary directory can be made.
+    pub fn mount(size: &str) -> Option<Tmpfs> {
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(dir.path())
+            .output();
+        match &mounted {
+            Ok(o) if o.status.success() => Some(Tmpfs(dir)),
+            other => {
+                let why = match other {
+                    Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_owned(),
+                    Err(e) => e.to_string(),
+                };
+                let test = std::thread::current().name().unwrap_or("test").to_owned();
+                eprintln!(
+                    "SKIPPED {test}: cannot mount a {size} tmpfs \
+                     (needs root or CAP_SYS_ADMIN): {why}"
+                );
+                None
+            }
+        }
+    }
+
+    /// Where it is mounted.
+    pub fn path(&self) -> &std::path::Path {
+        self.0.path()
+    }
+}
+
+#[cfg(target_os = "linux")]
+impl Drop for Tmpfs {
+    fn drop(&mut self) {
+        use std::process::{Command, Stdio};
+        for _ in 0..50 {
+            let ok = Command::new("umount")
+                .arg(self.path())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|s| s.success());
+            if ok {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        let _ = Command::new("umount").arg("-l").arg(self.path()).status();
+    }
+}
+
 /// A writer that takes every byte but sleeps 1 ms per call: a sink slow
 /// enough that a small ring behind it fills, so a producer under the
 /// blocking policy has to wait for room.
@@ -534,4 +633,32 @@ pub fn wait_once_for_room() {
         let _ = logger.log(Level::Info, &"x".repeat(200));
     }
     drop(guard);
+}
+
+/// The outcomes a sink counts for the records it took: written, dropped
+/// (overflow, failed, format), filtered and abandoned. Each record the
+/// writer took ends in exactly one of them, so once the logger is shut
+/// down this equals the records it took (a backtrace's kept records
+/// aside while it runs).
+///
+/// # Examples
+///
+/// ```
+/// let (logger, guard) = nowait_core::Builder::new()
+///     .sink(nowait_core::Sink::writer(std::io::sink()))
+///     .build()
+///     .unwrap();
+/// logger.log(nowait_core::Level::Info, "one").unwrap();
+/// drop(guard);
+/// let s = logger.stats();
+/// assert_eq!(nowait_testkit::outcomes(&s.sinks[0]), s.records_written);
+/// ```
+#[cfg(feature = "core")]
+pub fn outcomes(s: &nowait_core::SinkStats) -> u64 {
+    s.records_written
+        + s.dropped_overflow
+        + s.dropped_failed
+        + s.dropped_format
+        + s.filtered
+        + s.abandoned
 }

@@ -32,15 +32,7 @@ fn child_entry() {
         .with(nowait_tracing::NowaitLayer::new(logger))
         .init();
     #[cfg(target_os = "linux")]
-    // SAFETY: a zeroed cpu_set_t is empty; the call only reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(0, &mut set);
-        assert_eq!(
-            libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
-            0
-        );
-    }
+    nowait_testkit::pin_to_cpu0();
     let span = tracing::info_span!("request", id = 7u64);
     let _e = span.enter();
     for i in 0..N {

@@ -47,15 +47,7 @@ fn child_entry() {
     if mode == "pinned" {
         // One CPU: the writer thread has had no chance to run when the
         // kill comes, as on a loaded machine.
-        // SAFETY: a zeroed cpu_set_t is empty; the call only reads it.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(0, &mut set);
-            assert_eq!(
-                libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
-                0
-            );
-        }
+        nowait_testkit::pin_to_cpu0();
     }
     let count: u64 = if mode == "pinned" { 10_000 } else { 2_000_000 };
     let mut out = std::io::stdout().lock();
@@ -76,16 +68,13 @@ fn child_entry() {
 
 /// Runs the child; returns the last record it said was accepted.
 fn run(mode: &str, log: &Path, ring: &Path, kill_after: Option<Duration>) -> Option<u64> {
-    let mut child = Child::new("child_entry", mode)
+    let out = Child::new("child_entry", mode)
         .env("NOWAIT_LOG", log)
         .env("NOWAIT_RING", ring)
         .capture_stdout()
-        .spawn();
-    if let Some(after) = kill_after {
-        std::thread::sleep(after);
-        child.kill();
-    }
-    let out = child.output();
+        .kill_after(kill_after)
+        .spawn()
+        .output();
     assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{:?}", out.status);
     child::last_number(&out.stdout, "acked ")
 }
