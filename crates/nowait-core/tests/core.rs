@@ -512,9 +512,9 @@ fn slow_sink_reports_each_gap_in_place() {
 /// A healthy file is never shed. Short records format to several times
 /// their ring size (time, level, target), so one chunk of the ring can
 /// exceed a sink's buffer bound before the writer writes; those records
-/// used to be dropped as "overflow" on a file that was keeping up, under
-/// the block policy (found by the seeds' experiments: 56 % dropped with a
-/// 16 KiB buffer, 11 % with a 1 MiB batch).
+/// must not be dropped as "overflow" on a file that keeps up, under the
+/// block policy (the seeds' experiments measure the case with a 16 KiB
+/// buffer and a 1 MiB batch).
 #[test]
 fn a_sink_keeping_up_is_never_shed_whatever_its_records_expand_to() {
     let n = scale(200_000);

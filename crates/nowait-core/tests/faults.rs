@@ -1,12 +1,13 @@
 //! Trust under faults: one test per fault the engine must survive, each
-//! asserting the bound or the accounting that the fault used to break.
+//! asserting the bound or the accounting that the fault could break.
 //!
 //! Cases that need a process of their own (a stalled stdout, `fork()`,
 //! signals) run in a child: this test binary re-run by
 //! `nowait_testkit::child`, in its own process group so that a hung child
-//! (and any grandchild) is killed as a whole. The other cases run in-process on a thread of their
-//! own, so that a call that never returns fails the test instead of hanging
-//! it; a writer thread stuck in a sink is leaked on purpose.
+//! (and any grandchild) is killed as a whole. The other cases run
+//! in-process on a thread of their own, so that a call that never returns
+//! fails the test instead of hanging it; a writer thread stuck in a sink
+//! is leaked on purpose.
 //!
 //! Every test prints its measurements as `FAULTS <name>: ...` (visible with
 //! `--nocapture`).
@@ -137,8 +138,8 @@ fn child_panic_stalled_stdout(path: &Path) {
     let (logger, guard) = Builder::new()
         .sink(Sink::file(path))
         .sink(Sink::stdout())
-        // Defaults otherwise: the old engine's panic hook waited for every
-        // sink up to the flush timeout, which defaults to 5 s.
+        // Defaults otherwise: a panic hook that waited for every sink would
+        // wait up to the flush timeout, which defaults to 5 s.
         .build()
         .unwrap();
     // ~230 KB: far more than the pipe holds.
@@ -162,8 +163,8 @@ fn child_panic_stalled_stdout(path: &Path) {
     hard_exit(0);
 }
 
-/// Old engine: the panic hook flushed every sink, the stalled stdout
-/// included, and the join took the whole 5 s flush timeout (5,003 ms).
+/// Guards against a panic hook that flushes every sink, the stalled stdout
+/// included: the join would take the whole 5 s flush timeout.
 #[test]
 fn panic_in_spawned_thread_with_stalled_stdout_pipe_is_not_held() {
     let dir = tempfile::tempdir().unwrap();
@@ -292,9 +293,9 @@ fn count_lines(text: &str, prefix: &str, n: usize) -> Vec<usize> {
     seen
 }
 
-/// Old engine: a forked child had no writer thread; `exit` waited the whole
-/// shutdown timeout (5.1 s), so did dropping the guard (5.2 s), and under
-/// `Block` the child's first full ring waited forever.
+/// Guards against a forked child without a writer thread: `exit` and
+/// dropping the guard would wait the whole shutdown timeout (5 s), and
+/// under `Block` the child's first full ring would wait forever.
 #[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 #[test]
 fn fork_child_logs_exits_promptly_and_counts_only_its_own_records() {
@@ -353,9 +354,9 @@ fn fork_child_logs_exits_promptly_and_counts_only_its_own_records() {
 // 3. Flush and shutdown with a writer stuck in a write
 // ---------------------------------------------------------------------------
 
-/// Old engine: each timed-out flush left a request in a bounded channel, and
-/// the 65th flush blocked forever on the full channel; the counts after
-/// shutdown were 0/0.
+/// Guards against timed-out flushes that leave their requests in a
+/// bounded channel: once it is full the next flush blocks forever, and the
+/// counts after shutdown read 0/0.
 #[test]
 fn flush_and_shutdown_with_stuck_writer_are_bounded_and_counted() {
     bounded(Duration::from_secs(20), || {
@@ -473,9 +474,9 @@ fn child_dev_stdout() {
     hard_exit(0);
 }
 
-/// Old engine: `/dev/stdout` counted as a file, was written with blocking
-/// calls under the block policy, and the logger stopped at record 6,700
-/// forever once the reader stopped.
+/// Guards against `/dev/stdout` counted as a file and written with
+/// blocking calls under the block policy: the logger would stop for good
+/// once the reader stopped.
 #[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 #[test]
 fn file_sink_on_dev_stdout_pipe_with_stopped_reader_never_hangs() {
@@ -532,8 +533,8 @@ fn file_sink_on_dev_stdout_pipe_with_stopped_reader_never_hangs() {
 // 5. A full ring under the default policy waits with a bound
 // ---------------------------------------------------------------------------
 
-/// Old engine: the default for files was `Block`, with no bound: a stuck
-/// sink parked the request threads for as long as it was stuck.
+/// Guards against an unbounded `Block` default for files: a stuck sink
+/// would park the request threads for as long as it was stuck.
 #[test]
 fn block_timeout_default_bounds_wait_on_full_ring() {
     bounded(Duration::from_secs(20), || {
@@ -617,8 +618,8 @@ fn child_sigterm_twice() {
     hard_exit(9);
 }
 
-/// Old engine: the second SIGTERM was swallowed by the handler and the
-/// process lived on until the drain's 5 s timeout ran out.
+/// Guards against a handler that swallows the second SIGTERM: the process
+/// would live on until the drain's 5 s timeout ran out.
 #[cfg(unix)] // signals
 #[cfg(feature = "signals")]
 #[test]
@@ -653,9 +654,9 @@ fn is_enospc(e: &FlushError) -> bool {
     matches!(e, FlushError::Sink { source, .. } if source.raw_os_error() == Some(libc::ENOSPC))
 }
 
-/// Old engine: the records lost while the disk was full were counted as
-/// overflow and the gap notice blamed a slow sink ("too slow, its buffer was
-/// full"), not the full disk.
+/// Guards against counting the records lost while the disk is full as
+/// overflow, with a gap notice that blames a slow sink ("too slow, its
+/// buffer was full") instead of the full disk.
 #[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 #[test]
 fn disk_full_on_tmpfs_keeps_whole_lines_and_names_enospc() {
@@ -784,8 +785,8 @@ impl Format for Boom {
     }
 }
 
-/// Old engine: a panicking format counted the record as discarded for the
-/// whole logger (every sink lost it), with no notice of why.
+/// Guards against a panicking format discarding the record for the whole
+/// logger (every sink losing it), with no notice of why.
 #[test]
 fn format_panic_is_counted_on_its_sink_only() {
     bounded(Duration::from_secs(20), || {
@@ -894,10 +895,9 @@ fn child_slow_reader_notices() {
     hard_exit(0);
 }
 
-/// The demo's finding: into a slow terminal, nowait's loss notices never
-/// arrived, because the one queued at a shedding episode's gap was
-/// abandoned at shutdown with the records around it (and the last notices
-/// got one write attempt). Here a reader takes 4 KiB every 5 ms (~800
+/// Into a slow terminal, every loss must be said: a notice queued at a
+/// shedding episode's gap must not be abandoned at shutdown with the
+/// records around it, nor the last notices get only one write attempt. Here a reader takes 4 KiB every 5 ms (~800
 /// KB/s) until the end: every line the child tried to log is either in
 /// the output or counted in a notice in the output.
 #[test]
