@@ -6,19 +6,17 @@
 //! ([`Child::spawn`], [`Child::run`]). The child is the same test binary
 //! running one test, the entry: a `#[test]` that does nothing in an
 //! ordinary run and does the child's work when [`role`] says it is the
-//! child:
+//! child. In a test file, both functions below are `#[test]`s:
 //!
 //! ```no_run
 //! use nowait_testkit::child::{self, Child};
 //!
-//! #[test]
 //! fn child_entry() {
 //!     let Some(case) = child::role() else { return };
 //!     println!("child for {case}");
 //!     std::process::exit(3);
 //! }
 //!
-//! #[test]
 //! fn exit_code_is_kept() {
 //!     let out = Child::new("child_entry", "exit").run();
 //!     assert_eq!(out.status.code(), Some(3));
@@ -48,6 +46,8 @@
 //!   yet. Once a wait has returned its status, only what the child left
 //!   behind in its output pipes is waited for (bounded), nothing is
 //!   killed. On Windows the child alone is terminated.
+//! - A kill planned with [`Child::kill_after`] is sent by the waits, on
+//!   time (they poll every 2 ms, and wake at the planned instant).
 //! - A [`Running`] dropped before its status was taken (a failing
 //!   assertion, a panic) kills and reaps the child: a failing test leaves
 //!   no process behind.
