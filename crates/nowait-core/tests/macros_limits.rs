@@ -7,8 +7,6 @@
 use nowait_core::{info, warn, Builder, Json, Level, Logger, Sink, Text};
 use nowait_testkit::MemoryWriter;
 
-const MARK: &str = "… [truncated]";
-
 #[test]
 fn macros_at_the_limits() {
     let text = MemoryWriter::default();
@@ -31,11 +29,7 @@ fn macros_at_the_limits() {
 fn oversized_event_is_cut_not_dropped(logger: &Logger, text: &MemoryWriter, json: &MemoryWriter) {
     let body = "x".repeat(10 * 1024);
     warn!(body = body.as_str(), status = 413u16, "upload {}", 7);
-    logger.flush().unwrap();
-    assert_eq!(logger.stats().dropped(), 0);
-
-    let text = text.take();
-    let cut = nowait_testkit::expect_cut(&text, MARK);
+    let (text, cut) = nowait_testkit::take_cut(logger, text);
     assert_eq!(
         text,
         format!(" WARN macros_limits: upload 7 body=\"{cut}\" status=413\n")
@@ -114,7 +108,10 @@ fn logging_from_a_thread_local_destructor(logger: &Logger, text: &MemoryWriter) 
     for (line, which) in lines[1..].iter().zip(["last", "first"]) {
         let head = format!(" INFO macros_limits: from a TLS destructor {which} big=\"yyy");
         assert!(line.starts_with(&head), "{line}");
-        assert!(line.ends_with(&format!("y{MARK}\"")), "{line}");
+        assert!(
+            line.ends_with(&format!("y{}\"", nowait_testkit::CUT_MARK)),
+            "{line}"
+        );
     }
     assert_eq!(logger.stats().dropped(), 0);
 }

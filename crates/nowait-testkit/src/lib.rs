@@ -312,9 +312,16 @@ impl Rng {
     }
 }
 
+/// The marker nowait writes after a field value it cut to fit the ring.
+pub const CUT_MARK: &str = "… [truncated]";
+
 /// For the oversized-record tests of every front end: `text` holds one
 /// 10 KiB value of `x`s cut to fit a 4 KiB ring; checks how much was kept
 /// and returns the cut value as it must appear (`xx…x` then `marker`).
+///
+/// # Panics
+///
+/// If fewer than 1900 or more than 2039 `x`s were kept.
 ///
 /// # Examples
 ///
@@ -661,4 +668,39 @@ pub fn outcomes(s: &nowait_core::SinkStats) -> u64 {
         + s.dropped_format
         + s.filtered
         + s.abandoned
+}
+
+/// For the oversized-record tests of every front end: flushes `logger`,
+/// checks that it dropped nothing (an oversized record is cut, never
+/// dropped), takes what `text` holds and returns it with the cut value
+/// it must contain ([`expect_cut`] with [`CUT_MARK`]).
+///
+/// # Panics
+///
+/// If the flush fails, a record was dropped, or the cut is off.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::{Builder, Sink, Text};
+///
+/// let text = nowait_testkit::MemoryWriter::default();
+/// let (logger, _guard) = Builder::new()
+///     .capacity(4096)
+///     .sink(Sink::writer(text.clone()).format(Text::new()))
+///     .build()
+///     .unwrap();
+/// nowait_core::set_global(logger.clone()).unwrap();
+/// let body = "x".repeat(10 * 1024);
+/// nowait_core::warn!(body = body.as_str(), "upload");
+/// let (out, cut) = nowait_testkit::take_cut(&logger, &text);
+/// assert!(out.contains(&format!("body=\"{cut}\"")), "{out}");
+/// ```
+#[cfg(feature = "core")]
+pub fn take_cut(logger: &nowait_core::Logger, text: &MemoryWriter) -> (String, String) {
+    logger.flush().unwrap();
+    assert_eq!(logger.stats().dropped(), 0);
+    let text = text.take();
+    let cut = expect_cut(&text, CUT_MARK);
+    (text, cut)
 }
