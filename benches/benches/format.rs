@@ -4,7 +4,7 @@
 //! record's bytes; each benchmark then renders those encoded records into
 //! a `Vec` through `Text` or `Json`, as the writer does for a sink.
 //!
-//! The event is the one of issue 11: a message, a `u64`, a `&str` and an
+//! The event is the request-done event: a message, a `u64`, a `&str` and an
 //! `f64` field, with timestamp, level and target.
 //!
 //! Run: `cargo bench -p nowait-benches --bench format` (ns per event =
@@ -12,7 +12,7 @@
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use nowait::{Builder, Json, Level, MakeFormat, Record, Sink, SinkInfo, Text, Timer};
-use nowait_benches::{issue11_macro_events, issue11_tracing_events, keeping, Kept};
+use nowait_benches::{keeping, macro_request_events, tracing_request_events, Kept};
 use std::hint::black_box;
 use tracing_subscriber::prelude::*;
 
@@ -25,12 +25,12 @@ fn keeping_builder(records: &Kept) -> Builder {
         .sink(Sink::writer(std::io::sink()).format(keeping(records)))
 }
 
-/// The issue's event through nowait's own macros.
+/// The request-done event through nowait's own macros.
 fn macro_records() -> Vec<(Level, u8, Vec<u8>)> {
     let records = Kept::default();
     let (logger, guard) = keeping_builder(&records).build().expect("logger");
     nowait::set_global(logger).expect("global logger set once");
-    issue11_macro_events(EVENTS);
+    macro_request_events(EVENTS);
     drop(guard);
     let kept = std::mem::take(&mut *records.lock().unwrap());
     kept
@@ -41,7 +41,7 @@ fn tracing_records() -> Vec<(Level, u8, Vec<u8>)> {
     let records = Kept::default();
     let (layer, guard) = nowait::layer(keeping_builder(&records)).expect("layer");
     let subscriber = tracing_subscriber::registry().with(layer);
-    tracing::subscriber::with_default(subscriber, || issue11_tracing_events(EVENTS));
+    tracing::subscriber::with_default(subscriber, || tracing_request_events(EVENTS));
     drop(guard);
     let kept = std::mem::take(&mut *records.lock().unwrap());
     kept

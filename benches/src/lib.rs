@@ -105,7 +105,7 @@ pub fn null_logger() -> (nowait::Logger, nowait::Guard) {
         .expect("a logger with a null sink")
 }
 
-/// The event of issue 11 (a message, a `u64`, a `&str` and an `f64`
+/// The request-done event (a message, a `u64`, a `&str` and an `f64`
 /// field), logged `n` times through nowait's own macros (the global
 /// logger): the workload of `benches/benches/format.rs` and
 /// `examples/writer_throughput.rs`.
@@ -113,25 +113,25 @@ pub fn null_logger() -> (nowait::Logger, nowait::Guard) {
 /// # Examples
 ///
 /// ```
-/// nowait_benches::issue11_macro_events(3); // no global logger: no-ops
+/// nowait_benches::macro_request_events(3); // no global logger: no-ops
 /// ```
-pub fn issue11_macro_events(n: usize) {
+pub fn macro_request_events(n: usize) {
     for i in 0..n {
-        issue11_macro_event(i);
+        macro_request_event(i);
     }
 }
 
-/// Event number `i` of [`issue11_macro_events`], alone (for callers that
+/// Event number `i` of [`macro_request_events`], alone (for callers that
 /// time or space each call).
 ///
 /// # Examples
 ///
 /// ```
-/// nowait_benches::issue11_macro_event(7); // no global logger: a no-op
+/// nowait_benches::macro_request_event(7); // no global logger: a no-op
 /// ```
 #[inline]
-pub fn issue11_macro_event(i: usize) {
-    let path = ISSUE11_PATHS[i % 3];
+pub fn macro_request_event(i: usize) {
+    let path = DONE_PATHS[i % 3];
     nowait::info!(
         id = i as u64,
         path = path,
@@ -140,30 +140,30 @@ pub fn issue11_macro_event(i: usize) {
     );
 }
 
-/// [`issue11_macro_events`]' event through `tracing` (whichever subscriber
+/// [`macro_request_events`]' event through `tracing` (whichever subscriber
 /// is the default).
 ///
 /// # Examples
 ///
 /// ```
-/// nowait_benches::issue11_tracing_events(3); // no subscriber: no-ops
+/// nowait_benches::tracing_request_events(3); // no subscriber: no-ops
 /// ```
-pub fn issue11_tracing_events(n: usize) {
+pub fn tracing_request_events(n: usize) {
     for i in 0..n {
-        issue11_tracing_event(i);
+        tracing_request_event(i);
     }
 }
 
-/// Event number `i` of [`issue11_tracing_events`], alone.
+/// Event number `i` of [`tracing_request_events`], alone.
 ///
 /// # Examples
 ///
 /// ```
-/// nowait_benches::issue11_tracing_event(7); // no subscriber: a no-op
+/// nowait_benches::tracing_request_event(7); // no subscriber: a no-op
 /// ```
 #[inline]
-pub fn issue11_tracing_event(i: usize) {
-    let path = ISSUE11_PATHS[i % 3];
+pub fn tracing_request_event(i: usize) {
+    let path = DONE_PATHS[i % 3];
     tracing::info!(
         id = i as u64,
         path,
@@ -172,7 +172,8 @@ pub fn issue11_tracing_event(i: usize) {
     );
 }
 
-const ISSUE11_PATHS: [&str; 3] = ["/api/v1/items", "/health", "/login"];
+/// Paths of the request-done event.
+const DONE_PATHS: [&str; 3] = ["/api/v1/items", "/health", "/login"];
 
 /// URIs of [`trace_layer_request`].
 const REQUEST_PATHS: [&str; 3] = ["/index.html", "/api/v1/users", "/static/app.js"];

@@ -1,7 +1,7 @@
 //! The README's "Rolling files" migration table, checked against
 //! tracing-appender itself: for each pair of configurations the README
 //! puts side by side, both loggers write one line into a directory of
-//! their own and must create the same file names (issue 20, part 4).
+//! their own and must create the same file names.
 
 use std::io::Write;
 use std::path::Path;

@@ -2,7 +2,7 @@
 //! same events to a file, and what one event costs the logging thread
 //! with each sink configured.
 //!
-//! `--sink file` or `--sink otlp URL`: one thread logs N issue-11 events
+//! `--sink file` or `--sink otlp URL`: one thread logs N request-done events
 //! (default 2 000 000) under the blocking full policy; the clock stops
 //! when the guard is dropped, i.e. when the sink has everything (for
 //! OTLP: when the receiver acknowledged every record). The sink's buffer
@@ -17,7 +17,7 @@
 use std::time::Instant;
 
 use nowait::{Builder, FullPolicy, Json, Otlp, Sink};
-use nowait_benches::issue11_macro_event;
+use nowait_benches::macro_request_event;
 
 fn sink(kind: &str, url: &str, path: &std::path::Path) -> Sink {
     match kind {
@@ -57,7 +57,7 @@ fn main() {
         nowait::set_global(logger.clone()).expect("global logger");
         let start = Instant::now();
         for i in 0..n {
-            issue11_macro_event(i);
+            macro_request_event(i);
         }
         let push_ns = start.elapsed().as_secs_f64() * 1e9 / n as f64;
         drop(guard);
@@ -74,7 +74,7 @@ fn main() {
     nowait::set_global(logger.clone()).expect("global logger");
     let start = Instant::now();
     for i in 0..n {
-        issue11_macro_event(i);
+        macro_request_event(i);
     }
     drop(guard);
     let secs = start.elapsed().as_secs_f64();

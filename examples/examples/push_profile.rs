@@ -1,4 +1,4 @@
-//! A perf target for the producer's path: one thread logs issue 11's event
+//! A perf target for the producer's path: one thread logs the request-done event
 //! (a message, a `u64`, a `&str` and an `f64` field) through the macros
 //! or the `tracing` layer, one call every `--spacing-ns` (default 1000,
 //! spinning on the clock, so the writer keeps up and every call takes the
@@ -27,7 +27,7 @@ use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 use nowait::{Builder, FullPolicy, Sink};
-use nowait_benches::{issue11_macro_event, issue11_tracing_event, trace_layer_request};
+use nowait_benches::{macro_request_event, trace_layer_request, tracing_request_event};
 use tracing_subscriber::prelude::*;
 
 fn spin_until(deadline: Instant) {
@@ -62,7 +62,7 @@ fn idle(ms: u64) {
         .build()
         .expect("logger");
     nowait::set_global(logger).expect("global logger");
-    let call = issue11_macro_event;
+    let call = macro_request_event;
     for i in 0..1000 {
         call(i);
     }
@@ -161,7 +161,7 @@ fn main() {
         let inside = if spans {
             timed(n, spacing, trace_layer_request)
         } else {
-            timed(n, spacing, issue11_tracing_event)
+            timed(n, spacing, tracing_request_event)
         };
         let per_call = inside.saturating_sub(empty).as_nanos() as f64 / n as f64;
         let what = match (visit, spans) {
@@ -182,14 +182,14 @@ fn main() {
         let inside = if spans {
             timed(n, spacing, trace_layer_request)
         } else {
-            timed(n, spacing, issue11_tracing_event)
+            timed(n, spacing, tracing_request_event)
         };
         drop(guard);
         (inside, logger.stats())
     } else {
         let (logger, guard) = builder.build().expect("logger");
         nowait::set_global(logger.clone()).expect("global logger");
-        let inside = timed(n, spacing, issue11_macro_event);
+        let inside = timed(n, spacing, macro_request_event);
         drop(guard);
         (inside, logger.stats())
     };

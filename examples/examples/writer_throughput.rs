@@ -1,7 +1,7 @@
 //! How many events per second the writer thread formats and writes to a
 //! file, losslessly: one thread logs N events (default 5 000 000) under
 //! the blocking full policy, so the run lasts as long as the writer needs.
-//! The event is the one of issue 11 (a message, a `u64`, a `&str` and an
+//! The event is the request-done event (a message, a `u64`, a `&str` and an
 //! `f64` field; timestamp, level and target). At the end the counts are
 //! checked: every event written, none dropped. Also a target for
 //! `perf record -g`.
@@ -23,7 +23,7 @@ use std::time::Instant;
 
 use nowait::{Builder, FullPolicy, Json, MakeFormat, Record, Sink, SinkInfo, Text};
 use nowait_benches::{
-    issue11_macro_events, issue11_tracing_events, keeping, trace_layer_request, Kept,
+    keeping, macro_request_events, trace_layer_request, tracing_request_events, Kept,
 };
 use tracing_subscriber::prelude::*;
 
@@ -64,7 +64,7 @@ fn main() {
             if spans {
                 (0..n / 2).for_each(trace_layer_request);
             } else {
-                issue11_tracing_events(n);
+                tracing_request_events(n);
             }
         });
         drop(guard);
@@ -73,7 +73,7 @@ fn main() {
         let (logger, guard) = builder.build().expect("logger");
         nowait::set_global(logger.clone()).expect("global logger");
         let start = Instant::now();
-        issue11_macro_events(n);
+        macro_request_events(n);
         drop(guard);
         (logger.stats(), start.elapsed().as_secs_f64())
     };
@@ -116,12 +116,12 @@ fn format_only(tracing_front: bool, spans: bool, json: bool, n: usize) {
             if spans {
                 (0..n / 2).for_each(trace_layer_request);
             } else {
-                issue11_tracing_events(n);
+                tracing_request_events(n);
             }
         });
     } else {
         nowait::set_global(layer.logger().clone()).expect("global logger");
-        issue11_macro_events(n);
+        macro_request_events(n);
     }
     drop(guard);
     let records = std::mem::take(&mut *records.lock().unwrap());

@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use nowait::{Builder, FullPolicy, Sink};
+use nowait_testkit::child::{self, Child};
 
 const N: u64 = 20_000;
 
@@ -24,9 +25,10 @@ fn tool() -> PathBuf {
 
 #[test]
 fn child_entry() {
-    let Some(dir) = std::env::var_os("NOWAIT_RECOVER_DIR") else {
+    if !child::is_child() {
         return;
-    };
+    }
+    let dir = std::env::var_os("NOWAIT_RECOVER_DIR").unwrap();
     let dir = PathBuf::from(dir);
     let (logger, guard) = Builder::new()
         .full_policy(FullPolicy::Block)
@@ -61,11 +63,10 @@ fn lines(path: &Path, seen: &mut BTreeMap<u64, u32>) -> Vec<String> {
 #[test]
 fn the_tool_recovers_a_killed_process_s_records_once() {
     let dir = tempfile::tempdir().unwrap();
-    let status = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
+    let status = Child::new("child_entry", "killed")
         .env("NOWAIT_RECOVER_DIR", dir.path())
-        .status()
-        .unwrap();
+        .spawn()
+        .wait();
     assert!(!status.success());
     let ring = dir.path().join("ring");
     let out = dir.path().join("recovered.log");

@@ -15,39 +15,37 @@
 //! them is counted twice.
 #![cfg(not(miri))] // threads and timing; the ring itself runs under Miri
 
-mod common;
-
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use common::Shared as Memory;
 use nowait_core::{
     BacktraceBuffer, Builder, Format, FullPolicy, Level, MakeFormat, Notice, Plain, PushError,
     Record, Sink, SinkInfo,
 };
+use nowait_testkit::MemoryWriter;
 use nowait_testkit::Rng;
 
 /// A writer that fails in every way a real sink can.
 struct Faulty {
     rng: Rng,
-    out: Memory,
+    out: MemoryWriter,
     dead: bool,
 }
 
 impl Write for Faulty {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if self.dead {
-            return Err(common::broken_pipe());
+            return Err(nowait_testkit::broken_pipe());
         }
         match self.rng.below(100) {
             0..=9 => Err(io::ErrorKind::WouldBlock.into()),
             10..=14 => Err(io::ErrorKind::Interrupted.into()),
-            15..=19 => Err(common::disk_full()),
+            15..=19 => Err(nowait_testkit::disk_full()),
             20 if self.rng.below(20) == 0 => {
                 self.dead = true;
-                Err(common::broken_pipe())
+                Err(nowait_testkit::broken_pipe())
             }
             21..=24 => {
                 std::thread::sleep(Duration::from_micros(self.rng.below(2000)));
@@ -127,8 +125,8 @@ fn round(seed: u64) {
     let faulty_level = Level::ALL[rng.below(5) as usize];
     let clean_bt = random_backtrace(&mut rng);
     let faulty_bt = random_backtrace(&mut rng);
-    let clean = Memory::default();
-    let faulty_out = Memory::default();
+    let clean = MemoryWriter::default();
+    let faulty_out = MemoryWriter::default();
     // Custom writers sleep in `write` at times: silence the panic hook's
     // output of the injected format panics (they are expected).
     // Half the seeds with per-thread lanes (their merge, overflow and
@@ -227,12 +225,7 @@ fn round(seed: u64) {
     );
     for sink in &s.sinks {
         assert_eq!(
-            sink.records_written
-                + sink.dropped_overflow
-                + sink.dropped_failed
-                + sink.dropped_format
-                + sink.filtered
-                + sink.abandoned,
+            nowait_testkit::outcomes(sink),
             s.records_written,
             "sink {}: {ctx}",
             sink.name

@@ -8,10 +8,10 @@
 //! loggers of their own.
 
 use nowait_core::{
-    debug, error, info, trace, warn, BacktraceBuffer, Builder, Json, Level, Logger, Sink,
-    SinkStats, Stats, Syslog, Text,
+    debug, error, info, trace, warn, BacktraceBuffer, Builder, Guard, Json, Level, Logger, Sink, Stats,
+    Syslog, Text,
 };
-use nowait_testkit::Shared;
+use nowait_testkit::MemoryWriter;
 
 fn text() -> Text {
     Text::new().without_time().with_ansi(false)
@@ -22,20 +22,27 @@ fn text() -> Text {
 fn assert_identity(s: &Stats) {
     for sink in &s.sinks {
         assert_eq!(
-            outcomes(sink) + sink.backtrace_kept,
+            nowait_testkit::outcomes(sink) + sink.backtrace_kept,
             s.records_written,
             "{sink:#?}"
         );
     }
 }
 
-fn outcomes(s: &SinkStats) -> u64 {
-    s.records_written
-        + s.dropped_overflow
-        + s.dropped_failed
-        + s.dropped_format
-        + s.filtered
-        + s.abandoned
+/// A logger with one text sink at `Info` keeping `backtrace` below it.
+fn text_sink_at_info(backtrace: BacktraceBuffer) -> (MemoryWriter, Logger, Guard) {
+    let out = MemoryWriter::default();
+    let (logger, guard) = Builder::new()
+        .flush_on_exit(false)
+        .sink(
+            Sink::writer(out.clone())
+                .format(text())
+                .level(Level::Info)
+                .backtrace(backtrace),
+        )
+        .build()
+        .unwrap();
+    (out, logger, guard)
 }
 
 fn log_all(logger: &Logger, records: &[(Level, &str)]) {
@@ -46,17 +53,7 @@ fn log_all(logger: &Logger, records: &[(Level, &str)]) {
 
 #[test]
 fn text_output_is_exact_in_order_and_counted_once() {
-    let out = Shared::default();
-    let (logger, guard) = Builder::new()
-        .flush_on_exit(false)
-        .sink(
-            Sink::writer(out.clone())
-                .format(text())
-                .level(Level::Info)
-                .backtrace(BacktraceBuffer::records(100)),
-        )
-        .build()
-        .unwrap();
+    let (out, logger, guard) = text_sink_at_info(BacktraceBuffer::records(100));
     assert_eq!(logger.min_level(), Level::Debug);
     log_all(
         &logger,
@@ -101,7 +98,7 @@ fn text_output_is_exact_in_order_and_counted_once() {
 
 #[test]
 fn json_lines_carry_a_key_and_no_prose_line() {
-    let (ours, theirs) = (Shared::default(), Shared::default());
+    let (ours, theirs) = (MemoryWriter::default(), MemoryWriter::default());
     let (logger, guard) = Builder::new()
         .flush_on_exit(false)
         .sink(
@@ -163,17 +160,7 @@ fn json_lines_carry_a_key_and_no_prose_line() {
 
 #[test]
 fn past_the_record_bound_the_oldest_is_forgotten_and_said_so() {
-    let out = Shared::default();
-    let (logger, guard) = Builder::new()
-        .flush_on_exit(false)
-        .sink(
-            Sink::writer(out.clone())
-                .format(text())
-                .level(Level::Info)
-                .backtrace(BacktraceBuffer::records(3)),
-        )
-        .build()
-        .unwrap();
+    let (out, logger, guard) = text_sink_at_info(BacktraceBuffer::records(3));
     log_all(
         &logger,
         &[
@@ -202,17 +189,7 @@ fn past_the_record_bound_the_oldest_is_forgotten_and_said_so() {
 
 #[test]
 fn past_the_byte_bound_the_oldest_is_forgotten() {
-    let out = Shared::default();
-    let (logger, guard) = Builder::new()
-        .flush_on_exit(false)
-        .sink(
-            Sink::writer(out.clone())
-                .format(text())
-                .level(Level::Info)
-                .backtrace(BacktraceBuffer::bytes(1024)),
-        )
-        .build()
-        .unwrap();
+    let (out, logger, guard) = text_sink_at_info(BacktraceBuffer::bytes(1024));
     // A text record's payload is its line: 200 + 6 bytes each, so 4 fit
     // in 1024 and a fifth does not.
     let lines: Vec<String> = (0..6).map(|i| format!("{i}{}", "x".repeat(199))).collect();
@@ -235,17 +212,7 @@ fn past_the_byte_bound_the_oldest_is_forgotten() {
 
 #[test]
 fn a_second_trigger_writes_only_what_came_since_the_first() {
-    let out = Shared::default();
-    let (logger, guard) = Builder::new()
-        .flush_on_exit(false)
-        .sink(
-            Sink::writer(out.clone())
-                .format(text())
-                .level(Level::Info)
-                .backtrace(BacktraceBuffer::records(10)),
-        )
-        .build()
-        .unwrap();
+    let (out, logger, guard) = text_sink_at_info(BacktraceBuffer::records(10));
     log_all(
         &logger,
         &[
@@ -281,7 +248,11 @@ fn a_second_trigger_writes_only_what_came_since_the_first() {
 /// configuration says.
 #[test]
 fn sinks_are_independent() {
-    let (file, term, all) = (Shared::default(), Shared::default(), Shared::default());
+    let (file, term, all) = (
+        MemoryWriter::default(),
+        MemoryWriter::default(),
+        MemoryWriter::default(),
+    );
     let (logger, guard) = Builder::new()
         .flush_on_exit(false)
         .sink(
@@ -328,10 +299,7 @@ fn the_logger_level_follows_the_lowest_level_kept() {
     let build = |sink: Sink| Builder::new().sink(sink).build().unwrap().0.min_level();
     let w = || Sink::writer(std::io::sink()).level(Level::Warn);
     assert_eq!(build(w()), Level::Warn);
-    assert_eq!(
-        build(w().backtrace(BacktraceBuffer::records(5))),
-        Level::Debug
-    );
+    assert_eq!(build(w().backtrace(BacktraceBuffer::records(5))), Level::Debug);
     let info = BacktraceBuffer::records(5).lowest(Level::Info);
     assert_eq!(build(w().backtrace(info)), Level::Info);
     let trace = BacktraceBuffer::records(5).lowest(Level::Trace);
@@ -364,7 +332,7 @@ fn bad_bounds_are_build_errors() {
 /// Syslog framing wraps the kept notices and records like any line.
 #[test]
 fn syslog_frames_the_released_lines() {
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let (logger, guard) = Builder::new()
         .flush_on_exit(false)
         .sink(
@@ -406,7 +374,7 @@ fn syslog_frames_the_released_lines() {
 /// original time (before the trigger's), and the bytes are exact.
 #[test]
 fn macros_release_their_events_exactly() {
-    let (plain, timed) = (Shared::default(), Shared::default());
+    let (plain, timed) = (MemoryWriter::default(), MemoryWriter::default());
     let (logger, guard) = Builder::new()
         .flush_on_exit(false)
         .sink(

@@ -4,17 +4,16 @@
 //! that signal (nowait hands it on), that every record is in the file, and
 //! that the last line says what happened, within the drain's bound.
 //!
-//! The child is this test binary re-run with `NOWAIT_CRASH` set.
+//! The child is this test binary re-run by `nowait_testkit::child`.
 #![cfg(all(unix, not(miri)))] // fatal signals are Unix's; Miri cannot spawn processes.
-
-mod common;
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::wait_bounded;
+use nowait_testkit::child::{self, Child};
+
 use nowait_core::{Builder, Format, FullPolicy, Level, Plain, Record, Sink, SinkInfo};
 
 const N: usize = 10_000;
@@ -101,7 +100,7 @@ fn overflow(depth: u64) -> u64 {
 
 #[test]
 fn child_entry() {
-    let Ok(case) = std::env::var("NOWAIT_CRASH") else {
+    let Some(case) = child::role() else {
         return;
     };
     let path = PathBuf::from(std::env::var("NOWAIT_FILE").unwrap());
@@ -138,15 +137,7 @@ fn child_entry() {
     // One CPU for this process: the writer thread only runs when this
     // thread gives way, as on a loaded machine.
     #[cfg(target_os = "linux")]
-    // SAFETY: a zeroed cpu_set_t is empty; the call reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(0, &mut set);
-        assert_eq!(
-            libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
-            0
-        );
-    }
+    nowait_testkit::pin_to_cpu0();
     for i in 0..N {
         if macros {
             nowait_core::info!("line {}", i);
@@ -221,24 +212,19 @@ fn run_with(
 ) -> (std::process::ExitStatus, Vec<String>, Duration, String) {
     let file = dir.join(format!("{case}-{no_drain}.log"));
     let start = Instant::now();
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    let mut c = Child::new("child_entry", case);
     if no_drain {
-        cmd.env("NOWAIT_NO_DRAIN", "1");
+        c = c.env("NOWAIT_NO_DRAIN", "1");
     }
-    let mut c = cmd
-        .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
-        .env("NOWAIT_CRASH", case)
+    let mut c = c
         .env("NOWAIT_FILE", &file)
         .env("RUST_BACKTRACE", "0")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let status = wait_bounded(&mut c, Duration::from_secs(60));
+        .capture_stderr()
+        .timeout(Duration::from_secs(60))
+        .spawn();
+    let status = c.wait();
     let took = start.elapsed();
-    let mut err = String::new();
-    std::io::Read::read_to_string(&mut c.stderr.take().unwrap(), &mut err).unwrap();
+    let err = c.output().stderr;
     let text = std::fs::read_to_string(&file).unwrap_or_default();
     (status, text.lines().map(str::to_owned).collect(), took, err)
 }

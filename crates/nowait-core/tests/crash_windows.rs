@@ -4,8 +4,9 @@
 //! every record is in the file, and the last line names the exception.
 #![cfg(all(windows, not(miri)))] // Miri cannot spawn processes.
 
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use nowait_testkit::child::{self, Child};
 
 use nowait_core::{Builder, FullPolicy, Level, Plain, Sink};
 
@@ -13,9 +14,10 @@ const N: usize = 10_000;
 
 #[test]
 fn child_entry() {
-    let Some(path) = std::env::var_os("NOWAIT_CRASH_FILE") else {
+    if !child::is_child() {
         return;
-    };
+    }
+    let path = std::env::var_os("NOWAIT_CRASH_FILE").unwrap();
     let (logger, guard) = Builder::new()
         .format(Plain)
         .full_policy(FullPolicy::Block)
@@ -37,24 +39,11 @@ fn an_access_violation_drains_the_ring_then_ends_the_process() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("crash.log");
     let start = Instant::now();
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
+    let status = Child::new("child_entry", "access-violation")
         .env("NOWAIT_CRASH_FILE", &file)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .timeout(Duration::from_secs(60))
         .spawn()
-        .unwrap();
-    let status = loop {
-        if let Some(s) = child.try_wait().unwrap() {
-            break s;
-        }
-        if start.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            panic!("the child did not end within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
+        .wait();
     // The process ends with the exception's code, as without nowait.
     assert_eq!(status.code(), Some(0xC000_0005_u32 as i32), "{status:?}");
     let text = std::fs::read_to_string(&file).unwrap();

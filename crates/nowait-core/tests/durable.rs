@@ -5,29 +5,18 @@
 //! child was told was accepted appears exactly once, torn records are
 //! counted, and a second recovery writes nothing twice.
 //!
-//! The child is this test binary re-run with `NOWAIT_DURABLE` set.
+//! The child is this test binary re-run by `nowait_testkit::child`.
 #![cfg(all(target_os = "linux", not(miri)))] // SIGKILL, sched_setaffinity; Miri cannot spawn.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
-use nowait_core::{Builder, FullPolicy, Level, Plain, Sink};
+use nowait_testkit::child::{self, Child};
 
-fn pin_to_cpu0() {
-    // SAFETY: a zeroed cpu_set_t is empty; the call reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(0, &mut set);
-        assert_eq!(
-            libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
-            0
-        );
-    }
-}
+use nowait_core::{Builder, FullPolicy, Level, Plain, Sink};
 
 /// The format a run uses: the child's is `Plain` for the text front end
 /// and `Text` for the macros; a recovery may use another (`Text`, `Json`).
@@ -103,7 +92,7 @@ impl nowait_core::MakeFormat for MakePoisoned {
 
 #[test]
 fn child_entry() {
-    let Ok(case) = std::env::var("NOWAIT_DURABLE") else {
+    let Some(case) = child::role() else {
         return;
     };
     let log = PathBuf::from(std::env::var("NOWAIT_LOG").unwrap());
@@ -149,7 +138,7 @@ fn child_entry() {
     if case.starts_with("pinned") {
         // One CPU: the writer thread has had no chance to run when the
         // kill comes, as on a loaded machine.
-        pin_to_cpu0();
+        nowait_testkit::pin_to_cpu0();
     }
     let mut out = std::io::stdout().lock();
     for i in 0..count {
@@ -187,36 +176,18 @@ fn run(
     capacity: usize,
     kill_after: Option<Duration>,
 ) -> Run {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
-        .env("NOWAIT_DURABLE", case)
+    let out = Child::new("child_entry", case)
         .env("NOWAIT_LOG", log)
         .env("NOWAIT_RING", ring)
         .env("NOWAIT_COUNT", count.to_string())
         .env("NOWAIT_CAPACITY", capacity.to_string())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .capture_stdout()
+        .kill_after(kill_after)
         .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut acked = None;
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Some(n) = line.strip_prefix("acked ") {
-                acked = Some(n.parse::<u64>().unwrap());
-            }
-        }
-        acked
-    });
-    if let Some(after) = kill_after {
-        std::thread::sleep(after);
-        let _ = child.kill();
-    }
-    let status = child.wait().unwrap();
+        .output();
     Run {
-        acked: reader.join().unwrap(),
-        signal: status.signal(),
+        acked: child::last_number(&out.stdout, "acked "),
+        signal: out.status.signal(),
     }
 }
 
@@ -516,38 +487,9 @@ fn a_path_in_use_by_a_live_logger_is_a_build_error() {
 /// what a dead process left in the file is kept for a start with room.
 #[test]
 fn no_room_for_the_file_is_a_build_error_and_keeps_what_was_there() {
-    let dir = tempfile::tempdir().unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
-        .arg(dir.path())
-        .output();
-    match &mounted {
-        Ok(o) if o.status.success() => {}
-        other => {
-            let why = match other {
-                Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_owned(),
-                Err(e) => e.to_string(),
-            };
-            eprintln!(
-                "SKIPPED no_room_for_the_file_is_a_build_error_and_keeps_what_was_there: \
-                 cannot mount a 1 MiB tmpfs (needs root or CAP_SYS_ADMIN): {why}"
-            );
-            return;
-        }
-    }
-    struct Unmount<'a>(&'a Path);
-    impl Drop for Unmount<'_> {
-        fn drop(&mut self) {
-            if !Command::new("umount")
-                .arg(self.0)
-                .status()
-                .is_ok_and(|s| s.success())
-            {
-                let _ = Command::new("umount").arg("-l").arg(self.0).status();
-            }
-        }
-    }
-    let _unmount = Unmount(dir.path());
+    let Some(dir) = nowait_testkit::Tmpfs::mount("1m") else {
+        return;
+    };
     let ring = dir.path().join("ring");
     let mut left = b"nowaitd1".to_vec();
     left.extend(b"what a dead process left".repeat(100));

@@ -9,7 +9,8 @@
 
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
+
+use nowait_testkit::child::{self, Child};
 
 use nowait_core::{Builder, FullPolicy, Level, Plain, Sink};
 
@@ -27,12 +28,11 @@ fn builder(log: &Path, ring: &Path) -> Builder {
 
 #[test]
 fn child_entry() {
-    let (Some(log), Some(ring)) = (
-        std::env::var_os("NOWAIT_LOG"),
-        std::env::var_os("NOWAIT_RING"),
-    ) else {
+    if !child::is_child() {
         return;
-    };
+    }
+    let log = std::env::var_os("NOWAIT_LOG").unwrap();
+    let ring = std::env::var_os("NOWAIT_RING").unwrap();
     let (logger, guard) = builder(log.as_ref(), ring.as_ref()).build().unwrap();
     for i in 0..N {
         logger.log(Level::Info, &format!("line {i}")).unwrap();
@@ -60,15 +60,11 @@ fn read_log(log: &Path) -> (BTreeMap<u64, u32>, Vec<String>) {
 fn an_abrupt_end_loses_nothing_accepted() {
     let dir = tempfile::tempdir().unwrap();
     let (log, ring) = (dir.path().join("app.log"), dir.path().join("app.nowait"));
-    let status = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
+    let status = Child::new("child_entry", "abort")
         .env("NOWAIT_LOG", &log)
         .env("NOWAIT_RING", &ring)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .unwrap();
+        .spawn()
+        .wait();
     assert!(!status.success(), "{status:?}");
     let (before, _) = read_log(&log);
     let (logger, guard) = builder(&log, &ring).build().unwrap();

@@ -2,12 +2,10 @@
 //! measures the process's CPU time, which tests running beside it would
 //! add to.
 
-mod common;
-
 use std::time::Duration;
 
-use common::{Shared, Slow};
 use nowait_core::{kind, Builder, FullPolicy, Level, Sink};
+use nowait_testkit::{MemoryWriter, Slow};
 
 /// CPU time (user and system) this process has used, from /proc.
 fn cpu_time() -> Duration {
@@ -33,7 +31,7 @@ fn cpu_time() -> Duration {
 /// round (its sleep doubled past what a `Duration` holds).
 #[test]
 fn duration_max_everywhere_is_no_bound_not_a_panic() {
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let (logger, guard) = Builder::new()
         .catch_panics(false)
         .format(nowait_core::Plain)

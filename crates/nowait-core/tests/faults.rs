@@ -1,12 +1,13 @@
 //! Trust under faults: one test per fault the engine must survive, each
-//! asserting the bound or the accounting that the fault used to break.
+//! asserting the bound or the accounting that the fault could break.
 //!
 //! Cases that need a process of their own (a stalled stdout, `fork()`,
-//! signals) run in a child: this test binary re-run with `NOWAIT_CHILD` set,
-//! in its own process group so that a hung child (and any grandchild) is
-//! killed as a whole. The other cases run in-process on a thread of their
-//! own, so that a call that never returns fails the test instead of hanging
-//! it; a writer thread stuck in a sink is leaked on purpose.
+//! signals) run in a child: this test binary re-run by
+//! `nowait_testkit::child`, in its own process group so that a hung child
+//! (and any grandchild) is killed as a whole. The other cases run
+//! in-process on a thread of their own, so that a call that never returns
+//! fails the test instead of hanging it; a writer thread stuck in a sink
+//! is leaked on purpose.
 //!
 //! Every test prints its measurements as `FAULTS <name>: ...` (visible with
 //! `--nocapture`).
@@ -14,20 +15,15 @@
                    // Per test: fork, /dev/stdout and tmpfs cases are Linux's, signals Unix's;
                    // the others run everywhere, Windows (under Wine) included.
 
-mod common;
-
-#[cfg(all(feature = "signals", unix))]
-use common::kill_group;
-use common::wait_bounded;
-
 use std::io::{self, Read, Write};
-#[cfg(unix)]
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
+
+use nowait_testkit::child::{self, Child};
+use nowait_testkit::MemoryWriter;
 
 use nowait_core::{
     escape_into, Builder, FlushError, Format, FullPolicy, Level, Notice, PushError, Record, Sink,
@@ -38,10 +34,10 @@ use nowait_core::{
 // Harness
 // ---------------------------------------------------------------------------
 
-/// Runs in the child only (`NOWAIT_CHILD=<case>`); a no-op otherwise.
+/// Runs in the child only (`child::role()` is the case); a no-op otherwise.
 #[test]
 fn child_entry() {
-    let Ok(case) = std::env::var("NOWAIT_CHILD") else {
+    let Some(case) = child::role() else {
         return;
     };
     let file = std::env::var("NOWAIT_FILE").map(PathBuf::from);
@@ -58,24 +54,9 @@ fn child_entry() {
     }
 }
 
-/// A command re-running this binary as the child for `case`, in a process
-/// group of its own.
-fn child(case: &str) -> Command {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
-        .env("NOWAIT_CHILD", case)
-        .stdin(Stdio::null());
-    #[cfg(unix)]
-    cmd.process_group(0);
-    cmd
-}
-
-fn read_all(r: Option<impl Read>) -> String {
-    let mut s = String::new();
-    if let Some(mut r) = r {
-        let _ = r.read_to_string(&mut s);
-    }
-    s
+/// This binary re-run as the child for `case`.
+fn child(case: &str) -> Child {
+    Child::new("child_entry", case)
 }
 
 /// The numbers after `KEY ` on the child's line starting with it.
@@ -149,26 +130,6 @@ fn wait_for(flag: &AtomicBool, limit: Duration) -> bool {
     true
 }
 
-/// An in-memory writer the test can read.
-#[derive(Clone, Default)]
-struct Memory(Arc<Mutex<Vec<u8>>>);
-
-impl Memory {
-    fn text(&self) -> String {
-        String::from_utf8(self.0.lock().unwrap().clone()).unwrap()
-    }
-}
-
-impl Write for Memory {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(buf);
-        Ok(buf.len())
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
-
 // ---------------------------------------------------------------------------
 // 1. A panic in a spawned thread while stdout is a stalled pipe
 // ---------------------------------------------------------------------------
@@ -177,8 +138,8 @@ fn child_panic_stalled_stdout(path: &Path) {
     let (logger, guard) = Builder::new()
         .sink(Sink::file(path))
         .sink(Sink::stdout())
-        // Defaults otherwise: the old engine's panic hook waited for every
-        // sink up to the flush timeout, which defaults to 5 s.
+        // Defaults otherwise: a panic hook that waited for every sink would
+        // wait up to the flush timeout, which defaults to 5 s.
         .build()
         .unwrap();
     // ~230 KB: far more than the pipe holds.
@@ -202,8 +163,8 @@ fn child_panic_stalled_stdout(path: &Path) {
     hard_exit(0);
 }
 
-/// Old engine: the panic hook flushed every sink, the stalled stdout
-/// included, and the join took the whole 5 s flush timeout (5,003 ms).
+/// Guards against a panic hook that flushes every sink, the stalled stdout
+/// included: the join would take the whole 5 s flush timeout.
 #[test]
 fn panic_in_spawned_thread_with_stalled_stdout_pipe_is_not_held() {
     let dir = tempfile::tempdir().unwrap();
@@ -211,13 +172,13 @@ fn panic_in_spawned_thread_with_stalled_stdout_pipe_is_not_held() {
     let mut c = child("panic-stalled-stdout")
         .env("NOWAIT_FILE", &file)
         .stdout(Stdio::piped()) // never read
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let stdout = c.stdout.take(); // keep the read end open, unread
-    let status = wait_bounded(&mut c, Duration::from_secs(30));
+        .capture_stderr()
+        .timeout(Duration::from_secs(30))
+        .spawn();
+    let stdout = c.stdout(); // keep the read end open, unread
+    let status = c.wait();
     drop(stdout);
-    let err = read_all(c.stderr.take());
+    let err = c.output().stderr;
     assert!(status.success(), "{status:?}\n{err}");
     let join_ms = numbers(&err, "JOIN_MS")[0];
     eprintln!("FAULTS panic/stalled stdout: join {join_ms} ms");
@@ -332,23 +293,22 @@ fn count_lines(text: &str, prefix: &str, n: usize) -> Vec<usize> {
     seen
 }
 
-/// Old engine: a forked child had no writer thread; `exit` waited the whole
-/// shutdown timeout (5.1 s), so did dropping the guard (5.2 s), and under
-/// `Block` the child's first full ring waited forever.
+/// Guards against a forked child without a writer thread: `exit` and
+/// dropping the guard would wait the whole shutdown timeout (5 s), and
+/// under `Block` the child's first full ring would wait forever.
 #[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 #[test]
 fn fork_child_logs_exits_promptly_and_counts_only_its_own_records() {
     for case in ["fork-exit", "fork-drop", "fork-block"] {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("out.log");
-        let mut c = child(case)
+        let out = child(case)
             .env("NOWAIT_FILE", &file)
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped())
+            .capture_stderr()
+            .timeout(Duration::from_secs(30))
             .spawn()
-            .unwrap();
-        let status = wait_bounded(&mut c, Duration::from_secs(30));
-        let err = read_all(c.stderr.take());
+            .output();
+        let (status, err) = (out.status, out.stderr);
         assert!(status.success(), "{case}: {status:?}\n{err}");
         let ms = numbers(&err, "FORK_MS")[0];
         let code = numbers(&err, "FORK_CODE")[0] as i64 - 10;
@@ -394,9 +354,9 @@ fn fork_child_logs_exits_promptly_and_counts_only_its_own_records() {
 // 3. Flush and shutdown with a writer stuck in a write
 // ---------------------------------------------------------------------------
 
-/// Old engine: each timed-out flush left a request in a bounded channel, and
-/// the 65th flush blocked forever on the full channel; the counts after
-/// shutdown were 0/0.
+/// Guards against timed-out flushes that leave their requests in a
+/// bounded channel: once it is full the next flush blocks forever, and the
+/// counts after shutdown read 0/0.
 #[test]
 fn flush_and_shutdown_with_stuck_writer_are_bounded_and_counted() {
     bounded(Duration::from_secs(20), || {
@@ -514,27 +474,27 @@ fn child_dev_stdout() {
     hard_exit(0);
 }
 
-/// Old engine: `/dev/stdout` counted as a file, was written with blocking
-/// calls under the block policy, and the logger stopped at record 6,700
-/// forever once the reader stopped.
+/// Guards against `/dev/stdout` counted as a file and written with
+/// blocking calls under the block policy: the logger would stop for good
+/// once the reader stopped.
 #[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 #[test]
 fn file_sink_on_dev_stdout_pipe_with_stopped_reader_never_hangs() {
     let mut c = child("dev-stdout")
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+        .capture_stderr()
+        .timeout(Duration::from_secs(30))
+        .spawn();
     // The reader takes the first 16 KiB, then stops (keeping the pipe open).
-    let mut out = c.stdout.take().unwrap();
+    let mut out = c.stdout();
     let reader = std::thread::spawn(move || {
         let mut first = vec![0u8; 16 << 10];
         let _ = out.read_exact(&mut first);
         out
     });
-    let status = wait_bounded(&mut c, Duration::from_secs(30));
+    let status = c.wait();
     drop(reader.join());
-    let err = read_all(c.stderr.take());
+    let err = c.output().stderr;
     assert!(status.success(), "{status:?}\n{err}");
     let v = numbers(&err, "DEVSTDOUT");
     let [accepted, non_blocking, refused, taken, ring_abandoned, written, overflow, abandoned, failed, format, ms, tried] =
@@ -573,8 +533,8 @@ fn file_sink_on_dev_stdout_pipe_with_stopped_reader_never_hangs() {
 // 5. A full ring under the default policy waits with a bound
 // ---------------------------------------------------------------------------
 
-/// Old engine: the default for files was `Block`, with no bound: a stuck
-/// sink parked the request threads for as long as it was stuck.
+/// Guards against an unbounded `Block` default for files: a stuck sink
+/// would park the request threads for as long as it was stuck.
 #[test]
 fn block_timeout_default_bounds_wait_on_full_ring() {
     bounded(Duration::from_secs(20), || {
@@ -658,40 +618,27 @@ fn child_sigterm_twice() {
     hard_exit(9);
 }
 
-/// Old engine: the second SIGTERM was swallowed by the handler and the
-/// process lived on until the drain's 5 s timeout ran out.
+/// Guards against a handler that swallows the second SIGTERM: the process
+/// would live on until the drain's 5 s timeout ran out.
 #[cfg(unix)] // signals
 #[cfg(feature = "signals")]
 #[test]
 fn sigterm_twice_during_drain_kills_at_once() {
-    use std::io::{BufRead, BufReader};
     use std::os::unix::process::ExitStatusExt;
 
     let mut c = child("sigterm-twice")
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(c.stdout.take().unwrap());
-    let mut line = String::new();
-    while !line.contains("ready") {
-        line.clear();
-        if out.read_line(&mut line).unwrap() == 0 {
-            kill_group(&mut c);
-            panic!("child exited before it was ready");
-        }
-    }
-    let pid = c.id() as libc::pid_t;
-    // SAFETY: signalling our own child.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+        .timeout(Duration::from_secs(10))
+        .spawn();
+    let _out = c.wait_for_line("ready");
+    c.signal(libc::SIGTERM);
     std::thread::sleep(Duration::from_millis(200));
-    if let Some(status) = c.try_wait().unwrap() {
+    if let Some(status) = c.try_wait() {
         panic!("the first SIGTERM did not drain (the writer is stuck): {status:?}");
     }
     let second = Instant::now();
-    // SAFETY: as above.
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
-    let status = wait_bounded(&mut c, Duration::from_secs(10));
+    c.signal(libc::SIGTERM);
+    let status = c.wait();
     let ms = second.elapsed().as_millis();
     eprintln!("FAULTS sigterm twice: died {ms} ms after the second signal ({status:?})");
     assert_eq!(status.signal(), Some(libc::SIGTERM), "{status:?}");
@@ -702,59 +649,20 @@ fn sigterm_twice_during_drain_kills_at_once() {
 // 7. Disk full
 // ---------------------------------------------------------------------------
 
-/// Unmounts on drop (lazily if busy).
-#[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
-struct Mounted(PathBuf);
-
-#[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
-impl Drop for Mounted {
-    fn drop(&mut self) {
-        for _ in 0..50 {
-            let ok = Command::new("umount")
-                .arg(&self.0)
-                .stderr(Stdio::null())
-                .status()
-                .is_ok_and(|s| s.success());
-            if ok {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        let _ = Command::new("umount").arg("-l").arg(&self.0).status();
-    }
-}
-
 #[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 fn is_enospc(e: &FlushError) -> bool {
     matches!(e, FlushError::Sink { source, .. } if source.raw_os_error() == Some(libc::ENOSPC))
 }
 
-/// Old engine: the records lost while the disk was full were counted as
-/// overflow and the gap notice blamed a slow sink ("too slow, its buffer was
-/// full"), not the full disk.
+/// Guards against counting the records lost while the disk is full as
+/// overflow, with a gap notice that blames a slow sink ("too slow, its
+/// buffer was full") instead of the full disk.
 #[cfg(target_os = "linux")] // fork, /dev/stdout or tmpfs (see the note at the top)
 #[test]
 fn disk_full_on_tmpfs_keeps_whole_lines_and_names_enospc() {
-    let dir = tempfile::tempdir().unwrap();
-    let mounted = Command::new("mount")
-        .args(["-t", "tmpfs", "-o", "size=1m", "tmpfs"])
-        .arg(dir.path())
-        .output();
-    match &mounted {
-        Ok(o) if o.status.success() => {}
-        other => {
-            let why = match other {
-                Ok(o) => String::from_utf8_lossy(&o.stderr).trim().to_owned(),
-                Err(e) => e.to_string(),
-            };
-            eprintln!(
-                "SKIPPED disk_full_on_tmpfs_keeps_whole_lines_and_names_enospc: \
-                 cannot mount a 1 MiB tmpfs (needs root or CAP_SYS_ADMIN): {why}"
-            );
-            return;
-        }
-    }
-    let _mounted = Mounted(dir.path().to_owned());
+    let Some(dir) = nowait_testkit::Tmpfs::mount("1m") else {
+        return;
+    };
     let root = dir.path().to_owned();
     bounded(Duration::from_secs(30), move || disk_full(&root));
 }
@@ -877,12 +785,12 @@ impl Format for Boom {
     }
 }
 
-/// Old engine: a panicking format counted the record as discarded for the
-/// whole logger (every sink lost it), with no notice of why.
+/// Guards against a panicking format discarding the record for the whole
+/// logger (every sink losing it), with no notice of why.
 #[test]
 fn format_panic_is_counted_on_its_sink_only() {
     bounded(Duration::from_secs(20), || {
-        let (a, b) = (Memory::default(), Memory::default());
+        let (a, b) = (MemoryWriter::default(), MemoryWriter::default());
         let make = |_: &SinkInfo| -> Box<dyn Format> { Box::new(Boom) };
         let (logger, guard) = Builder::new()
             .sink(Sink::writer(a.clone()).format(make))
@@ -987,20 +895,19 @@ fn child_slow_reader_notices() {
     hard_exit(0);
 }
 
-/// The demo's finding: into a slow terminal, nowait's loss notices never
-/// arrived, because the one queued at a shedding episode's gap was
-/// abandoned at shutdown with the records around it (and the last notices
-/// got one write attempt). Here a reader takes 4 KiB every 5 ms (~800
+/// Into a slow terminal, every loss must be said: a notice queued at a
+/// shedding episode's gap must not be abandoned at shutdown with the
+/// records around it, nor the last notices get only one write attempt. Here a reader takes 4 KiB every 5 ms (~800
 /// KB/s) until the end: every line the child tried to log is either in
 /// the output or counted in a notice in the output.
 #[test]
 fn slow_reader_gets_every_loss_said_in_the_output() {
     let mut c = child("slow-reader-notices")
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = c.stdout.take().unwrap();
+        .capture_stderr()
+        .timeout(Duration::from_secs(30))
+        .spawn();
+    let mut out = c.stdout();
     let reader = std::thread::spawn(move || {
         let mut all = Vec::new();
         let mut chunk = vec![0u8; 4096];
@@ -1013,9 +920,9 @@ fn slow_reader_gets_every_loss_said_in_the_output() {
         }
         String::from_utf8_lossy(&all).into_owned()
     });
-    let status = wait_bounded(&mut c, Duration::from_secs(30));
+    let status = c.wait();
     let text = reader.join().unwrap();
-    let err = read_all(c.stderr.take());
+    let err = c.output().stderr;
     assert!(status.success(), "{status:?}\n{err}");
     let v = numbers(&err, "SLOWREADER");
     let [tried, written, dropped, abandoned] = v[..] else {

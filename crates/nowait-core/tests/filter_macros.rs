@@ -1,11 +1,11 @@
-//! Issue 9 §2-§3 for nowait's macros: per-target directives cached per
+//! Filtering through nowait's macros: per-target directives cached per
 //! call site, the sinks' levels, `set_max_level`, and reloading the
 //! directives at run time (a call disabled before a reload is enabled
 //! after it and vice versa), with exact output bytes. One global logger
 //! per process, so one test.
 
 use nowait_core::{debug, error, info, trace, warn, Builder, FilterHandle, Level, Sink, Text};
-use nowait_testkit::Shared;
+use nowait_testkit::MemoryWriter;
 
 /// Drops the 27-byte timestamp and the space after it.
 fn strip_times(text: &str) -> String {
@@ -26,7 +26,7 @@ fn calls(step: u32) {
 
 #[test]
 fn macros_follow_directives_sink_levels_and_reloads() {
-    let (all, warn) = (Shared::default(), Shared::default());
+    let (all, warn) = (MemoryWriter::default(), MemoryWriter::default());
     let (logger, _guard) = Builder::new()
         .catch_panics(false)
         .flush_on_exit(false)

@@ -27,7 +27,7 @@
 //! (not root, no `unshare`, a sandbox that refuses a mount namespace);
 //! `NOWAIT_REQUIRE_TEST_TOOLS=1` (set by CI once it installed them) turns
 //! a missing tool into a failure, but not a namespace the machine cannot
-//! give: that one stays a skip with its reason, as the issue allows.
+//! give: that one stays a skip with its reason.
 //!
 //! Where there is no journald (every system but Linux, and Linux's
 //! portable backend), building a logger with the sink is a clear error.

@@ -2,15 +2,13 @@
 //! threads and within one, the shared ring as every lane's overflow, more
 //! threads than lanes, flushes from another thread, and lanes turned off.
 
-mod common;
-
 use std::sync::mpsc;
 use std::time::Duration;
 
-use common::{Shared, Slow};
 use nowait_core::__private::event::{timestamp, EventBuf};
 use nowait_core::event::FieldName;
 use nowait_core::{kind, Builder, FullPolicy, Level, Sink};
+use nowait_testkit::{MemoryWriter, Slow};
 
 /// Lanes are opt-in: every test here turns them on (16, the count the
 /// docs suggest), except the one that checks them off.
@@ -34,7 +32,7 @@ fn scale(n: usize) -> usize {
 /// them in the order they happened, not lane by lane.
 #[test]
 fn records_handed_from_thread_to_thread_come_out_in_the_order_they_happened() {
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let (logger, guard) = builder()
         .format(nowait_core::Text::new().with_ansi(false))
         .flush_interval(Duration::from_millis(1))
@@ -87,7 +85,7 @@ fn records_handed_from_thread_to_thread_come_out_in_the_order_they_happened() {
 /// the ring until its record was taken).
 #[test]
 fn a_full_lane_overflows_into_the_ring_in_order() {
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let threads = 3;
     let per_thread = scale(30_000);
     let (logger, guard) = builder()
@@ -110,7 +108,7 @@ fn a_full_lane_overflows_into_the_ring_in_order() {
 /// with a slow sink.
 #[test]
 fn more_threads_than_lanes_share_the_ring() {
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let threads = 6;
     let per_thread = scale(5_000);
     let (logger, guard) = builder()
@@ -135,7 +133,7 @@ fn more_threads_than_lanes_share_the_ring() {
 /// asleep for an hour.
 #[test]
 fn a_flush_covers_records_in_other_threads_lanes() {
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let (logger, guard) = builder()
         .flush_interval(Duration::from_secs(3600))
         .sink(Sink::writer(out.clone()))
@@ -152,7 +150,7 @@ fn a_flush_covers_records_in_other_threads_lanes() {
 /// time in front (the full half ring is the largest record).
 #[test]
 fn without_lanes_the_ring_takes_everything() {
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let (logger, guard) = builder()
         .lanes(0)
         .capacity(4096)
@@ -171,7 +169,7 @@ fn without_lanes_the_ring_takes_everything() {
 /// ever sees, at the largest size a record may have.
 #[test]
 fn the_time_in_front_of_a_text_record_never_reaches_a_format() {
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let (logger, guard) = builder()
         .capacity(4096)
         .sink(Sink::writer(out.clone()))

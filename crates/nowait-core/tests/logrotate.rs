@@ -10,12 +10,11 @@
 // (`tests/rolling.rs`, `renamed_while_open_...`).
 #![cfg(unix)]
 
-mod common;
-
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
+
+use nowait_testkit::child::{self, Child};
 
 use nowait_core::{Builder, FullPolicy, Level, Plain, Sink};
 
@@ -23,9 +22,10 @@ use nowait_core::{Builder, FullPolicy, Level, Plain, Sink};
 /// prints how many it logged.
 #[test]
 fn child_entry() {
-    let Ok(path) = std::env::var("NOWAIT_LOGROTATE_CHILD") else {
+    if !child::is_child() {
         return;
-    };
+    }
+    let path = PathBuf::from(std::env::var_os("NOWAIT_LOG").unwrap());
     let stop = PathBuf::from(std::env::var("NOWAIT_STOP").unwrap());
     let hup = std::env::var("NOWAIT_HUP").is_ok_and(|v| v == "1");
     let builder = Builder::new()
@@ -99,24 +99,20 @@ fn run(mode: Mode) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
     let log = dir.path().join("app.log");
     let stop = dir.path().join("stop");
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
-        .env("NOWAIT_LOGROTATE_CHILD", &log)
+    let mut child = Child::new("child_entry", "logger")
+        .env("NOWAIT_LOG", &log)
         .env("NOWAIT_STOP", &stop)
         .env(
             "NOWAIT_HUP",
             if mode == Mode::RenameHup { "1" } else { "0" },
         )
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .process_group(0)
-        .spawn()
-        .unwrap();
+        .timeout(Duration::from_secs(20))
+        .spawn();
     // The child is ready (its SIGHUP handler installed) once it says so.
     let deadline = Instant::now() + Duration::from_secs(20);
     while !dir.path().join("ready").exists() {
         if Instant::now() > deadline {
-            common::kill_group(&mut child);
+            child.kill();
             panic!("the child never started");
         }
         std::thread::sleep(Duration::from_millis(5));
@@ -149,7 +145,7 @@ fn run(mode: Mode) -> Outcome {
             .output()
             .unwrap();
         if !r.status.success() {
-            common::kill_group(&mut child);
+            child.kill();
             panic!("logrotate failed: {}", String::from_utf8_lossy(&r.stderr));
         }
     }
@@ -162,7 +158,7 @@ fn run(mode: Mode) -> Outcome {
     };
     std::thread::sleep(Duration::from_millis(settle));
     std::fs::write(&stop, "").unwrap();
-    let status = common::wait_bounded(&mut child, Duration::from_secs(20));
+    let status = child.wait();
     assert!(status.success(), "{status:?}");
     let rest = std::fs::read_to_string(dir.path().join("count")).unwrap();
     let counts: Vec<u64> = rest

@@ -7,7 +7,7 @@
 use std::fmt;
 
 use nowait_core::{debug, error, event, info, trace, warn, Builder, Json, Level, Sink, Text};
-use nowait_testkit::Shared;
+use nowait_testkit::MemoryWriter;
 
 struct Panics;
 impl fmt::Display for Panics {
@@ -47,9 +47,9 @@ fn macros_render_exactly() {
     // Before a global logger exists, macros are disabled and cost nothing.
     info!("dropped on the floor {}", 1);
 
-    let text = Shared::default();
-    let json = Shared::default();
-    let old_json = Shared::default();
+    let text = MemoryWriter::default();
+    let json = MemoryWriter::default();
+    let old_json = MemoryWriter::default();
     let (logger, _guard) = Builder::new()
         .catch_panics(false)
         .flush_on_exit(false)

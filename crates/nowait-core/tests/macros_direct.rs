@@ -9,7 +9,7 @@
 //! One process-wide logger, so everything runs in one test.
 
 use nowait_core::{info, Builder, Json, Sink, Text};
-use nowait_testkit::{Rng, Shared};
+use nowait_testkit::{MemoryWriter, Rng};
 
 fn random_string(rng: &mut Rng) -> String {
     const PIECES: [&str; 12] = [
@@ -47,7 +47,7 @@ fn random_char(rng: &mut Rng) -> char {
 
 #[test]
 fn direct_and_general_encodings_format_the_same() {
-    let (text, json) = (Shared::default(), Shared::default());
+    let (text, json) = (MemoryWriter::default(), MemoryWriter::default());
     let (logger, _guard) = Builder::new()
         .flush_on_exit(false)
         .sink(Sink::writer(text.clone()).format(Text::new().ansi(false).without_time()))

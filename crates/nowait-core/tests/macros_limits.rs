@@ -5,14 +5,12 @@
 //! One process-wide logger, so everything runs in one test.
 
 use nowait_core::{info, warn, Builder, Json, Level, Logger, Sink, Text};
-use nowait_testkit::Shared;
-
-const MARK: &str = "… [truncated]";
+use nowait_testkit::MemoryWriter;
 
 #[test]
 fn macros_at_the_limits() {
-    let text = Shared::default();
-    let json = Shared::default();
+    let text = MemoryWriter::default();
+    let json = MemoryWriter::default();
     let (logger, _guard) = Builder::new()
         .capacity(4096)
         .catch_panics(false)
@@ -28,14 +26,10 @@ fn macros_at_the_limits() {
     logging_from_a_thread_local_destructor(&logger, &text);
 }
 
-fn oversized_event_is_cut_not_dropped(logger: &Logger, text: &Shared, json: &Shared) {
+fn oversized_event_is_cut_not_dropped(logger: &Logger, text: &MemoryWriter, json: &MemoryWriter) {
     let body = "x".repeat(10 * 1024);
     warn!(body = body.as_str(), status = 413u16, "upload {}", 7);
-    logger.flush().unwrap();
-    assert_eq!(logger.stats().dropped(), 0);
-
-    let text = text.take();
-    let cut = nowait_testkit::expect_cut(&text, MARK);
+    let (text, cut) = nowait_testkit::take_cut(logger, text);
     assert_eq!(
         text,
         format!(" WARN macros_limits: upload 7 body=\"{cut}\" status=413\n")
@@ -52,7 +46,7 @@ fn oversized_event_is_cut_not_dropped(logger: &Logger, text: &Shared, json: &Sha
     );
 }
 
-fn line_separators_are_escaped_in_text(logger: &Logger, text: &Shared, json: &Shared) {
+fn line_separators_are_escaped_in_text(logger: &Logger, text: &MemoryWriter, json: &MemoryWriter) {
     let user = "a\u{2028}b";
     let shown = "c\u{2029}d";
     info!(user, %shown, "line\u{2028}break {}", "e\u{2029}f");
@@ -98,7 +92,7 @@ thread_local! {
 /// Thread-local destructors run in reverse order of first use: `LAST`'s
 /// while the thread's event buffer still exists, `FIRST`'s after it was
 /// destroyed (the macro then encodes into a fresh buffer).
-fn logging_from_a_thread_local_destructor(logger: &Logger, text: &Shared) {
+fn logging_from_a_thread_local_destructor(logger: &Logger, text: &MemoryWriter) {
     std::thread::spawn(|| {
         FIRST.with(|_| {});
         info!("thread body");
@@ -114,7 +108,10 @@ fn logging_from_a_thread_local_destructor(logger: &Logger, text: &Shared) {
     for (line, which) in lines[1..].iter().zip(["last", "first"]) {
         let head = format!(" INFO macros_limits: from a TLS destructor {which} big=\"yyy");
         assert!(line.starts_with(&head), "{line}");
-        assert!(line.ends_with(&format!("y{MARK}\"")), "{line}");
+        assert!(
+            line.ends_with(&format!("y{}\"", nowait_testkit::CUT_MARK)),
+            "{line}"
+        );
     }
     assert_eq!(logger.stats().dropped(), 0);
 }

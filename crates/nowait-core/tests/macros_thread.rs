@@ -8,11 +8,11 @@
 //! One process-wide logger, so everything runs in one test.
 
 use nowait_core::{info, Builder, Sink, Text};
-use nowait_testkit::Shared;
+use nowait_testkit::MemoryWriter;
 
 #[test]
 fn plain_and_rendered_events_name_the_same_thread() {
-    let text = Shared::default();
+    let text = MemoryWriter::default();
     let (logger, _guard) = Builder::new()
         // Records of at most 2040 bytes.
         .capacity(4096)
@@ -52,7 +52,7 @@ fn plain_and_rendered_events_name_the_same_thread() {
     // Ids are padded to two digits, as tracing-subscriber prints them.
     let thread = format!("worker-7 {id:0>2?} ");
     assert_eq!(lines.len(), 3, "{out}");
-    let cut = nowait_testkit::expect_cut(lines[2], "… [truncated]");
+    let cut = nowait_testkit::expect_cut(lines[2], nowait_testkit::CUT_MARK);
     assert_eq!(
         lines,
         [

@@ -3,18 +3,16 @@
 //! the connection in the middle of a record, a datagram receiver.
 #![cfg(not(miri))] // sockets
 
-mod common;
-
 use std::io::Read;
 use std::net::TcpListener;
 #[cfg(unix)]
 use std::os::unix::net::{UnixDatagram, UnixListener};
 use std::time::{Duration, Instant};
 
-use common::Shared;
 use nowait_core::{Builder, FullPolicy, Level, Plain, Sink};
 #[cfg(unix)]
 use nowait_core::{Facility, Syslog};
+use nowait_testkit::MemoryWriter;
 
 fn read_all(mut conn: impl Read) -> String {
     let mut s = Vec::new();
@@ -116,7 +114,7 @@ fn tcp_receiver_down_at_build_is_retried_and_reported() {
         .local_addr()
         .unwrap();
     // Nobody listens on `addr` now.
-    let others = Shared::default();
+    let others = MemoryWriter::default();
     let (logger, guard) = Builder::new()
         .sink(Sink::tcp(addr).format(Plain))
         .sink(Sink::writer(others.clone()).format(Plain))

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use nowait_core::__private::event::{register_callsite, EventBuf};
 use nowait_core::event::{Callsite, FieldName, SiteKey};
 use nowait_core::{kind, Builder, Level, Otlp, Plain, Sink, SinkStats};
-use nowait_testkit::Shared;
+use nowait_testkit::MemoryWriter;
 
 /// The tests run one at a time: `receiver_killed_mid_run_then_back`
 /// starts its second receiver on the port the first one freed, which a
@@ -147,16 +147,7 @@ fn seq(rec: &str) -> Option<u64> {
 
 /// Every accepted record in exactly one outcome.
 fn assert_accounted(s: &SinkStats, accepted: u64) {
-    assert_eq!(
-        s.records_written
-            + s.dropped_overflow
-            + s.dropped_failed
-            + s.dropped_format
-            + s.filtered
-            + s.abandoned,
-        accepted,
-        "{s:?}"
-    );
+    assert_eq!(nowait_testkit::outcomes(s), accepted, "{s:?}");
     assert!(s.dropped_rejected <= s.dropped_failed, "{s:?}");
 }
 
@@ -324,7 +315,7 @@ fn retries_503_honouring_retry_after_then_recovers() {
     }
     let dir = tempfile::tempdir().unwrap();
     let rx = Receiver::start(dir.path(), "503:1,503:1,ok", 0);
-    let others = Shared::default();
+    let others = MemoryWriter::default();
     let (logger, guard) = Builder::new()
         .shutdown_timeout(Duration::from_secs(10))
         .sink(Sink::writer(others.clone()).format(Plain))
@@ -381,7 +372,7 @@ fn a_400_is_counted_as_rejected_and_never_retried() {
     }
     let dir = tempfile::tempdir().unwrap();
     let rx = Receiver::start(dir.path(), "400,ok", 0);
-    let others = Shared::default();
+    let others = MemoryWriter::default();
     let (logger, guard) = Builder::new()
         .sink(Sink::writer(others.clone()).format(Plain))
         .sink(Sink::otlp(Otlp::new(&rx.url())))
@@ -469,7 +460,7 @@ fn receiver_killed_mid_run_then_back() {
     let dir = tempfile::tempdir().unwrap();
     let mut rx = Receiver::start(dir.path(), "ok", 0);
     let port = rx.port;
-    let file = Shared::default();
+    let file = MemoryWriter::default();
     let (logger, guard) = Builder::new()
         .shutdown_timeout(Duration::from_secs(5))
         .sink(Sink::writer(file.clone()).format(Plain))
@@ -535,7 +526,7 @@ fn a_receiver_that_never_answers_sheds_alone() {
     }
     let dir = tempfile::tempdir().unwrap();
     let rx = Receiver::start(dir.path(), "hang", 0);
-    let file = Shared::default();
+    let file = MemoryWriter::default();
     let (logger, guard) = Builder::new()
         .shutdown_timeout(Duration::from_secs(2))
         .sink(Sink::writer(file.clone()).format(Plain))

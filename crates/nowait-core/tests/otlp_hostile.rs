@@ -183,16 +183,7 @@ static LONGEST_READ_MS: AtomicU64 = AtomicU64::new(0);
 
 /// Every accepted record in exactly one outcome.
 fn assert_accounted(s: &SinkStats, accepted: u64) {
-    assert_eq!(
-        s.records_written
-            + s.dropped_overflow
-            + s.dropped_failed
-            + s.dropped_format
-            + s.filtered
-            + s.abandoned,
-        accepted,
-        "{s:?}"
-    );
+    assert_eq!(nowait_testkit::outcomes(s), accepted, "{s:?}");
 }
 
 /// Waits up to `within` for `line` to be a line of the file at `path`.

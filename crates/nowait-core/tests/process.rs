@@ -1,16 +1,15 @@
 //! Whole-process behaviour, each case in a child process: `process::exit`,
 //! a panic, SIGTERM, a stalled pipe, a closed pipe. The child is this test
-//! binary re-run with `NOWAIT_CHILD` set; the parent reads back the output.
+//! binary re-run by `nowait_testkit::child`; the parent reads back the
+//! output.
 #![cfg(not(miri))] // Miri cannot spawn processes.
 
-mod common;
-
-use common::wait_bounded;
-
-use std::io::{BufRead, BufReader, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
+
+use nowait_testkit::child::{self, Child};
 
 use nowait_core::{Builder, Level, Sink};
 
@@ -19,7 +18,7 @@ const N: usize = 10_000;
 /// Runs in the child only.
 #[test]
 fn child_entry() {
-    let Ok(case) = std::env::var("NOWAIT_CHILD") else {
+    let Some(case) = child::role() else {
         return;
     };
     let path = PathBuf::from(std::env::var("NOWAIT_FILE").unwrap());
@@ -92,14 +91,10 @@ fn child_entry() {
     }
 }
 
-fn child(case: &str, file: &Path, n: usize) -> Command {
-    let mut cmd = Command::new(std::env::current_exe().unwrap());
-    cmd.args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
-        .env("NOWAIT_CHILD", case)
+fn child(case: &str, file: &Path, n: usize) -> Child {
+    Child::new("child_entry", case)
         .env("NOWAIT_FILE", file)
         .env("NOWAIT_N", n.to_string())
-        .stdin(Stdio::null());
-    cmd
 }
 
 fn assert_all_lines(file: &Path, n: usize) -> Vec<String> {
@@ -122,11 +117,10 @@ fn assert_all_lines(file: &Path, n: usize) -> Vec<String> {
 fn process_exit_drains_through_atexit() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("out.log");
-    let mut c = child("exit", &file, N)
-        .stdout(Stdio::null())
+    let status = child("exit", &file, N)
+        .timeout(Duration::from_secs(30))
         .spawn()
-        .unwrap();
-    let status = wait_bounded(&mut c, Duration::from_secs(30));
+        .wait();
     assert_eq!(status.code(), Some(3));
     assert_all_lines(&file, N);
 }
@@ -135,11 +129,10 @@ fn process_exit_drains_through_atexit() {
 fn return_from_main_drains_through_atexit() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("out.log");
-    let mut c = child("return", &file, N)
-        .stdout(Stdio::null())
+    let status = child("return", &file, N)
+        .timeout(Duration::from_secs(30))
         .spawn()
-        .unwrap();
-    let status = wait_bounded(&mut c, Duration::from_secs(30));
+        .wait();
     assert!(status.success(), "{status:?}");
     assert_all_lines(&file, N);
 }
@@ -148,12 +141,10 @@ fn return_from_main_drains_through_atexit() {
 fn panic_is_logged_and_flushed_before_the_previous_hook() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("out.log");
-    let mut c = child("panic", &file, N)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
+    let status = child("panic", &file, N)
+        .timeout(Duration::from_secs(30))
         .spawn()
-        .unwrap();
-    let status = wait_bounded(&mut c, Duration::from_secs(30));
+        .wait();
     assert!(!status.success());
     let lines = assert_all_lines(&file, N);
     let last = lines.last().unwrap();
@@ -172,20 +163,11 @@ fn sigterm_drains_then_dies_of_the_signal() {
     let file = dir.path().join("out.log");
     let mut c = child("sigterm", &file, N)
         .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut ready = String::new();
-    let mut out = BufReader::new(c.stdout.take().unwrap());
-    while !ready.contains("ready") {
-        ready.clear();
-        assert!(out.read_line(&mut ready).unwrap() > 0, "child exited early");
-    }
-    let kill = Command::new("kill")
-        .args(["-TERM", &c.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(kill.success());
-    let status = wait_bounded(&mut c, Duration::from_secs(30));
+        .timeout(Duration::from_secs(30))
+        .spawn();
+    let _out = c.wait_for_line("ready");
+    c.signal(libc::SIGTERM);
+    let status = c.wait();
     assert_eq!(status.signal(), Some(15), "{status:?}");
     assert_all_lines(&file, N);
 }
@@ -209,15 +191,14 @@ fn stalled_pipe_never_delays_the_file() {
     let file = dir.path().join("out.log");
     let mut c = child("pipe", &file, n)
         .stdout(Stdio::piped()) // never read until the child exits
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let status = wait_bounded(&mut c, Duration::from_secs(60));
+        .capture_stderr()
+        .timeout(Duration::from_secs(60))
+        .spawn();
+    let status = c.wait();
     assert!(status.success());
-    let mut err = String::new();
-    c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
     let mut piped = Vec::new();
-    c.stdout.take().unwrap().read_to_end(&mut piped).unwrap();
+    c.stdout().read_to_end(&mut piped).unwrap();
+    let err = c.output().stderr;
     let s = parse_stats(&err);
     let (file_written, out_written, overflow, failed, millis, abandoned) =
         (s[0], s[1], s[2], s[3], s[4], s[5]);
@@ -267,21 +248,16 @@ fn closed_pipe_is_counted_and_the_file_is_complete() {
     let mut c = child("pipe-closed", &file, n)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut out = BufReader::new(c.stdout.take().unwrap());
-    let mut line = String::new();
-    while !line.contains("ready") {
-        line.clear();
-        assert!(out.read_line(&mut line).unwrap() > 0, "child exited early");
-    }
+        .capture_stderr()
+        .timeout(Duration::from_secs(60))
+        .spawn();
+    let stdin = c.stdin();
+    let out = c.wait_for_line("ready");
     drop(out); // close the read end: writes fail with EPIPE
-    drop(c.stdin.take()); // and let the child start
-    let status = wait_bounded(&mut c, Duration::from_secs(60));
+    drop(stdin); // and let the child start
+    let status = c.wait();
     assert!(status.success());
-    let mut err = String::new();
-    c.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    let err = c.output().stderr;
     let s = parse_stats(&err);
     assert_eq!(s[0], n as u64);
     assert_eq!(s[1] + s[2] + s[3] + s[5], n as u64, "{s:?}");

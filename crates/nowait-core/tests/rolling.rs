@@ -4,8 +4,6 @@
 //! left on a full tmpfs, the directory replaced by a file).
 #![cfg(not(miri))] // Miri cannot do file I/O at this scale.
 
-mod common;
-
 use std::fs;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -412,7 +410,7 @@ fn rotation_failing_on_a_full_tmpfs_is_reported_and_nothing_is_lost_silently() {
 fn directory_replaced_by_a_file_is_reported_in_the_other_sinks() {
     let dir = tempfile::tempdir().unwrap();
     let logs = dir.path().join("logs");
-    let memory = common::Shared::default();
+    let memory = nowait_testkit::MemoryWriter::default();
     let (logger, guard) = Builder::new()
         .format(Plain)
         .full_policy(FullPolicy::Block)

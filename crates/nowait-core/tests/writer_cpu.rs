@@ -193,18 +193,11 @@ fn a_forked_childs_writer_is_pinned_too() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("out.log");
     let cpu = a_cpu_we_may_use();
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .args([
-            "--exact",
-            "fork_child_entry",
-            "--nocapture",
-            "--test-threads=1",
-        ])
+    let out = nowait_testkit::child::Child::new("fork_child_entry", "fork")
         .env("NOWAIT_PIN_FORK", &path)
         .env("NOWAIT_PIN_CPU", cpu.to_string())
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
+        .run();
+    let err = out.stderr;
     assert!(out.status.success(), "{:?}\n{err}", out.status);
     let line = err
         .lines()
@@ -225,9 +218,10 @@ fn a_forked_childs_writer_is_pinned_too() {
 #[cfg(target_os = "linux")]
 #[test]
 fn fork_child_entry() {
-    let Some(path) = std::env::var_os("NOWAIT_PIN_FORK") else {
+    if !nowait_testkit::child::is_child() {
         return;
-    };
+    }
+    let path = std::env::var_os("NOWAIT_PIN_FORK").unwrap();
     let cpu: usize = std::env::var("NOWAIT_PIN_CPU").unwrap().parse().unwrap();
     let (logger, guard) = pinned(cpu, &path);
     logger

@@ -1,13 +1,13 @@
-//! Issue 9 §3: with `RUST_LOG` unset, the `log` front end lets INFO and
+//! With `RUST_LOG` unset, the `log` front end lets INFO and
 //! above through (not TRACE), and `log::max_level` says so.
 
 use nowait_core::{Builder, Sink, Text};
-use nowait_testkit::Shared;
+use nowait_testkit::MemoryWriter;
 
 #[test]
 fn rust_log_unset_means_info() {
     std::env::remove_var("RUST_LOG");
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let (logger, _guard) = Builder::new()
         .catch_panics(false)
         .flush_on_exit(false)

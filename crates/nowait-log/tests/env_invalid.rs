@@ -1,14 +1,14 @@
-//! Issue 9 §3: an invalid `RUST_LOG` directive does not stop `init`; the
+//! An invalid `RUST_LOG` directive does not stop `init`; the
 //! valid directives apply and the output says which one was ignored and
 //! why (escaped: the variable is untrusted input).
 
 use nowait_core::{Builder, Sink, Text};
-use nowait_testkit::Shared;
+use nowait_testkit::MemoryWriter;
 
 #[test]
 fn invalid_rust_log_is_reported_and_the_rest_applies() {
     std::env::set_var("RUST_LOG", "warn,app=trace,db=loud\u{1b}[2J");
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let (logger, _guard) = Builder::new()
         .catch_panics(false)
         .flush_on_exit(false)

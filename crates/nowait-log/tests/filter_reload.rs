@@ -1,13 +1,13 @@
-//! Issue 9 §2-§3 for the `log` front end: per-target directives, per-sink
+//! Filtering through the `log` front end: per-target directives, per-sink
 //! levels, and reloading the directives at run time, with exact output
 //! bytes. One `log` logger per process, so one test.
 
 use nowait_core::{Builder, Filter, FilterHandle, Level, Sink, Text};
-use nowait_testkit::Shared;
+use nowait_testkit::MemoryWriter;
 
 #[test]
 fn directives_sink_levels_and_reload() {
-    let (all, warn) = (Shared::default(), Shared::default());
+    let (all, warn) = (MemoryWriter::default(), MemoryWriter::default());
     let text = || Text::new().ansi(false).with_time(false);
     let (logger, _guard) = Builder::new()
         .catch_panics(false)

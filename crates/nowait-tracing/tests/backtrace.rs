@@ -4,7 +4,7 @@
 //! stops them before they are pushed, and there is nothing to show.
 
 use nowait_core::{BacktraceBuffer, Builder, Level, Sink, Text};
-use nowait_testkit::Shared;
+use nowait_testkit::MemoryWriter;
 use tracing::{debug, error, info, info_span};
 use tracing_subscriber::{prelude::*, EnvFilter};
 
@@ -19,7 +19,7 @@ fn workload() {
 }
 
 fn run(filter: Option<&str>) -> (String, nowait_core::Stats) {
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let (logger, guard) = Builder::new()
         .catch_panics(false)
         .flush_on_exit(false)

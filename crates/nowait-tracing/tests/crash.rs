@@ -6,8 +6,9 @@
 #![cfg(all(unix, not(miri)))] // fatal signals are Unix's; Miri cannot spawn processes.
 
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use nowait_testkit::child::{self, Child};
 
 use nowait_core::{Builder, FullPolicy, Sink, Text};
 use tracing_subscriber::prelude::*;
@@ -16,9 +17,10 @@ const N: usize = 10_000;
 
 #[test]
 fn child_entry() {
-    let Ok(path) = std::env::var("NOWAIT_CRASH_FILE") else {
+    if !child::is_child() {
         return;
-    };
+    }
+    let path = std::env::var_os("NOWAIT_CRASH_FILE").unwrap();
     let (logger, guard) = Builder::new()
         .format(Text::new().with_ansi(false))
         .full_policy(FullPolicy::Block)
@@ -30,15 +32,7 @@ fn child_entry() {
         .with(nowait_tracing::NowaitLayer::new(logger))
         .init();
     #[cfg(target_os = "linux")]
-    // SAFETY: a zeroed cpu_set_t is empty; the call only reads it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(0, &mut set);
-        assert_eq!(
-            libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
-            0
-        );
-    }
+    nowait_testkit::pin_to_cpu0();
     let span = tracing::info_span!("request", id = 7u64);
     let _e = span.enter();
     for i in 0..N {
@@ -54,25 +48,11 @@ fn child_entry() {
 fn a_segfault_after_logging_through_the_layer_loses_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("crash.log");
-    let mut c = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
+    let status = Child::new("child_entry", "segfault")
         .env("NOWAIT_CRASH_FILE", &file)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .timeout(Duration::from_secs(60))
         .spawn()
-        .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    let status = loop {
-        if let Some(s) = c.try_wait().unwrap() {
-            break s;
-        }
-        if Instant::now() > deadline {
-            let _ = c.kill();
-            panic!("the child did not die within 60 s");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
+        .wait();
     assert_eq!(status.signal(), Some(libc::SIGSEGV), "{status:?}");
     let text = std::fs::read_to_string(&file).unwrap();
     let records: Vec<&str> = text.lines().filter(|l| l.contains("line ")).collect();

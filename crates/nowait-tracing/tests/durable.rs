@@ -9,11 +9,12 @@
 #![cfg(all(target_os = "linux", not(miri)))] // SIGKILL, sched_setaffinity; Miri cannot spawn.
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader, Write};
+use std::io::Write;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
 use std::time::Duration;
+
+use nowait_testkit::child::{self, Child};
 
 use nowait_core::{Builder, FullPolicy, Json, Sink, Text};
 use tracing_subscriber::prelude::*;
@@ -34,7 +35,7 @@ fn builder(log: &Path, ring: &Path, json: bool) -> Builder {
 
 #[test]
 fn child_entry() {
-    let Ok(mode) = std::env::var("NOWAIT_DURABLE_TRACING") else {
+    let Some(mode) = child::role() else {
         return;
     };
     let log = std::env::var_os("NOWAIT_LOG").unwrap();
@@ -46,15 +47,7 @@ fn child_entry() {
     if mode == "pinned" {
         // One CPU: the writer thread has had no chance to run when the
         // kill comes, as on a loaded machine.
-        // SAFETY: a zeroed cpu_set_t is empty; the call only reads it.
-        unsafe {
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            libc::CPU_SET(0, &mut set);
-            assert_eq!(
-                libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set),
-                0
-            );
-        }
+        nowait_testkit::pin_to_cpu0();
     }
     let count: u64 = if mode == "pinned" { 10_000 } else { 2_000_000 };
     let mut out = std::io::stdout().lock();
@@ -75,33 +68,15 @@ fn child_entry() {
 
 /// Runs the child; returns the last record it said was accepted.
 fn run(mode: &str, log: &Path, ring: &Path, kill_after: Option<Duration>) -> Option<u64> {
-    let mut child = Command::new(std::env::current_exe().unwrap())
-        .args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
-        .env("NOWAIT_DURABLE_TRACING", mode)
+    let out = Child::new("child_entry", mode)
         .env("NOWAIT_LOG", log)
         .env("NOWAIT_RING", ring)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .capture_stdout()
+        .kill_after(kill_after)
         .spawn()
-        .unwrap();
-    let stdout = child.stdout.take().unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut acked = None;
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Some(n) = line.strip_prefix("acked ") {
-                acked = Some(n.parse::<u64>().unwrap());
-            }
-        }
-        acked
-    });
-    if let Some(after) = kill_after {
-        std::thread::sleep(after);
-        let _ = child.kill();
-    }
-    let status = child.wait().unwrap();
-    assert_eq!(status.signal(), Some(libc::SIGKILL), "{status:?}");
-    reader.join().unwrap()
+        .output();
+    assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{:?}", out.status);
+    child::last_number(&out.stdout, "acked ")
 }
 
 fn recover(log: &Path, ring: &Path, json: bool) {

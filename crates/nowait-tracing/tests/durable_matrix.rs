@@ -27,11 +27,12 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
 use nowait_core::{Builder, FullPolicy, Level, Plain, Rolling, Sink};
+use nowait_testkit::child::{self, Child, Running};
 use tracing_subscriber::prelude::*;
 
 const MAX_THREADS: usize = 4;
@@ -203,7 +204,7 @@ unsafe impl Sync for Acks {}
 
 #[test]
 fn child_entry() {
-    let Ok(config) = std::env::var("NOWAIT_MATRIX") else {
+    let Some(config) = child::role() else {
         return;
     };
     let config = Config::decode(&config);
@@ -250,12 +251,9 @@ fn child_entry() {
 /// Runs the child: logging, or (`recover`) only starting on the files a
 /// killed one left. `stall`: its stderr (a sink, in one configuration) is
 /// a pipe never read, a terminal that stalls once it is full.
-fn spawn(config: &Config, dir: &Path, recover: bool, stall: bool) -> std::process::Child {
-    let mut c = Command::new(std::env::current_exe().unwrap());
-    c.args(["--exact", "child_entry", "--nocapture", "--test-threads=1"])
-        .env("NOWAIT_MATRIX", config.encode())
+fn spawn(config: &Config, dir: &Path, recover: bool, stall: bool) -> Running {
+    let mut c = Child::new("child_entry", &config.encode())
         .env("NOWAIT_MATRIX_DIR", dir)
-        .stdout(Stdio::null())
         .stderr(if stall {
             Stdio::piped()
         } else {
@@ -263,9 +261,9 @@ fn spawn(config: &Config, dir: &Path, recover: bool, stall: bool) -> std::proces
             Stdio::from(std::fs::File::create(dir.join("stderr")).unwrap())
         });
     if recover {
-        c.env("NOWAIT_MATRIX_RECOVER", "1");
+        c = c.env("NOWAIT_MATRIX_RECOVER", "1");
     }
-    c.spawn().unwrap()
+    c.spawn()
 }
 
 /// `(thread, id) -> count` of the records a sink's file or directory
@@ -365,8 +363,8 @@ fn sigkill_anywhere_in_the_matrix_writes_each_acknowledged_record_once() {
 
         let mut child = spawn(&config, &dir, false, true);
         std::thread::sleep(delay);
-        child.kill().unwrap();
-        child.wait().unwrap();
+        child.kill();
+        child.wait();
         let acked: Vec<u64> = (0..config.threads)
             .map(|t| acks.get(t).load(Ordering::Acquire))
             .collect();
@@ -375,12 +373,12 @@ fn sigkill_anywhere_in_the_matrix_writes_each_acknowledged_record_once() {
             // recovery; the one after must still write each record once.
             let mut again = spawn(&config, &dir, true, true);
             std::thread::sleep(Duration::from_micros((r >> 40) % 20_000));
-            let _ = again.kill();
-            let status = again.wait().unwrap();
+            again.kill();
+            let status = again.wait();
             tally.killed_during_recovery += u64::from(!status.success());
         }
         // The next start, run to its end (its terminal drained).
-        let status = spawn(&config, &dir, true, false).wait().unwrap();
+        let status = spawn(&config, &dir, true, false).wait();
         assert!(
             status.success(),
             "run {run} {config:?}: the recovering start failed: {status:?}: {}",

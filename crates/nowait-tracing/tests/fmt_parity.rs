@@ -11,7 +11,7 @@
 use std::error::Error;
 
 use nowait_core::{Builder, Json, Logger, MakeFormat, Sink, Text, Timer};
-use nowait_testkit::Shared;
+use nowait_testkit::MemoryWriter;
 use tracing::{info, info_span, warn, Dispatch};
 use tracing_subscriber::fmt::format::{FmtSpan, Writer};
 use tracing_subscriber::fmt::time::{FormatTime, SystemTime, Uptime};
@@ -70,8 +70,8 @@ fn workload(dispatch: &Dispatch) {
 /// Runs the workload through `theirs` and a `NowaitLayer` with `ours`;
 /// returns both outputs, second run only (see the module docs: by then
 /// both have seen every thread name).
-fn run(theirs: impl FnOnce(Shared) -> Boxed, ours: impl MakeFormat) -> (String, String) {
-    let (t, o) = (Shared::default(), Shared::default());
+fn run(theirs: impl FnOnce(MemoryWriter) -> Boxed, ours: impl MakeFormat) -> (String, String) {
+    let (t, o) = (MemoryWriter::default(), MemoryWriter::default());
     let (logger, _guard): (Logger, _) = Builder::new()
         .catch_panics(false)
         .flush_on_exit(false)
@@ -157,7 +157,7 @@ fn text_matches_tracing_subscriber_for_every_option() {
                 Time::Utc => ours,
                 Time::Uptime => ours.with_timer(Timer::Uptime),
             };
-            let theirs = move |w: Shared| -> Boxed {
+            let theirs = move |w: MemoryWriter| -> Boxed {
                 let l = tracing_subscriber::fmt::layer()
                     .with_writer(move || w.clone())
                     .with_ansi(ansi)
@@ -235,7 +235,7 @@ fn json_matches_tracing_subscriber_for_every_option() {
                 Time::Utc => ours,
                 Time::Uptime => ours.with_timer(Timer::Uptime),
             };
-            let theirs = move |w: Shared| -> Boxed {
+            let theirs = move |w: MemoryWriter| -> Boxed {
                 let l = tracing_subscriber::fmt::layer()
                     .json()
                     .with_writer(move || w.clone())

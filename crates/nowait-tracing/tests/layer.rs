@@ -5,11 +5,14 @@
 use std::fmt;
 
 use nowait_core::{Builder, Json, Logger, Sink, Text};
-use nowait_testkit::Shared;
+use nowait_testkit::MemoryWriter;
 use tracing::{info, info_span, warn};
 use tracing_subscriber::prelude::*;
 
-fn logger(out: &Shared, format: impl nowait_core::MakeFormat) -> (Logger, nowait_core::Guard) {
+fn logger(
+    out: &MemoryWriter,
+    format: impl nowait_core::MakeFormat,
+) -> (Logger, nowait_core::Guard) {
     Builder::new()
         .catch_panics(false)
         .flush_on_exit(false)
@@ -47,7 +50,7 @@ fn workload() {
 /// Runs [`workload`] through `NowaitLayer` with `format` and returns the
 /// output after a flush.
 fn through_layer(format: impl nowait_core::MakeFormat) -> String {
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let (logger, _guard) = logger(&out, format);
     let layer = nowait_tracing::NowaitLayer::new(logger.clone());
     tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), workload);
@@ -60,7 +63,7 @@ fn through_layer(format: impl nowait_core::MakeFormat) -> String {
 #[test]
 fn text_matches_tracing_subscriber_fmt_byte_for_byte() {
     // tracing-subscriber's own output, without time and colours.
-    let theirs = Shared::default();
+    let theirs = MemoryWriter::default();
     let fmt_layer = tracing_subscriber::fmt::layer()
         .without_time()
         .with_ansi(false)
@@ -142,7 +145,7 @@ fn json_nowait_schema_exact() {
 
 #[test]
 fn composes_with_env_filter_and_per_layer_filters() {
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let (logger, _guard) = logger(&out, Text::new().ansi(false).with_time(false));
     let layer = nowait_tracing::NowaitLayer::new(logger.clone())
         .with_filter(tracing_subscriber::filter::LevelFilter::WARN);
@@ -161,8 +164,8 @@ fn composes_with_env_filter_and_per_layer_filters() {
 
 #[test]
 fn hostile_values_stay_on_one_line() {
-    let out = Shared::default();
-    let json = Shared::default();
+    let out = MemoryWriter::default();
+    let json = MemoryWriter::default();
     let (logger, _guard) = Builder::new()
         .catch_panics(false)
         .flush_on_exit(false)
@@ -189,7 +192,7 @@ fn hostile_values_stay_on_one_line() {
 
 #[test]
 fn panicking_debug_discards_the_event_and_counts_it() {
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let (logger, _guard) = logger(&out, Text::new().ansi(false).with_time(false));
     let layer = nowait_tracing::NowaitLayer::new(logger.clone());
     tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
@@ -217,7 +220,7 @@ fn panicking_debug_discards_the_event_and_counts_it() {
 /// span stays usable.
 #[test]
 fn panicking_debug_in_span_fields_is_counted_and_contained() {
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let (logger, _guard) = logger(&out, Text::new().ansi(false).with_time(false));
     let layer = nowait_tracing::NowaitLayer::new(logger.clone());
     tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
@@ -236,11 +239,9 @@ fn panicking_debug_in_span_fields_is_counted_and_contained() {
     );
 }
 
-const MARK: &str = "… [truncated]";
-
 /// A logger whose records may be at most 2040 bytes, with text (without
 /// time) and JSON sinks.
-fn small_logger(text: &Shared, json: &Shared) -> (Logger, nowait_core::Guard) {
+fn small_logger(text: &MemoryWriter, json: &MemoryWriter) -> (Logger, nowait_core::Guard) {
     Builder::new()
         .capacity(4096)
         .catch_panics(false)
@@ -253,7 +254,7 @@ fn small_logger(text: &Shared, json: &Shared) -> (Logger, nowait_core::Guard) {
 
 #[test]
 fn oversized_event_is_cut_not_dropped() {
-    let (text, json) = (Shared::default(), Shared::default());
+    let (text, json) = (MemoryWriter::default(), MemoryWriter::default());
     let (logger, _guard) = small_logger(&text, &json);
     let layer = nowait_tracing::NowaitLayer::new(logger.clone());
     let body = "x".repeat(10 * 1024);
@@ -261,10 +262,7 @@ fn oversized_event_is_cut_not_dropped() {
         let _s = info_span!("req", id = 7u64).entered();
         warn!(body = body.as_str(), status = 413u64, "upload");
     });
-    logger.flush().unwrap();
-    assert_eq!(logger.stats().dropped(), 0);
-    let text = text.take();
-    let cut = nowait_testkit::expect_cut(&text, MARK);
+    let (text, cut) = nowait_testkit::take_cut(&logger, &text);
     assert_eq!(
         text,
         format!(" WARN req{{id=7}}: layer: upload body=\"{cut}\" status=413\n")
@@ -279,7 +277,7 @@ fn oversized_event_is_cut_not_dropped() {
 
 #[test]
 fn line_separators_are_escaped_in_text() {
-    let (text, json) = (Shared::default(), Shared::default());
+    let (text, json) = (MemoryWriter::default(), MemoryWriter::default());
     let (logger, _guard) = small_logger(&text, &json);
     let layer = nowait_tracing::NowaitLayer::new(logger.clone());
     tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
@@ -305,7 +303,10 @@ mod prop {
 
     /// `got` is `want`, or a prefix of it followed by the mark.
     fn whole_or_cut(got: &str, want: &str) -> bool {
-        got == want || got.strip_suffix(MARK).is_some_and(|p| want.starts_with(p))
+        got == want
+            || got
+                .strip_suffix(nowait_testkit::CUT_MARK)
+                .is_some_and(|p| want.starts_with(p))
     }
 
     proptest! {
@@ -321,7 +322,7 @@ mod prop {
         ) {
             let (a, b, m): (String, String, String) =
                 (a.into_iter().collect(), b.into_iter().collect(), m.into_iter().collect());
-            let (text, json) = (Shared::default(), Shared::default());
+            let (text, json) = (MemoryWriter::default(), MemoryWriter::default());
             let (logger, _guard) = small_logger(&text, &json);
             let layer = nowait_tracing::NowaitLayer::new(logger.clone());
             tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
@@ -350,9 +351,9 @@ mod prop {
         #[test]
         fn one_record_one_line(s in any::<String>(), bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
             let lossy = String::from_utf8_lossy(&bytes).into_owned();
-            let out = Shared::default();
-            let json = Shared::default();
-            let old = Shared::default();
+            let out = MemoryWriter::default();
+            let json = MemoryWriter::default();
+            let old = MemoryWriter::default();
             let (logger, _guard) = Builder::new()
                 .catch_panics(false)
                 .flush_on_exit(false)
@@ -408,7 +409,7 @@ fn debug_that_logs_does_not_deadlock() {
             f.write_str("outer-value")
         }
     }
-    let out = Shared::default();
+    let out = MemoryWriter::default();
     let (logger, _guard) = logger(&out, Text::new().ansi(false).with_time(false));
     let layer = nowait_tracing::NowaitLayer::new(logger.clone());
     tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
@@ -422,7 +423,7 @@ fn debug_that_logs_does_not_deadlock() {
 /// A thread name is untrusted too: escaped in text and JSON, one line.
 #[test]
 fn hostile_thread_names_stay_on_one_line() {
-    let (out, json) = (Shared::default(), Shared::default());
+    let (out, json) = (MemoryWriter::default(), MemoryWriter::default());
     let (logger, _guard) = Builder::new()
         .catch_panics(false)
         .flush_on_exit(false)
@@ -455,11 +456,11 @@ fn hostile_thread_names_stay_on_one_line() {
     );
 }
 
-/// Issue 9 §2: per-sink levels behind the layer, with EnvFilter in front.
+/// Per-sink levels behind the layer, with EnvFilter in front.
 #[test]
 fn sink_levels_and_env_filter() {
     use nowait_core::Level;
-    let (all, warn) = (Shared::default(), Shared::default());
+    let (all, warn) = (MemoryWriter::default(), MemoryWriter::default());
     let (logger, _guard) = Builder::new()
         .catch_panics(false)
         .flush_on_exit(false)

@@ -10,23 +10,6 @@ use tracing_subscriber::prelude::*;
 #[global_allocator]
 static ALLOC: nowait_testkit::Counting = nowait_testkit::Counting;
 
-/// Makes this thread wait once for room in a full ring (`blocked_waits`
-/// counts it). The portable backend's wait (the parking lot) registers a
-/// thread on its first wait, which allocates once: the measured phase
-/// must not be a thread's first wait. On Linux the futex allocates nothing.
-fn wait_once_for_room() {
-    let (logger, guard) = nowait_core::Builder::new()
-        .capacity(1024)
-        .full_policy(FullPolicy::Block)
-        .sink(Sink::writer(nowait_testkit::Sluggish))
-        .build()
-        .unwrap();
-    while logger.stats().blocked_waits == 0 {
-        let _ = logger.log(nowait_core::Level::Info, &"x".repeat(200));
-    }
-    drop(guard);
-}
-
 #[test]
 fn events_do_not_allocate() {
     run(Text::new());
@@ -49,7 +32,8 @@ fn run(format: Text) {
     let subscriber = tracing_subscriber::registry()
         .with(tracing_subscriber::filter::LevelFilter::INFO)
         .with(layer);
-    wait_once_for_room();
+    // The measured phase must not be this thread's first wait for room.
+    nowait_testkit::wait_once_for_room();
     let allocs = tracing::subscriber::with_default(subscriber, || {
         let conn = tracing::info_span!("conn", peer = "10.0.0.7");
         let _c = conn.enter();

@@ -12,7 +12,7 @@
 //! the registry on every event, so any stale or misplaced chain shows.
 
 use nowait_core::{Builder, Sink, Text};
-use nowait_testkit::{Rng, Shared};
+use nowait_testkit::{MemoryWriter, Rng};
 use tracing::field::Empty;
 use tracing::{Dispatch, Span};
 use tracing_subscriber::filter::filter_fn;
@@ -20,8 +20,8 @@ use tracing_subscriber::prelude::*;
 
 struct Side {
     dispatch: Dispatch,
-    theirs: Shared,
-    ours: Shared,
+    theirs: MemoryWriter,
+    ours: MemoryWriter,
     logger: nowait_core::Logger,
     _guard: nowait_core::Guard,
 }
@@ -29,7 +29,7 @@ struct Side {
 /// A subscriber with fmt's layer and nowait's; with `filtered`, both
 /// behind a per-layer filter that hides spans named `hidden`.
 fn side(filtered: bool) -> Side {
-    let (theirs, ours) = (Shared::default(), Shared::default());
+    let (theirs, ours) = (MemoryWriter::default(), MemoryWriter::default());
     let (logger, guard) = Builder::new()
         .catch_panics(false)
         .flush_on_exit(false)
