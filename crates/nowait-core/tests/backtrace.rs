@@ -8,8 +8,8 @@
 //! loggers of their own.
 
 use nowait_core::{
-    debug, error, info, trace, warn, BacktraceBuffer, Builder, Guard, Json, Level, Logger, Sink, Stats,
-    Syslog, Text,
+    debug, error, info, trace, warn, BacktraceBuffer, Builder, Guard, Json, Level, Logger, Sink,
+    Stats, Syslog, Text,
 };
 use nowait_testkit::MemoryWriter;
 
@@ -299,7 +299,10 @@ fn the_logger_level_follows_the_lowest_level_kept() {
     let build = |sink: Sink| Builder::new().sink(sink).build().unwrap().0.min_level();
     let w = || Sink::writer(std::io::sink()).level(Level::Warn);
     assert_eq!(build(w()), Level::Warn);
-    assert_eq!(build(w().backtrace(BacktraceBuffer::records(5))), Level::Debug);
+    assert_eq!(
+        build(w().backtrace(BacktraceBuffer::records(5))),
+        Level::Debug
+    );
     let info = BacktraceBuffer::records(5).lowest(Level::Info);
     assert_eq!(build(w().backtrace(info)), Level::Info);
     let trace = BacktraceBuffer::records(5).lowest(Level::Trace);
