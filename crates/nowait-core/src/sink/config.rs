@@ -1,12 +1,15 @@
-//! Where records go, as configured: stdout, stderr, files, sockets, any
-//! `io::Write`. The opened form is in [`output`](crate::output).
+//! [`Sink`]: where records go, as the user configures it before
+//! [`Builder::build`](crate::Builder::build). Nothing here opens anything:
+//! each kind's `open` is in its own file of this folder.
 
 use std::fmt;
 use std::io::Write;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::ToSocketAddrs;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::custom::Handoff;
+use super::Target;
 use crate::format::Syslog;
 use crate::record::MakeFormat;
 use crate::Level;
@@ -37,27 +40,6 @@ pub struct Sink {
     pub(crate) syslog: Option<Syslog>,
     pub(crate) own_thread: bool,
     pub(crate) backtrace: Option<crate::Backtrace>,
-}
-
-pub(crate) enum Target {
-    Stdout,
-    Stderr,
-    File(PathBuf),
-    Rolling(crate::rolling::Rolling),
-    Writer(Box<dyn Write + Send>),
-    /// A TCP address resolved when the sink was made, or why it could not
-    /// be (with what was asked for).
-    Tcp(Result<SocketAddr, String>),
-    /// A Unix stream socket.
-    Unix(PathBuf),
-    /// A Unix datagram socket.
-    UnixDatagram(PathBuf),
-    /// An OTLP/HTTP receiver.
-    #[cfg(feature = "otlp")]
-    Otlp(crate::otlp::Otlp),
-    /// journald's native socket, and the format the sink was made with
-    /// (another one set with `Sink::format` is a build error).
-    Journald(crate::format::Journald, Arc<dyn MakeFormat>),
 }
 
 impl fmt::Debug for Sink {
@@ -194,7 +176,7 @@ impl Sink {
     /// # let _ = sink;
     /// ```
     pub fn writer(writer: impl Write + Send + 'static) -> Sink {
-        Sink::new(Target::Writer(Box::new(writer)))
+        Sink::new(Target::Writer(Handoff::new(Box::new(writer))))
     }
 
     /// A TCP connection to a log receiver (Vector, Fluent Bit, an
@@ -617,25 +599,6 @@ impl Sink {
         match &self.backtrace {
             Some(bt) => self.level.min(bt.lowest),
             None => self.level,
-        }
-    }
-}
-
-impl Target {
-    pub(crate) fn name(&self) -> String {
-        match self {
-            Target::Stdout => "stdout".into(),
-            Target::Stderr => "stderr".into(),
-            Target::File(p) => format!("file:{}", p.display()),
-            Target::Rolling(r) => format!("rolling:{}", r.pattern()),
-            Target::Writer(_) => "writer".into(),
-            Target::Tcp(Ok(addr)) => format!("tcp:{addr}"),
-            Target::Tcp(Err(_)) => "tcp:?".into(),
-            Target::Unix(p) => format!("unix:{}", p.display()),
-            Target::UnixDatagram(p) => format!("unix-datagram:{}", p.display()),
-            #[cfg(feature = "otlp")]
-            Target::Otlp(o) => format!("otlp:{}", o.url()),
-            Target::Journald(j, _) => format!("journald:{}", j.path().display()),
         }
     }
 }

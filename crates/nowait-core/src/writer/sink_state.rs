@@ -1,5 +1,8 @@
-//! One sink as the writer thread holds it: its pending bytes, its health,
-//! its counters.
+//! The writer's books for one sink: the bytes formatted and not yet
+//! written, where the sink's output stands (behind, failing, shedding,
+//! retrying), and its counters until they are published. The sink itself
+//! (its output, how it opens) is [`crate::sink`]'s; this file decides
+//! what to hand it and counts what became of every record.
 
 use std::collections::VecDeque;
 use std::io;
@@ -9,9 +12,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::backtrace::Kept;
 use super::loss::{loss_message, Loss};
-use crate::output::{Output, WriteOutcome};
 use crate::record::{Format, Notice, Record};
 use crate::shared::Shared;
+use crate::sink::{Opened, Output, Plan, WriteOutcome};
 
 /// Told when a sink has opened a new file and written nothing to it yet
 /// (the crash-durable ring records it: `DurableWriter::note_new_file`).
@@ -177,6 +180,25 @@ impl SinkState {
             format_loss: Loss::default(),
             reject_loss: Loss::default(),
         }
+    }
+
+    /// The books of a sink just opened from `plan`, which `batch` bytes
+    /// of formatted records make worth a write.
+    pub(crate) fn open(plan: &Plan, opened: Opened, batch: usize) -> Self {
+        let format = plan.make_format(&opened);
+        let mut state = SinkState::new(
+            plan.name.clone(),
+            opened.output,
+            format,
+            opened.durable,
+            plan.buffer_size,
+            batch,
+        );
+        state.level = plan.level;
+        if let Some(bt) = plan.backtrace {
+            state.set_backtrace(bt);
+        }
+        state
     }
 
     /// What the crash-durable ring mirrors of this sink (also what
