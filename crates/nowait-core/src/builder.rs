@@ -653,10 +653,16 @@ impl Builder {
     /// ```
     pub fn build(mut self) -> Result<(Logger, Guard), BuildError> {
         crate::clock::init();
+        // 1. The settings.
         self.validate()?;
+        // 2. The crash-durable file: what a dead process left is recovered
+        //    into its files before any sink opens them.
         let durable =
             crate::durable::open_for(self.crash_durable.as_deref(), self.capacity, &self.sinks)?;
+        // 3. The sinks, each checked and opened in turn.
         let sinks = crate::sink::open_all(std::mem::take(&mut self.sinks), &self.format)?;
+        // 4. The shared state and the writer, started once what was
+        //    recovered is in the ring.
         let config = self.config(&sinks);
         let (needs_thread, needs_location) = (sinks.needs_thread, sinks.needs_location);
         let start = writer::starter(sinks.plans, sinks.opened, sinks.startup, self.settings());
@@ -671,6 +677,7 @@ impl Builder {
             || writer::start(&shared),
             self.shutdown_timeout,
         )?;
+        // 5. The process-wide hooks.
         crate::hooks::register(&shared, self.hook_options());
         Ok((
             Logger {

@@ -527,7 +527,7 @@ pub mod design {
     //! blocking.
     //!
     //! **The relay.** Those outputs get an I/O thread of their own
-    //! (`relay.rs`): the writer hands bytes over without waiting (at most
+    //! (`sys/relay.rs`): the writer hands bytes over without waiting (at most
     //! 64 KiB held), the thread writes them with blocking calls, 8 KiB at a
     //! time, and records count as written once the thread wrote them. A
     //! stalled reader blocks that thread only; the sink then takes nothing

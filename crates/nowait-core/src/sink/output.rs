@@ -259,6 +259,35 @@ impl Output {
         matches!(self, Output::Gone(_))
     }
 
+    /// Whether the output is a plain file, whose path the writer checks
+    /// for renames and deletions ([`Output::reopen_if_moved`]).
+    pub(crate) fn is_file(&self) -> bool {
+        matches!(self, Output::File { .. })
+    }
+
+    /// Whether the output is a rolling file: rotated by the writer between
+    /// records, and never cut in the middle of one.
+    pub(crate) fn rolls(&self) -> bool {
+        matches!(self, Output::Rolling(_))
+    }
+
+    /// A rolling file's room before its size limit (`Some(None)`: no
+    /// limit); `None` for every other output.
+    pub(crate) fn roll_room(&self) -> Option<Option<u64>> {
+        match self {
+            Output::Rolling(r) => Some(r.room()),
+            _ => None,
+        }
+    }
+
+    /// A rolling file's rotations and failed rotations so far.
+    pub(crate) fn rotations(&self) -> Option<(u64, u64)> {
+        match self {
+            Output::Rolling(r) => Some((r.rotations, r.rotation_errors)),
+            _ => None,
+        }
+    }
+
     /// Whether a write can block the writer thread (files, user writers).
     pub(crate) fn may_block(&self) -> bool {
         matches!(

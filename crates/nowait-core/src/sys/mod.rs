@@ -69,7 +69,8 @@ pub(crate) use journal_none::Journal;
 use std::fs::File;
 use std::io::Write;
 
-/// An output as the system opened it; `output` decides how to write it.
+/// An output as the system opened it; the sink that opened it decides how
+/// to write it.
 pub(crate) enum Open {
     /// A regular file: blocking writes.
     File { file: File, id: FileId },

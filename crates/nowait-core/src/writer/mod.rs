@@ -619,7 +619,7 @@ impl Writer {
     fn check_rotation(&mut self, force: bool) {
         let now = Instant::now();
         for i in 0..self.sinks.len() {
-            if matches!(self.sinks[i].output, crate::sink::Output::Rolling(_)) {
+            if self.sinks[i].output.rolls() {
                 // A rolling file that cannot be reopened keeps the old one:
                 // a notice, not a failed sink.
                 if !self.enter_io(now) {
@@ -643,7 +643,7 @@ impl Writer {
                 }
                 continue;
             }
-            let file = matches!(self.sinks[i].output, crate::sink::Output::File { .. });
+            let file = self.sinks[i].output.is_file();
             if !file || !self.enter_io(now) {
                 continue;
             }

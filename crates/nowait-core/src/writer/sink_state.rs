@@ -461,8 +461,8 @@ impl SinkState {
                 .front()
                 .map(|&end| ((end & !NOTICE_BIT) - self.written) as usize);
         }
-        if let Output::Rolling(r) = &self.output {
-            return Some(self.whole_records_within(r.room()));
+        if let Some(room) = self.output.roll_room() {
+            return Some(self.whole_records_within(room));
         }
         let Some(room) = self.output.room() else {
             return Some(unsent);
@@ -542,7 +542,7 @@ impl SinkState {
     /// A new file is shown to `on_new_file` before anything is written to
     /// it, and only then is the old one handed to housekeeping.
     fn roll_if_due(&mut self, now: Instant, on_new_file: &mut NewFile<'_>) -> io::Result<()> {
-        if self.mid_line || !matches!(self.output, Output::Rolling(_)) {
+        if self.mid_line || !self.output.rolls() {
             return Ok(());
         }
         let next = self.first_len();
@@ -563,7 +563,7 @@ impl SinkState {
     /// (compress, remove), in the sink itself. Returns a notice for the
     /// other sinks if the output panicked (the sink failed).
     pub(super) fn housekeeping_notices(&mut self, now: Instant) -> Option<(Level, String)> {
-        if !matches!(self.output, Output::Rolling(_)) {
+        if !self.output.rolls() {
             return None;
         }
         match self.output.housekeeping_errors() {
@@ -940,10 +940,9 @@ impl SinkState {
         c.write_errors.store(self.write_errors, Ordering::Relaxed);
         c.dropped_rejected
             .store(self.dropped_rejected, Ordering::Relaxed);
-        if let Output::Rolling(r) = &self.output {
-            c.rotations.store(r.rotations, Ordering::Relaxed);
-            c.rotation_errors
-                .store(r.rotation_errors, Ordering::Relaxed);
+        if let Some((rotations, errors)) = self.output.rotations() {
+            c.rotations.store(rotations, Ordering::Relaxed);
+            c.rotation_errors.store(errors, Ordering::Relaxed);
         }
         c.pending_bytes
             .store(self.unsent() as u64, Ordering::Relaxed);
