@@ -122,6 +122,7 @@ pub(crate) struct Opened {
 }
 
 impl Opened {
+    /// `output`, durable if it is a file or a user's writer.
     pub(crate) fn new(output: Output, terminal: bool) -> Opened {
         let durable = matches!(
             output,
@@ -134,9 +135,7 @@ impl Opened {
             durable,
         }
     }
-}
 
-impl Opened {
     /// An output as the system opened it; a blocking one gets its relay
     /// thread, named after the sink.
     pub(super) fn from_sys(open: Open, path: Option<&Path>) -> io::Result<Opened> {
