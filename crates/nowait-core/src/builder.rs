@@ -657,8 +657,9 @@ impl Builder {
         self.validate()?;
         // 2. The crash-durable file: what a dead process left is recovered
         //    into its files before any sink opens them.
+        let files = crate::sink::durable_files(&self.sinks);
         let durable =
-            crate::durable::open_for(self.crash_durable.as_deref(), self.capacity, &self.sinks)?;
+            crate::durable::open_for(self.crash_durable.as_deref(), self.capacity, &files)?;
         // 3. The sinks, each checked and opened in turn.
         let sinks = crate::sink::open_all(std::mem::take(&mut self.sinks), &self.format)?;
         // 4. The shared state and the writer, started once what was

@@ -20,7 +20,6 @@ use std::time::{Duration, Instant};
 use super::{DurableFile, Recovered, SinkFiles};
 use crate::error::BuildError;
 use crate::ring::PushError;
-use crate::sink::{Sink, Target};
 use crate::{kind, Level};
 
 /// Pushes one recovered item into the new logger's ring, waiting for room
@@ -28,30 +27,23 @@ use crate::{kind, Level};
 pub(crate) type Push<'a> = dyn FnMut(Level, u8, &[u8], Instant) -> Result<(), PushError> + 'a;
 
 /// Opens the crash-durable file at `path`, if any, for a ring of
-/// `capacity` bytes and the file sinks among `sinks`, recovering first
-/// what a dead process left (into those files only, never one the durable
-/// file names).
+/// `capacity` bytes and the logger's file sinks (`files`, with each sink's
+/// buffer size), recovering first what a dead process left (into those
+/// files only, never one the durable file names).
 pub(crate) fn open_for(
     path: Option<&Path>,
     capacity: usize,
-    sinks: &[Sink],
+    files: &[(SinkFiles<'_>, usize)],
 ) -> Result<Option<(Arc<DurableFile>, Recovered)>, BuildError> {
     let Some(path) = path else {
         return Ok(None);
     };
-    let files: Vec<_> = (sinks.iter())
-        .filter_map(|s| match &s.target {
-            Target::File(p) => Some((SinkFiles::File(p), s.buffer_size)),
-            Target::Rolling(r) => Some((SinkFiles::Rolling(r), s.buffer_size)),
-            _ => None,
-        })
-        .collect();
     // Each mirror holds twice the largest file sink's buffer.
     let mirror = (files.iter().map(|(_, buffer)| *buffer).max())
         .unwrap_or(0)
         .saturating_mul(2)
         .max(64 << 10);
-    let files: Vec<_> = files.into_iter().map(|(f, _)| f).collect();
+    let files: Vec<_> = files.iter().map(|(f, _)| *f).collect();
     super::open(path, capacity, mirror, &files)
         .map(Some)
         .map_err(|e| {

@@ -12,8 +12,22 @@ use std::fs;
 use std::io;
 use std::path::Path;
 
-use super::{Opened, Output};
+use super::{Opened, Output, Sink, Target};
+use crate::durable::SinkFiles;
 use crate::sys;
+
+/// The files of the file sinks among `sinks`, each with its sink's buffer
+/// size: what a crash-durable ring mirrors, and the only files its
+/// recovery may complete.
+pub(crate) fn durable_files(sinks: &[Sink]) -> Vec<(SinkFiles<'_>, usize)> {
+    (sinks.iter())
+        .filter_map(|s| match &s.target {
+            Target::File(p) => Some((SinkFiles::File(p), s.buffer_size)),
+            Target::Rolling(r) => Some((SinkFiles::Rolling(r), s.buffer_size)),
+            _ => None,
+        })
+        .collect()
+}
 
 /// Opens `path` for appending, creating it and its parent directories, and
 /// picks how to write it from its file type.

@@ -51,6 +51,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 pub use config::Sink;
+pub(crate) use file::durable_files;
 pub(crate) use output::{Opened, Output, WriteOutcome};
 
 use crate::error::BuildError;
