@@ -17,9 +17,11 @@
 //! Each kind's own code is a file of its own: `file.rs` (files and rolling
 //! files), `terminal.rs` (stdout, stderr), `custom.rs` (a user's writer),
 //! `socket.rs` (TCP, Unix streams and datagrams, syslog framing),
-//! `journald.rs`, `otlp.rs`. Adding a kind adds its file, a [`Target`]
-//! variant with its arms in this module, and an [`Output`] variant if none
-//! fits; nothing outside this folder names a kind.
+//! `journald.rs`, `otlp.rs`. Adding a kind adds its file, a constructor on
+//! [`Sink`], a [`Target`] variant with its arms in this module, and an
+//! [`Output`] variant with its arms in `output.rs` if no output fits;
+//! nothing outside this folder names a kind (the writer asks an output
+//! what it is: [`Output::rolls`], [`Output::may_block`]...).
 //!
 //! Invariants:
 //!
