@@ -144,6 +144,8 @@ pub(crate) struct Plan {
 impl Plan {
     /// Checks what only the sink's kind knows, and settles its format
     /// (OTLP's own; else the sink's, else `default`).
+    // Only OTLP changes the sink it settles.
+    #[cfg_attr(not(feature = "otlp"), allow(unused_mut))]
     fn new(mut sink: Sink, default: &Arc<dyn MakeFormat>) -> Result<Plan, BuildError> {
         let name = sink.target.name();
         let config = |e: String| BuildError::config(format!("sink {name}: {e}"));
