@@ -33,13 +33,13 @@ use crate::Level;
 /// # drop(guard);
 /// ```
 pub struct Sink {
-    pub(crate) target: Target,
-    pub(crate) buffer_size: usize,
-    pub(crate) format: Option<Arc<dyn MakeFormat>>,
-    pub(crate) level: Level,
-    pub(crate) syslog: Option<Syslog>,
-    pub(crate) own_thread: bool,
-    pub(crate) backtrace: Option<crate::Backtrace>,
+    pub(super) target: Target,
+    pub(super) buffer_size: usize,
+    pub(super) format: Option<Arc<dyn MakeFormat>>,
+    pub(super) level: Level,
+    pub(super) syslog: Option<Syslog>,
+    pub(super) own_thread: bool,
+    pub(super) backtrace: Option<crate::Backtrace>,
 }
 
 impl fmt::Debug for Sink {
@@ -54,7 +54,7 @@ impl fmt::Debug for Sink {
 }
 
 /// Default bound on a sink's bytes formatted but not yet written.
-pub(crate) const DEFAULT_SINK_BUFFER: usize = 1 << 20;
+const DEFAULT_SINK_BUFFER: usize = 1 << 20;
 
 impl Sink {
     fn new(target: Target) -> Sink {
@@ -595,7 +595,7 @@ impl Sink {
 
     /// The least severe level this sink needs the front ends to push: its
     /// level, or its backtrace's lowest if that is lower.
-    pub(crate) fn wanted_level(&self) -> Level {
+    pub(super) fn wanted_level(&self) -> Level {
         match &self.backtrace {
             Some(bt) => self.level.min(bt.lowest),
             None => self.level,
