@@ -3,28 +3,26 @@
 use std::fmt;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
-use std::sync::{Arc, Mutex};
-use std::thread;
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::durable::DurableFile;
 use crate::error::BuildError;
-use crate::format::{Framing, Syslog};
-use crate::format::{MakeFormat, SinkInfo};
+use crate::format::MakeFormat;
 use crate::guard::Guard;
 use crate::logger::Logger;
-use crate::output::{self, Datagram, Journal, Opened, Output, Peer, Stream};
 use crate::policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
 use crate::registry::Options;
 use crate::ring::{Ring, MAX_CAPACITY};
 use crate::shared::lanes::DEFAULT_LANES;
+use crate::shared::{Config, Shared, Start};
+use crate::sink::{OpenSinks, Sink};
+use crate::stats::SinkCounters;
+use crate::writer;
+use crate::Level;
 
 /// The most lanes a logger may have ([`Builder::lanes`]).
 const MAX_LANES: usize = 4096;
-use crate::shared::{consumer, Config, Shared, Start};
-use crate::sink::{Sink, Target};
-use crate::stats::SinkCounters;
-use crate::writer::{SinkState, Writer};
-use crate::Level;
 
 /// Configures and starts a logger.
 ///
@@ -106,69 +104,6 @@ pub const DEFAULT_IDLE_INTERVAL: Duration = Duration::from_millis(50);
 
 /// The default bound on a fatal signal's drain ([`Builder::crash_timeout`]).
 pub(crate) const DEFAULT_CRASH_TIMEOUT: Duration = Duration::from_secs(1);
-
-/// What a crash-durable file held when its process died, pushed into the
-/// new logger's ring before any new record (the logger is not handed out
-/// yet): the notices, then the records.
-struct Recovery {
-    items: std::vec::IntoIter<(Level, u8, Vec<u8>)>,
-    total: usize,
-    pushed: usize,
-    lost: usize,
-}
-
-impl Recovery {
-    fn new(recovered: crate::durable::Recovered) -> Recovery {
-        let total = recovered.records.len();
-        let items: Vec<_> = (recovered.notices.into_iter())
-            .map(|n| (Level::Warn, crate::kind::TEXT, n.into_bytes()))
-            .chain(recovered.records)
-            .collect();
-        Recovery {
-            items: items.into_iter(),
-            total,
-            pushed: 0,
-            lost: 0,
-        }
-    }
-
-    /// Pushes what fits without waiting (before the writer runs), or all,
-    /// waiting for room until `deadline` (the writer running). Returns
-    /// whether everything went in.
-    fn push(&mut self, shared: &Arc<Shared>, deadline: Option<std::time::Instant>) -> bool {
-        let now = std::time::Instant::now();
-        while let Some((level, kind, payload)) = self.items.as_slice().first() {
-            match shared.push_recovered(*level, *kind, payload, deadline.unwrap_or(now)) {
-                Ok(()) => {}
-                Err(crate::ring::ClaimError::Full) if deadline.is_none() => return false,
-                Err(crate::ring::ClaimError::Full) => {
-                    // The ring stayed full until the deadline (a writer
-                    // stuck in a sink): the rest are lost, and counted.
-                    self.lost += self.items.len();
-                    self.items = Vec::new().into_iter();
-                    break;
-                }
-                Err(_) => self.lost += 1,
-            }
-            self.items.next();
-            self.pushed += 1;
-        }
-        true
-    }
-
-    /// Says what could not be pushed.
-    fn report(&self, shared: &Arc<Shared>, deadline: std::time::Instant) {
-        if self.lost > 0 {
-            let msg = format!(
-                "{} of {} recovered records lost: the ring stayed full, or a record was \
-                 larger than this ring takes",
-                self.lost, self.total
-            );
-            let _ =
-                shared.push_recovered(Level::Error, crate::kind::TEXT, msg.as_bytes(), deadline);
-        }
-    }
-}
 
 impl Builder {
     /// A builder with the defaults: 1 MiB ring, 64 KiB batches, a 3 ms
@@ -718,6 +653,48 @@ impl Builder {
     /// ```
     pub fn build(mut self) -> Result<(Logger, Guard), BuildError> {
         crate::clock::init();
+        // 1. The settings.
+        self.validate()?;
+        // 2. The crash-durable file: what a dead process left is recovered
+        //    into its files before any sink opens them.
+        let files = crate::sink::durable_files(&self.sinks);
+        let durable =
+            crate::durable::open_for(self.crash_durable.as_deref(), self.capacity, &files)?;
+        // 3. The sinks, each checked and opened in turn.
+        let sinks = crate::sink::open_all(std::mem::take(&mut self.sinks), &self.format)?;
+        // 4. The shared state and the writer, started once what was
+        //    recovered is in the ring.
+        let config = self.config(&sinks);
+        let (needs_thread, needs_location) = (sinks.needs_thread, sinks.needs_location);
+        let start = writer::starter(sinks.plans, sinks.opened, sinks.startup, self.settings());
+        let (file, recovered) = durable.unzip();
+        let shared = self.shared(file, sinks.counters, config, start)?;
+        crate::durable::hand_over(
+            shared.durable.as_deref(),
+            recovered,
+            &mut |level, kind, payload, deadline| {
+                shared.push_recovered(level, kind, payload, deadline)
+            },
+            || writer::start(&shared),
+            self.shutdown_timeout,
+        )?;
+        // 5. The process-wide hooks.
+        crate::hooks::register(&shared, self.hook_options());
+        Ok((
+            Logger {
+                shared: Arc::clone(&shared),
+                thread: needs_thread,
+                location: needs_location,
+            },
+            Guard {
+                shared,
+                timeout: self.shutdown_timeout,
+            },
+        ))
+    }
+
+    /// Checks the settings, and gives a logger without sinks stdout.
+    fn validate(&mut self) -> Result<(), BuildError> {
         if self.capacity < 1024 || self.capacity > MAX_CAPACITY {
             return Err(BuildError::config(format!(
                 "capacity must be between 1024 bytes and 1 GiB, got {}",
@@ -752,25 +729,7 @@ impl Builder {
         if self.sinks.is_empty() {
             self.sinks.push(Sink::stdout());
         }
-        if let Some(bad) = self
-            .sinks
-            .iter()
-            .find(|s| s.buffer_size < 1024 || s.buffer_size > MAX_CAPACITY)
-        {
-            return Err(BuildError::config(format!(
-                "sink {} buffer_size must be between 1024 bytes and 1 GiB, got {}",
-                bad.target.name(),
-                bad.buffer_size
-            )));
-        }
-        for sink in &self.sinks {
-            if let Some(Err(why)) = sink.backtrace.as_ref().map(|b| b.check()) {
-                return Err(BuildError::config(format!(
-                    "sink {}: {why}",
-                    sink.target.name()
-                )));
-            }
-        }
+        crate::sink::check(&self.sinks)?;
         if let (Some(cpu), false) = (self.writer_cpu, crate::sys::CAN_PIN_THREADS) {
             return Err(BuildError::config(format!(
                 "writer_cpu({cpu}): {} cannot pin a thread to a CPU",
@@ -789,156 +748,18 @@ impl Builder {
                 "reopen_on_sighup needs nowait-core's `signals` feature",
             ));
         }
+        Ok(())
+    }
 
-        // A file a process that died left behind is recovered before any
-        // sink opens: its files get their unwritten bytes first.
-        let durable = match &self.crash_durable {
-            Some(path) => {
-                let mirror = self
-                    .sinks
-                    .iter()
-                    .filter(|s| matches!(s.target, Target::File(_) | Target::Rolling(_)))
-                    .map(|s| s.buffer_size)
-                    .max()
-                    .unwrap_or(0)
-                    .saturating_mul(2)
-                    .max(64 << 10);
-                // Recovery completes only these files, never one the
-                // durable file names.
-                let files: Vec<_> = (self.sinks.iter())
-                    .filter_map(|s| match &s.target {
-                        Target::File(p) => Some(crate::durable::SinkFiles::File(p)),
-                        Target::Rolling(r) => Some(crate::durable::SinkFiles::Rolling(r)),
-                        _ => None,
-                    })
-                    .collect();
-                Some(
-                    crate::durable::open(path, self.capacity, mirror, &files).map_err(|e| {
-                        BuildError::io(
-                            format!("cannot use {} as a crash-durable ring", path.display()),
-                            e,
-                        )
-                    })?,
-                )
-            }
-            None => None,
-        };
-        let format_of = |s: &Sink| Arc::clone(s.format.as_ref().unwrap_or(&self.format));
-        let records_thread = self.sinks.iter().any(|s| format_of(s).needs_thread());
-        let records_location = self.sinks.iter().any(|s| format_of(s).needs_location());
-        let mut specs = Vec::with_capacity(self.sinks.len());
-        let mut states = Vec::with_capacity(self.sinks.len());
-        let mut counters = Vec::with_capacity(self.sinks.len());
-        let mut startup = Vec::new();
-        for sink in self.sinks {
-            let name = sink.target.name();
-            // An OTLP sink's records must be OTLP's, whatever else was asked.
-            #[cfg(feature = "otlp")]
-            let sink = match sink.target {
-                Target::Otlp(_) => Sink {
-                    format: Some(Arc::new(crate::otlp::MakeOtlp)),
-                    syslog: None,
-                    ..sink
-                },
-                _ => sink,
-            };
-            let wanted = sink.wanted_level();
-            let (opened, reopen) = match sink.target {
-                Target::Stdout => (output::open_stdio(1), Reopen::Stdio(1)),
-                Target::Stderr => (output::open_stdio(2), Reopen::Stdio(2)),
-                Target::File(path) => (output::open_path(&path), Reopen::Path(path)),
-                Target::Rolling(rolling) => {
-                    rolling
-                        .check()
-                        .map_err(|e| BuildError::config(format!("sink {name}: {e}")))?;
-                    (output::open_rolling(&rolling), Reopen::Rolling(rolling))
-                }
-                Target::Writer(w) if sink.own_thread => (Opened::own_thread(w), Reopen::None),
-                Target::Writer(w) => (Ok(Opened::new(Output::Writer(w), false)), Reopen::None),
-                Target::Tcp(Err(why)) => {
-                    return Err(BuildError::config(format!(
-                        "sink tcp: cannot resolve its address: {why}"
-                    )))
-                }
-                Target::Tcp(Ok(addr)) => (
-                    Stream::connecting(Peer::Tcp(addr))
-                        .map(|s| Opened::new(Output::Stream(s), false)),
-                    Reopen::Stream(Peer::Tcp(addr)),
-                ),
-                Target::Unix(path) => (
-                    Stream::connecting(Peer::Unix(path.clone()))
-                        .map(|s| Opened::new(Output::Stream(s), false)),
-                    Reopen::Stream(Peer::Unix(path)),
-                ),
-                Target::UnixDatagram(path) => (
-                    Datagram::open(&path).map(|d| Opened::new(Output::Datagram(d), false)),
-                    Reopen::Datagram(path),
-                ),
-                #[cfg(feature = "otlp")]
-                Target::Otlp(otlp) => {
-                    otlp.check()
-                        .map_err(|e| BuildError::config(format!("sink {name}: {e}")))?;
-                    (
-                        otlp.open()
-                            .map(|c| Opened::new(Output::Otlp(Box::new(c)), false)),
-                        Reopen::Otlp(otlp),
-                    )
-                }
-                Target::Journald(journald, made) => {
-                    // Its entries are its format: another one would send
-                    // journald lines it cannot parse.
-                    let own = sink
-                        .format
-                        .as_ref()
-                        .is_some_and(|f| std::ptr::addr_eq(Arc::as_ptr(f), Arc::as_ptr(&made)));
-                    if !own || sink.syslog.is_some() {
-                        return Err(BuildError::config(format!(
-                            "sink {name}: a journald sink writes journald's own format; \
-                             set its options with Journald, not Sink::format or Sink::syslog"
-                        )));
-                    }
-                    let path = journald.path().to_owned();
-                    (
-                        Journal::open(&path).map(|j| Opened::new(Output::Journal(j), false)),
-                        Reopen::Journal(path),
-                    )
-                }
-            };
-            let opened =
-                opened.map_err(|e| BuildError::io(format!("cannot open sink {name}"), e))?;
-            let spec = Spec {
-                name,
-                reopen,
-                format: sink.format.unwrap_or_else(|| Arc::clone(&self.format)),
-                buffer_size: sink.buffer_size,
-                level: sink.level,
-                wanted,
-                backtrace: sink.backtrace,
-                syslog: sink.syslog,
-            };
-            let c = SinkCounters::new(spec.name.clone(), opened.durable);
-            c.non_blocking
-                .store(!opened.output.may_block(), Ordering::Relaxed);
-            if let Some(why) = &opened.fallback {
-                startup.push(format!(
-                    "sink {} is written by an I/O thread of its own, which alone waits for it: {why}",
-                    spec.name
-                ));
-            }
-            counters.push(c);
-            states.push(spec.state(opened, self.batch_size));
-            specs.push(spec);
-        }
-        let any_durable = counters.iter().any(|c| c.durable);
-        let policy = self.policy.unwrap_or(if any_durable {
+    /// What the logger's shared state is configured with, for `sinks`.
+    fn config(&self, sinks: &OpenSinks) -> Config {
+        let policy = self.policy.unwrap_or(if sinks.any_durable() {
             FullPolicy::BlockTimeout(DEFAULT_BLOCK_TIMEOUT)
         } else {
             FullPolicy::Drop
         });
-
-        let min_level = specs.iter().map(|s| s.wanted).min().unwrap_or(Level::Trace);
-        let config = Config {
-            min_level,
+        Config {
+            min_level: sinks.min_level(),
             policy,
             protect: self.protect,
             high_water: self.high_water,
@@ -957,220 +778,48 @@ impl Builder {
                     .unwrap_or((self.capacity / 16).clamp(256, 64 << 10));
                 (self.lanes, bytes)
             },
-        };
-        let initial = Mutex::new(Some((states, startup)));
-        let (interval, idle, batch) = (self.flush_interval, self.idle_interval, self.batch_size);
-        let thread_name = self.thread_name;
-        let writer_cpu = self.writer_cpu;
-        let start: Start = Box::new(move |shared: &Arc<Shared>| {
-            // The sinks opened by `build`, or, in a forked child, the same
-            // sinks opened again.
-            let (states, startup) = match initial.try_lock().ok().and_then(|mut s| s.take()) {
-                Some(first) => first,
-                None => (
-                    specs.iter().map(|s| s.reopen_in_child(batch)).collect(),
-                    Vec::new(),
-                ),
-            };
-            for (c, s) in shared.sinks.iter().zip(&states) {
-                c.non_blocking
-                    .store(!s.output.may_block(), Ordering::Relaxed);
-            }
-            shared.consumer.store(consumer::WRITER, Ordering::SeqCst);
-            let writer = Writer::new(Arc::clone(shared), states, interval, idle, startup);
-            // With a CPU to pin to, the thread pins itself before anything
-            // else and says how that went; it runs only if it did.
-            let (pinned_tx, pinned_rx) =
-                writer_cpu.map(|_| std::sync::mpsc::sync_channel(1)).unzip();
-            let spawned = thread::Builder::new()
-                .name(thread_name.clone())
-                .spawn(move || {
-                    if let (Some(cpu), Some(tx)) = (writer_cpu, pinned_tx) {
-                        let pinned = crate::sys::pin_current_thread(cpu);
-                        let ok = pinned.is_ok();
-                        let _ = tx.send(pinned);
-                        if !ok {
-                            return;
-                        }
-                    }
-                    writer.run()
-                })
-                .map(drop)
-                // Bounded by the thread's start and one system call.
-                .and_then(|()| match (writer_cpu, pinned_rx) {
-                    (Some(cpu), Some(rx)) => match rx.recv() {
-                        Ok(Ok(())) => Ok(()),
-                        Ok(Err(e)) => Err(std::io::Error::new(
-                            e.kind(),
-                            format!("cannot pin it to CPU {cpu} (writer_cpu): {e}"),
-                        )),
-                        Err(_) => Err(std::io::Error::other(
-                            "it ended before it could pin itself (writer_cpu)",
-                        )),
-                    },
-                    _ => Ok(()),
-                });
-            spawned.inspect_err(|_| shared.consumer.store(consumer::NONE, Ordering::SeqCst))
-        });
-        let ring = match &durable {
-            Some((file, _)) => file.ring(),
+        }
+    }
+
+    /// How the writer thread runs.
+    fn settings(&self) -> writer::Settings {
+        writer::Settings {
+            interval: self.flush_interval,
+            idle: self.idle_interval,
+            batch: self.batch_size,
+            thread_name: self.thread_name.clone(),
+            cpu: self.writer_cpu,
+        }
+    }
+
+    /// The logger's shared state, its ring in the crash-durable `file` if
+    /// there is one.
+    fn shared(
+        &self,
+        file: Option<Arc<DurableFile>>,
+        counters: Vec<SinkCounters>,
+        config: Config,
+        start: Start,
+    ) -> Result<Arc<Shared>, BuildError> {
+        let ring = match &file {
+            Some(file) => file.ring(),
             None => Ring::new(self.capacity),
         };
         let mut shared = Shared::new(ring, counters, config, start)
             .map_err(|e| BuildError::io("cannot create the writer's doorbell", e))?;
-        let recovered = durable.map(|(file, recovered)| {
-            shared.durable = Some(file);
-            recovered
-        });
+        shared.durable = file;
         shared.ctl.fsync.store(self.fsync, Ordering::Relaxed);
-        let shared = Arc::new(shared);
-        // What a dead process left goes into the new ring before the
-        // writer runs, so that nothing of it is written before the new
-        // file takes the old one's place: a process killed during this
-        // build leaves either the old file (nothing of it written yet) or
-        // the new one (holding the rest).
-        let mut recovery = recovered.map(Recovery::new);
-        let all_in = recovery.as_mut().map_or(true, |r| r.push(&shared, None));
-        if let Some(file) = &shared.durable {
-            file.take_path()
-                .map_err(|e| BuildError::io("cannot replace the crash-durable file", e))?;
-        }
-        shared
-            .start_writer()
-            .map_err(|e| BuildError::io("cannot start the writer thread", e))?;
-        if let Some(recovery) = &mut recovery {
-            let deadline = crate::clock::deadline_after(self.shutdown_timeout);
-            if !all_in {
-                // More than the new ring holds (the durable file's ring
-                // is sized to hold all it recovered, so only a ring at
-                // its size cap gets here): the rest waits for the writer
-                // (a kill from here until it is in loses it).
-                recovery.push(&shared, Some(deadline));
-            }
-            recovery.report(&shared, deadline);
-        }
-
-        crate::hooks::register(
-            &shared,
-            Options {
-                catch_panics: self.catch_panics,
-                flush_on_exit: self.flush_on_exit,
-                drain_on_signals: self.drain_on_signals,
-                reopen_on_sighup: self.reopen_on_sighup,
-                drain_on_crash: self.drain_on_crash,
-            },
-        );
-
-        Ok((
-            Logger {
-                shared: Arc::clone(&shared),
-                thread: records_thread,
-                location: records_location,
-            },
-            Guard {
-                shared,
-                timeout: self.shutdown_timeout,
-            },
-        ))
-    }
-}
-
-/// How to open a sink again in a forked child.
-enum Reopen {
-    Stdio(u8),
-    Path(PathBuf),
-    Rolling(crate::rolling::Rolling),
-    /// A custom writer: it cannot cross a fork.
-    None,
-    /// A stream socket: connect again.
-    Stream(Peer),
-    /// A datagram socket: connect again.
-    Datagram(PathBuf),
-    /// An OTLP receiver: connect again.
-    #[cfg(feature = "otlp")]
-    Otlp(crate::otlp::Otlp),
-    /// journald's socket: connect again.
-    Journal(PathBuf),
-}
-
-/// A sink as configured, kept for a forked child's writer.
-struct Spec {
-    name: String,
-    reopen: Reopen,
-    format: Arc<dyn MakeFormat>,
-    buffer_size: usize,
-    level: Level,
-    /// `level`, or the backtrace's lowest level if lower.
-    wanted: Level,
-    backtrace: Option<crate::BacktraceBuffer>,
-    syslog: Option<Syslog>,
-}
-
-impl Spec {
-    fn state(&self, opened: Opened, batch: usize) -> SinkState {
-        let info = SinkInfo::new(self.name.clone(), opened.terminal);
-        let durable = opened.durable;
-        let mut format = self.format.make_format(&info);
-        if let Some(syslog) = &self.syslog {
-            let framing = match opened.output {
-                Output::Stream(_) => Framing::OctetCounted,
-                Output::Datagram(_) => Framing::Datagram,
-                _ => Framing::Line,
-            };
-            format = syslog.wrap(format, framing);
-        }
-        let mut state = SinkState::new(
-            self.name.clone(),
-            opened.output,
-            format,
-            durable,
-            self.buffer_size,
-            batch,
-        );
-        state.level = self.level;
-        if let Some(bt) = self.backtrace {
-            state.set_backtrace(bt);
-        }
-        state
+        Ok(Arc::new(shared))
     }
 
-    fn reopen_in_child(&self, batch: usize) -> SinkState {
-        let opened = match &self.reopen {
-            Reopen::Stdio(fd) => output::open_stdio(*fd),
-            Reopen::Path(path) => output::open_path(path),
-            Reopen::Rolling(rolling) => output::open_rolling(rolling),
-            Reopen::None => Err(std::io::Error::other(
-                "a custom writer cannot be used in a forked child",
-            )),
-            Reopen::Stream(peer) => Ok(Opened::new(
-                Output::Stream(Stream::new(peer.clone())),
-                false,
-            )),
-            Reopen::Datagram(path) => Ok(Opened::new(
-                Output::Datagram(Datagram::unconnected(path)),
-                false,
-            )),
-            #[cfg(feature = "otlp")]
-            Reopen::Otlp(otlp) => otlp
-                .open()
-                .map(|c| Opened::new(Output::Otlp(Box::new(c)), false)),
-            Reopen::Journal(path) => Ok(Opened::new(
-                Output::Journal(Journal::unconnected(path)),
-                false,
-            )),
-        };
-        let opened = opened.unwrap_or_else(|e| {
-            Opened::new(
-                Output::Gone(format!("cannot reopen after fork: {e}")),
-                false,
-            )
-        });
-        let mut state = self.state(opened, batch);
-        // Its records in the child: written, or counted as failed.
-        state.durable = matches!(
-            self.reopen,
-            Reopen::Path(_) | Reopen::Rolling(_) | Reopen::None
-        );
-        state
+    /// Which process-wide hooks the logger asks for.
+    fn hook_options(&self) -> Options {
+        Options {
+            catch_panics: self.catch_panics,
+            flush_on_exit: self.flush_on_exit,
+            drain_on_signals: self.drain_on_signals,
+            reopen_on_sighup: self.reopen_on_sighup,
+            drain_on_crash: self.drain_on_crash,
+        }
     }
 }

@@ -51,8 +51,10 @@ use std::time::Duration;
 use crate::event::{Callsite, SiteKey};
 use crate::ring::Ring;
 use crate::sys::{self, FileId, Mapping};
+mod handover;
 mod recover;
 use crate::snapshot::{slot_range, Phase};
+pub(crate) use handover::{hand_over, open_for};
 #[cfg(feature = "fuzzing")]
 pub(crate) use recover::recover_bytes;
 #[cfg(feature = "fuzzing")]

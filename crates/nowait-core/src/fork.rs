@@ -10,8 +10,9 @@
 //!    atomic stores only ([`Shared::reset_after_fork`]): the parent's
 //!    records are forgotten (the parent writes them), the counters start at
 //!    zero, and the ring is flagged so that the child's first push (or
-//!    flush, or shutdown) starts a new writer thread, which reopens stdout,
-//!    stderr and files; a custom writer cannot cross a fork, so that sink
+//!    flush, or shutdown) starts a new writer thread, which opens the same
+//!    sinks again (`sink::Plan::reopen_in_child`: the one `open` per kind
+//!    that `build` uses); a custom writer cannot cross a fork, so that sink
 //!    fails for good in the child and its records are counted as dropped.
 //! 3. `parent` and `child` then unlock the registry.
 //!

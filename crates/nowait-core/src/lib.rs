@@ -251,11 +251,9 @@ mod metrics;
 #[cfg(feature = "otlp")]
 mod otlp;
 mod outcome;
-mod output;
 mod policy;
 mod record;
 mod registry;
-mod relay;
 #[allow(unsafe_code)]
 mod ring;
 mod rolling;

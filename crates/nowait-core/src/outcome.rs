@@ -1,5 +1,5 @@
 //! What one attempt to write an output gave: the type the outputs
-//! (module `output`) and the OTLP client (module `otlp`) both return,
+//! (`sink::output`) and the OTLP client (module `otlp`) both return,
 //! in a module of its own so that neither imports the other.
 
 use std::io;

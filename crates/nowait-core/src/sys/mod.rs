@@ -14,12 +14,18 @@
 //! | journald ([`Journal`]) | datagrams, sealed memfd past `EMSGSIZE` | none: a build error (`journal_none.rs`) | none: a build error |
 //! | signals (`signals`) | SIGTERM/SIGINT drain, SIGHUP reopen | same | Ctrl-C, close, logoff and shutdown events drain |
 //! | `atexit`, `fork` (`process`) | `atexit`, `pthread_atfork` | same | `atexit`; no fork |
+//! | a blocking output on an I/O thread of its own ([`relay`]) | portable: custom writers with `own_thread` | same, plus pipes it cannot reopen | same, plus the console, pipes and TCP |
 //! | writer's CPU ([`pin_current_thread`]) | `sched_setaffinity` | same on FreeBSD (and DragonFly, not built here); none on macOS, NetBSD, OpenBSD (a build error) | `SetThreadAffinityMask` |
 //!
 //! "Unix, portable" is what macOS and the BSDs compile; Linux compiles it
 //! too with `RUSTFLAGS="--cfg nowait_portable"`, so that its code runs in
 //! the test suite here. What no Linux build runs is listed in
 //! `docs::design` ("Platforms").
+//!
+//! `sys` is a leaf: nothing in it imports a module of the crate outside
+//! `sys`, so every other module may build on it. The relay thread is
+//! portable code, but the platform outputs hand their blocking writes to
+//! it, so it lives here too.
 
 #[cfg(all(target_os = "linux", not(nowait_portable), not(miri)))]
 #[path = "wait_futex.rs"]
@@ -29,6 +35,8 @@ mod wait;
 mod wait;
 
 pub(crate) use wait::{wait, wake_all};
+
+pub(crate) mod relay;
 
 #[cfg(unix)]
 mod unix;
@@ -61,7 +69,8 @@ pub(crate) use journal_none::Journal;
 use std::fs::File;
 use std::io::Write;
 
-/// An output as the system opened it; `output` decides how to write it.
+/// An output as the system opened it; the sink that opened it decides how
+/// to write it.
 pub(crate) enum Open {
     /// A regular file: blocking writes.
     File { file: File, id: FileId },

@@ -31,9 +31,11 @@ mod backtrace;
 mod finish;
 mod lanes;
 mod loss;
-mod sink;
+mod sink_state;
+mod start;
 
-pub(crate) use sink::SinkState;
+pub(crate) use sink_state::SinkState;
+pub(crate) use start::{start, starter, Settings};
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -158,7 +160,7 @@ impl Writer {
         // finished a batch, so the writer hands it the next one at once
         // (a weak reference: the thread may outlive the logger).
         let weak = Arc::downgrade(&shared);
-        let waker: crate::relay::Waker = Arc::new(move || {
+        let waker: crate::sys::relay::Waker = Arc::new(move || {
             if let Some(shared) = weak.upgrade() {
                 shared.doorbell.ring();
             }
@@ -617,7 +619,7 @@ impl Writer {
     fn check_rotation(&mut self, force: bool) {
         let now = Instant::now();
         for i in 0..self.sinks.len() {
-            if matches!(self.sinks[i].output, crate::output::Output::Rolling(_)) {
+            if self.sinks[i].output.rolls() {
                 // A rolling file that cannot be reopened keeps the old one:
                 // a notice, not a failed sink.
                 if !self.enter_io(now) {
@@ -641,7 +643,7 @@ impl Writer {
                 }
                 continue;
             }
-            let file = matches!(self.sinks[i].output, crate::output::Output::File { .. });
+            let file = self.sinks[i].output.is_file();
             if !file || !self.enter_io(now) {
                 continue;
             }

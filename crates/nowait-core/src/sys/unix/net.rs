@@ -183,7 +183,7 @@ impl Stream {
     }
 
     /// Nothing to wake on Unix: the writer polls the socket.
-    pub(crate) fn set_waker(&self, _waker: &crate::relay::Waker) {}
+    pub(crate) fn set_waker(&self, _waker: &crate::sys::relay::Waker) {}
 
     /// Starts a connect; never waits.
     fn start(&mut self, now: Instant) -> Result<(), io::Error> {

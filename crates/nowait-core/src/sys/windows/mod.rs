@@ -1,6 +1,6 @@
 //! Windows. There are no descriptors to poll: regular files are written
 //! with blocking calls like everywhere, and the console, pipes and TCP go
-//! through a relay thread of their own ([`crate::relay`]), so the writer's
+//! through a relay thread of their own ([`relay`](crate::sys::relay)), so the writer's
 //! sleep only waits for its doorbell.
 
 pub(crate) mod affinity;

@@ -1,5 +1,5 @@
 //! Sockets as sinks on Windows. TCP connects and writes with blocking calls
-//! on a relay thread of its own ([`crate::relay`]), so a receiver that is
+//! on a relay thread of its own ([`relay`](crate::sys::relay)), so a receiver that is
 //! slow, down or unreachable holds that thread only: the writer thread
 //! hands bytes over and never waits. A failure drops the connection; the
 //! sink's retry reconnects. Unix sockets (`Sink::unix`, syslog's
@@ -11,7 +11,7 @@ use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::relay::{Blocking, Relay, Relayed};
+use crate::sys::relay::{Blocking, Relay, Relayed};
 use crate::sys::Waitable;
 
 /// A connect that takes longer than this fails.
@@ -135,7 +135,7 @@ impl Stream {
     }
 
     /// Rings the writer's doorbell after each batch.
-    pub(crate) fn set_waker(&self, waker: &crate::relay::Waker) {
+    pub(crate) fn set_waker(&self, waker: &crate::sys::relay::Waker) {
         if let Ok(relay) = &self.relay {
             relay.set_waker(std::sync::Arc::clone(waker));
         }

@@ -1,12 +1,15 @@
-//! Where records go, as configured: stdout, stderr, files, sockets, any
-//! `io::Write`. The opened form is in [`output`](crate::output).
+//! [`Sink`]: where records go, as the user configures it before
+//! [`Builder::build`](crate::Builder::build). Nothing here opens anything:
+//! each kind's `open` is in its own file of this folder.
 
 use std::fmt;
 use std::io::Write;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::ToSocketAddrs;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::custom::Handoff;
+use super::Target;
 use crate::format::MakeFormat;
 use crate::format::Syslog;
 use crate::Level;
@@ -30,34 +33,13 @@ use crate::Level;
 /// # drop(guard);
 /// ```
 pub struct Sink {
-    pub(crate) target: Target,
-    pub(crate) buffer_size: usize,
-    pub(crate) format: Option<Arc<dyn MakeFormat>>,
-    pub(crate) level: Level,
-    pub(crate) syslog: Option<Syslog>,
-    pub(crate) own_thread: bool,
-    pub(crate) backtrace: Option<crate::BacktraceBuffer>,
-}
-
-pub(crate) enum Target {
-    Stdout,
-    Stderr,
-    File(PathBuf),
-    Rolling(crate::rolling::Rolling),
-    Writer(Box<dyn Write + Send>),
-    /// A TCP address resolved when the sink was made, or why it could not
-    /// be (with what was asked for).
-    Tcp(Result<SocketAddr, String>),
-    /// A Unix stream socket.
-    Unix(PathBuf),
-    /// A Unix datagram socket.
-    UnixDatagram(PathBuf),
-    /// An OTLP/HTTP receiver.
-    #[cfg(feature = "otlp")]
-    Otlp(crate::otlp::Otlp),
-    /// journald's native socket, and the format the sink was made with
-    /// (another one set with `Sink::format` is a build error).
-    Journald(crate::format::Journald, Arc<dyn MakeFormat>),
+    pub(super) target: Target,
+    pub(super) buffer_size: usize,
+    pub(super) format: Option<Arc<dyn MakeFormat>>,
+    pub(super) level: Level,
+    pub(super) syslog: Option<Syslog>,
+    pub(super) own_thread: bool,
+    pub(super) backtrace: Option<crate::BacktraceBuffer>,
 }
 
 impl fmt::Debug for Sink {
@@ -72,7 +54,7 @@ impl fmt::Debug for Sink {
 }
 
 /// Default bound on a sink's bytes formatted but not yet written.
-pub(crate) const DEFAULT_SINK_BUFFER: usize = 1 << 20;
+const DEFAULT_SINK_BUFFER: usize = 1 << 20;
 
 impl Sink {
     fn new(target: Target) -> Sink {
@@ -194,7 +176,7 @@ impl Sink {
     /// # let _ = sink;
     /// ```
     pub fn writer(writer: impl Write + Send + 'static) -> Sink {
-        Sink::new(Target::Writer(Box::new(writer)))
+        Sink::new(Target::Writer(Handoff::new(Box::new(writer))))
     }
 
     /// A TCP connection to a log receiver (Vector, Fluent Bit, an
@@ -614,29 +596,10 @@ impl Sink {
 
     /// The least severe level this sink needs the front ends to push: its
     /// level, or its backtrace's lowest if that is lower.
-    pub(crate) fn wanted_level(&self) -> Level {
+    pub(super) fn wanted_level(&self) -> Level {
         match &self.backtrace {
             Some(bt) => self.level.min(bt.lowest),
             None => self.level,
-        }
-    }
-}
-
-impl Target {
-    pub(crate) fn name(&self) -> String {
-        match self {
-            Target::Stdout => "stdout".into(),
-            Target::Stderr => "stderr".into(),
-            Target::File(p) => format!("file:{}", p.display()),
-            Target::Rolling(r) => format!("rolling:{}", r.pattern()),
-            Target::Writer(_) => "writer".into(),
-            Target::Tcp(Ok(addr)) => format!("tcp:{addr}"),
-            Target::Tcp(Err(_)) => "tcp:?".into(),
-            Target::Unix(p) => format!("unix:{}", p.display()),
-            Target::UnixDatagram(p) => format!("unix-datagram:{}", p.display()),
-            #[cfg(feature = "otlp")]
-            Target::Otlp(o) => format!("otlp:{}", o.url()),
-            Target::Journald(j, _) => format!("journald:{}", j.path().display()),
         }
     }
 }

@@ -1,4 +1,7 @@
-//! Sinks as the writer thread holds them: opened, typed, written.
+//! A sink as the writer thread holds it: its [`Output`], opened by its
+//! kind's `open` (a file of this folder each), and the one place that
+//! dispatches over the kinds when the writer writes, polls, flushes,
+//! syncs or rotates.
 //!
 //! Terminals, pipes, FIFOs and character devices are written without
 //! blocking (`O_NONBLOCK` on an open file description of the writer's own),
@@ -20,17 +23,15 @@
 //! for it, or a user's writer) then costs its own sink, counted and
 //! reported like any sink that failed for good, and the other sinks go on.
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{self, Write};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::relay::{Plain, Relay, Relayed, Waker};
-use crate::sys::{self, Descriptor, FileId, Open, Waitable};
-
-pub(crate) use crate::sys::{Datagram, Journal, Peer, Sent, Stream};
+use crate::sys::relay::{Plain, Relay, Relayed, Waker};
+use crate::sys::{self, Datagram, Descriptor, FileId, Journal, Open, Sent, Stream, Waitable};
 
 pub(crate) use crate::outcome::WriteOutcome;
 
@@ -121,6 +122,7 @@ pub(crate) struct Opened {
 }
 
 impl Opened {
+    /// `output`, durable if it is a file or a user's writer.
     pub(crate) fn new(output: Output, terminal: bool) -> Opened {
         let durable = matches!(
             output,
@@ -134,30 +136,9 @@ impl Opened {
         }
     }
 
-    /// A user's writer on an I/O thread of its own ([`Sink::own_thread`]):
-    /// durable like any custom writer, and never able to block the writer
-    /// thread.
-    ///
-    /// [`Sink::own_thread`]: crate::Sink::own_thread
-    pub(crate) fn own_thread(writer: Box<dyn Write + Send>) -> io::Result<Opened> {
-        // Marked as a writer thread: a panic in the user's writer is the
-        // sink's failure, reported by the writer, not a panic for the hook
-        // to log and wait on.
-        let relay = Relay::spawn_with(
-            "nowait-sink",
-            Box::new(Plain(writer)),
-            crate::shared::Shared::mark_writer_thread,
-        )?;
-        let mut opened = Opened::new(Output::Relayed(relay), false);
-        opened.durable = true;
-        Ok(opened)
-    }
-}
-
-impl Opened {
     /// An output as the system opened it; a blocking one gets its relay
     /// thread, named after the sink.
-    fn from_sys(open: Open, path: Option<&Path>) -> io::Result<Opened> {
+    pub(super) fn from_sys(open: Open, path: Option<&Path>) -> io::Result<Opened> {
         Ok(match open {
             Open::File { file, id } => Opened::new(
                 Output::File {
@@ -183,27 +164,6 @@ impl Opened {
             }
         })
     }
-}
-
-/// Opens `path` for appending, creating it and its parent directories, and
-/// picks how to write it from its file type.
-pub(crate) fn open_path(path: &Path) -> io::Result<Opened> {
-    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
-        fs::create_dir_all(parent)?;
-    }
-    Opened::from_sys(sys::open_path(path)?, Some(path))
-}
-
-/// Opens a rolling sink's current file (see [`crate::rolling`]).
-pub(crate) fn open_rolling(rolling: &crate::rolling::Rolling) -> io::Result<Opened> {
-    let file = crate::rolling::file::RollingFile::open(rolling)?;
-    Ok(Opened::new(Output::Rolling(Box::new(file)), false))
-}
-
-/// Opens standard output (1) or error (2) for writing without blocking
-/// where possible, through an I/O thread of its own where not.
-pub(crate) fn open_stdio(which: u8) -> io::Result<Opened> {
-    Opened::from_sys(sys::open_stdio(which)?, None)
 }
 
 /// Writes `buf` to a blocking writer, retrying `EINTR` and short writes.
@@ -296,6 +256,35 @@ impl Output {
     /// Whether the output is gone for good ([`Output::Gone`]).
     pub(crate) fn is_gone(&self) -> bool {
         matches!(self, Output::Gone(_))
+    }
+
+    /// Whether the output is a plain file, whose path the writer checks
+    /// for renames and deletions ([`Output::reopen_if_moved`]).
+    pub(crate) fn is_file(&self) -> bool {
+        matches!(self, Output::File { .. })
+    }
+
+    /// Whether the output is a rolling file: rotated by the writer between
+    /// records, and never cut in the middle of one.
+    pub(crate) fn rolls(&self) -> bool {
+        matches!(self, Output::Rolling(_))
+    }
+
+    /// A rolling file's room before its size limit (`Some(None)`: no
+    /// limit); `None` for every other output.
+    pub(crate) fn roll_room(&self) -> Option<Option<u64>> {
+        match self {
+            Output::Rolling(r) => Some(r.room()),
+            _ => None,
+        }
+    }
+
+    /// A rolling file's rotations and failed rotations so far.
+    pub(crate) fn rotations(&self) -> Option<(u64, u64)> {
+        match self {
+            Output::Rolling(r) => Some((r.rotations, r.rotation_errors)),
+            _ => None,
+        }
     }
 
     /// Whether a write can block the writer thread (files, user writers).
@@ -518,139 +507,7 @@ impl Output {
     /// none (deleted); if so, or if `force`, reopens it. Returns `Ok(true)`
     /// after a reopen.
     pub(crate) fn reopen_if_moved(&mut self, force: bool) -> io::Result<bool> {
-        self.guard(|output| output.reopen_file(force))
+        self.guard(|output| super::file::reopen_if_moved(output, force))
             .and_then(|reopened| reopened)
-    }
-
-    fn reopen_file(&mut self, force: bool) -> io::Result<bool> {
-        let Output::File {
-            file,
-            path: Some(path),
-            identity,
-        } = self
-        else {
-            return Ok(false);
-        };
-        // Windows keeps a deleted file's name until its last handle is
-        // closed ("delete pending"): the name may still open (Wine) or not
-        // (Windows), and ours must be closed before it can be created
-        // again. Asking our own handle covers both.
-        let deleted = sys::is_deleted(file);
-        let moved = deleted
-            || match sys::path_id(path) {
-                Ok(id) => id != *identity,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => true,
-                Err(e) => return Err(e),
-            };
-        if !moved && !force {
-            return Ok(false);
-        }
-        let path = path.clone();
-        if deleted {
-            // Closing the deleted file frees its name. If the path cannot
-            // be opened after that, the sink fails for good: its file is
-            // gone either way.
-            *self = Output::Gone(format!(
-                "{} was deleted and cannot be created again",
-                path.display()
-            ));
-        }
-        *self = open_path(&path)?.output;
-        Ok(true)
-    }
-}
-
-// Unix only: pipes, FIFOs and /dev/null are Unix files; the relay that
-// Windows uses for the same outputs is tested in `relay`.
-#[cfg(all(test, unix, not(miri)))]
-mod tests {
-    use super::*;
-    use std::fs::OpenOptions;
-    use std::os::fd::OwnedFd;
-    use std::os::unix::fs::OpenOptionsExt;
-
-    use rustix::fs::OFlags;
-
-    fn pipe() -> (OwnedFd, OwnedFd) {
-        rustix::pipe::pipe().unwrap()
-    }
-
-    #[test]
-    fn relayed_pipe_never_blocks_the_writer_on_a_full_pipe() {
-        let (read, write) = pipe();
-        let relay = Relay::spawn("t", Box::new(Plain(File::from(write)))).unwrap();
-        let mut out = Output::Relayed(relay);
-        let chunk = vec![b'x'; 1 << 20];
-        let mut total = 0;
-        // A blocking pipe with nobody reading: the relay thread blocks in
-        // its write, this thread never does.
-        let start = std::time::Instant::now();
-        while start.elapsed() < std::time::Duration::from_millis(300) {
-            let t = std::time::Instant::now();
-            match out.write(&chunk[total..]) {
-                WriteOutcome::Wrote(n) => total += n,
-                WriteOutcome::WouldBlock => std::thread::sleep(std::time::Duration::from_millis(5)),
-                WriteOutcome::Failed(e)
-                | WriteOutcome::Rejected(e)
-                | WriteOutcome::Refused { error: e, .. } => panic!("{e}"),
-            }
-            assert!(
-                t.elapsed() < std::time::Duration::from_millis(50),
-                "a write waited"
-            );
-        }
-        // What the pipe took is reported, and no more than it took.
-        assert!(total >= 4096 && total < chunk.len(), "{total}");
-        drop(read);
-    }
-
-    #[test]
-    fn pipe_room_shrinks_as_it_fills() {
-        let (_read, write) = pipe();
-        rustix::fs::fcntl_setfl(&write, OFlags::NONBLOCK).unwrap();
-        let mut out = Output::NonBlocking {
-            fd: Descriptor::from(write),
-            pipe: true,
-        };
-        if cfg!(any(nowait_portable, not(target_os = "linux"))) {
-            // The portable backend cannot tell a pipe's room.
-            assert_eq!(out.room(), None);
-            return;
-        }
-        let before = out.room().unwrap();
-        assert!(matches!(out.write(b"hello\n"), WriteOutcome::Wrote(6)));
-        assert_eq!(out.room().unwrap(), before - 6);
-    }
-
-    #[test]
-    fn file_sink_on_a_fifo_or_terminal_is_not_a_blocking_file() {
-        let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("fifo");
-        // mkfifo(1): rustix has no FIFO call on macOS.
-        let made = std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap();
-        assert!(made.success(), "mkfifo: {made}");
-        // No reader: a clear error instead of an open that waits forever.
-        let err = open_path(&fifo).unwrap_err();
-        assert!(err.to_string().contains("a FIFO without a reader"), "{err}");
-        // With a reader: non-blocking, and a pipe.
-        let _reader = OpenOptions::new()
-            .read(true)
-            .custom_flags(libc::O_NONBLOCK)
-            .open(&fifo)
-            .unwrap();
-        let opened = open_path(&fifo).unwrap();
-        assert!(matches!(
-            opened.output,
-            Output::NonBlocking { pipe: true, .. }
-        ));
-        assert!(!opened.output.may_block());
-        // /dev/null is a character device: non-blocking too.
-        let null = open_path(Path::new("/dev/null")).unwrap();
-        assert!(!null.output.may_block());
-        // A directory is an error.
-        assert!(open_path(dir.path()).is_err());
     }
 }

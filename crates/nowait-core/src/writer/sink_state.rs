@@ -1,5 +1,8 @@
-//! One sink as the writer thread holds it: its pending bytes, its health,
-//! its counters.
+//! The writer's books for one sink: the bytes formatted and not yet
+//! written, where the sink's output stands (behind, failing, shedding,
+//! retrying), and its counters until they are published. The sink itself
+//! (its output, how it opens) is [`crate::sink`]'s; this file decides
+//! what to hand it and counts what became of every record.
 
 use std::collections::VecDeque;
 use std::io;
@@ -10,9 +13,9 @@ use std::time::{Duration, Instant, SystemTime};
 use super::backtrace::Kept;
 use super::loss::{loss_message, Loss};
 use crate::format::Format;
-use crate::output::{Output, WriteOutcome};
 use crate::record::{Notice, Record};
 use crate::shared::Shared;
+use crate::sink::{Opened, Output, Plan, WriteOutcome};
 
 /// Told when a sink has opened a new file and written nothing to it yet
 /// (the crash-durable ring records it: `DurableWriter::note_new_file`).
@@ -178,6 +181,25 @@ impl SinkState {
             format_loss: Loss::default(),
             reject_loss: Loss::default(),
         }
+    }
+
+    /// The books of a sink just opened from `plan`, which `batch` bytes
+    /// of formatted records make worth a write.
+    pub(crate) fn open(plan: &Plan, opened: Opened, batch: usize) -> Self {
+        let format = plan.make_format(&opened);
+        let mut state = SinkState::new(
+            plan.name.clone(),
+            opened.output,
+            format,
+            opened.durable,
+            plan.buffer_size,
+            batch,
+        );
+        state.level = plan.level;
+        if let Some(bt) = plan.backtrace {
+            state.set_backtrace(bt);
+        }
+        state
     }
 
     /// What the crash-durable ring mirrors of this sink (also what
@@ -440,8 +462,8 @@ impl SinkState {
                 .front()
                 .map(|&end| ((end & !NOTICE_BIT) - self.written) as usize);
         }
-        if let Output::Rolling(r) = &self.output {
-            return Some(self.whole_records_within(r.room()));
+        if let Some(room) = self.output.roll_room() {
+            return Some(self.whole_records_within(room));
         }
         let Some(room) = self.output.room() else {
             return Some(unsent);
@@ -521,7 +543,7 @@ impl SinkState {
     /// A new file is shown to `on_new_file` before anything is written to
     /// it, and only then is the old one handed to housekeeping.
     fn roll_if_due(&mut self, now: Instant, on_new_file: &mut NewFile<'_>) -> io::Result<()> {
-        if self.mid_line || !matches!(self.output, Output::Rolling(_)) {
+        if self.mid_line || !self.output.rolls() {
             return Ok(());
         }
         let next = self.first_len();
@@ -542,7 +564,7 @@ impl SinkState {
     /// (compress, remove), in the sink itself. Returns a notice for the
     /// other sinks if the output panicked (the sink failed).
     pub(super) fn housekeeping_notices(&mut self, now: Instant) -> Option<(Level, String)> {
-        if !matches!(self.output, Output::Rolling(_)) {
+        if !self.output.rolls() {
             return None;
         }
         match self.output.housekeeping_errors() {
@@ -919,10 +941,9 @@ impl SinkState {
         c.write_errors.store(self.write_errors, Ordering::Relaxed);
         c.dropped_rejected
             .store(self.dropped_rejected, Ordering::Relaxed);
-        if let Output::Rolling(r) = &self.output {
-            c.rotations.store(r.rotations, Ordering::Relaxed);
-            c.rotation_errors
-                .store(r.rotation_errors, Ordering::Relaxed);
+        if let Some((rotations, errors)) = self.output.rotations() {
+            c.rotations.store(rotations, Ordering::Relaxed);
+            c.rotation_errors.store(errors, Ordering::Relaxed);
         }
         c.pending_bytes
             .store(self.unsent() as u64, Ordering::Relaxed);

@@ -1,0 +1,32 @@
+//! The OTLP sink ([`Sink::otlp`]): an OpenTelemetry receiver over
+//! OTLP/HTTP, whose client ([`crate::otlp`]) the writer polls with its
+//! other descriptors. Its records are OTLP's `LogRecord`s whatever format
+//! or syslog framing the sink was given.
+//!
+//! [`Sink::otlp`]: crate::Sink::otlp
+
+use std::io;
+use std::sync::Arc;
+
+use super::{Opened, Output};
+use crate::format::MakeFormat;
+use crate::format::Syslog;
+use crate::otlp::{MakeOtlp, Otlp};
+
+/// Gives the sink OTLP's format, whatever else was asked, and checks the
+/// receiver's settings.
+pub(super) fn settle(
+    otlp: &Otlp,
+    format: &mut Option<Arc<dyn MakeFormat>>,
+    syslog: &mut Option<Syslog>,
+) -> Result<(), String> {
+    *format = Some(Arc::new(MakeOtlp));
+    *syslog = None;
+    otlp.check()
+}
+
+/// Opens the client, the same way at build and in a forked child.
+pub(super) fn open(otlp: &Otlp) -> io::Result<Opened> {
+    let client = otlp.open()?;
+    Ok(Opened::new(Output::Otlp(Box::new(client)), false))
+}
