@@ -115,6 +115,3 @@ pub(crate) const T_F64: u8 = 4;
 pub(crate) const T_BOOL: u8 = 5;
 pub(crate) const T_CHAR: u8 = 6;
 pub(crate) const T_ARGS: u8 = 7;
-
-#[cfg(test)]
-mod tests;

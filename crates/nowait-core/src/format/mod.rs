@@ -768,6 +768,9 @@ fn random_event(
 }
 
 #[cfg(test)]
+mod event_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -1,5 +1,9 @@
-use super::*;
-use crate::format::{MakeFormat, SinkInfo};
+//! Events rendered by every format: each value type, cuts, spans and
+//! escaping, through `Text` and `Json` (the encoding is `event`'s, the
+//! bytes are the formats').
+
+use super::{MakeFormat, SinkInfo};
+use crate::event::*;
 use crate::record::{kind, Record};
 use crate::{Json, Level, Text};
 
