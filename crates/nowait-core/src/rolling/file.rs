@@ -416,16 +416,8 @@ impl Write for RollingFile {
 #[cfg(all(test, not(miri)))]
 mod tests {
     use super::*;
+    use crate::rolling::dir_names as names;
     use crate::rolling::Rotation;
-
-    fn names(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        v.sort();
-        v
-    }
 
     #[test]
     fn time_rotation_names_the_next_period_and_size_adds_an_index() {

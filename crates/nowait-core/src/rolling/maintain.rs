@@ -429,6 +429,7 @@ fn gunzip(_file: fs::File) -> io::Result<io::Empty> {
 #[cfg(all(test, not(miri)))]
 mod tests {
     use super::*;
+    use crate::rolling::dir_names as names;
     use crate::rolling::Rotation;
 
     /// `Rolling::never(dir, "app.log")`'s names: `app.log`, `app.log.1`, ...
@@ -465,15 +466,6 @@ mod tests {
         };
         Keeper::new(settings, tx).run(&Job { current });
         rx.try_iter().collect()
-    }
-
-    fn names(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().file_name().into_string().unwrap())
-            .collect();
-        v.sort();
-        v
     }
 
     #[cfg(feature = "gzip")]

@@ -437,3 +437,14 @@ impl Rolling {
         Ok(())
     }
 }
+
+/// The names in `dir`, sorted: what the rolling tests compare.
+#[cfg(all(test, not(miri)))]
+fn dir_names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    v.sort();
+    v
+}

@@ -38,6 +38,9 @@ pub(crate) use wait::{wait, wake_all};
 
 pub(crate) mod relay;
 
+mod mapping;
+mod net;
+
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
@@ -54,8 +57,9 @@ pub(crate) use imp::file::{file_id, is_deleted, open_append, open_path, path_id,
 #[cfg(all(target_os = "linux", not(nowait_portable)))]
 pub(crate) use imp::journal::Journal;
 pub(crate) use imp::mapping::{check_private, create_durable, open_durable, try_lock, Mapping};
-pub(crate) use imp::net::{Datagram, Peer, Sent, Stream};
+pub(crate) use imp::net::{Datagram, Stream};
 pub(crate) use imp::nofollow;
+pub(crate) use net::{Peer, Sent};
 #[cfg(not(all(target_os = "linux", not(nowait_portable))))]
 mod journal_none;
 pub(crate) use imp::process::{at_exit, at_fork, hostname};

@@ -25,7 +25,8 @@ use rustix::fs::{MemfdFlags, SealFlags};
 use rustix::io::Errno;
 use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage};
 
-use super::net::{Datagram, Sent, SEND};
+use super::net::{Datagram, SEND};
+use crate::sys::Sent;
 
 /// A journald socket.
 #[derive(Debug)]

@@ -8,18 +8,7 @@ use std::ptr::NonNull;
 use rustix::fs::{flock, FlockOperation};
 use rustix::mm::{mmap, mmap_anonymous, munmap, MapFlags, ProtFlags};
 
-/// `len` bytes of `file`, mapped shared and writable.
-#[derive(Debug)]
-pub(crate) struct Mapping {
-    ptr: NonNull<u8>,
-    len: usize,
-}
-
-// SAFETY: the mapping is plain memory; who reads and writes which bytes is
-// decided by its users (the ring's protocol, the writer's snapshots).
-unsafe impl Send for Mapping {}
-// SAFETY: as above.
-unsafe impl Sync for Mapping {}
+pub(crate) use crate::sys::mapping::Mapping;
 
 impl Mapping {
     /// Truncates `file` to zero, then writes `len` zero bytes to it, maps
@@ -33,15 +22,7 @@ impl Mapping {
     /// records pay none (on tmpfs; a disk file's pages fault again after
     /// each writeback).
     pub(crate) fn fresh(file: &File, len: usize) -> io::Result<Mapping> {
-        use std::os::unix::fs::FileExt;
-        file.set_len(0)?;
-        let zeros = vec![0u8; 64 << 10];
-        let mut at = 0;
-        while at < len {
-            let n = zeros.len().min(len - at);
-            file.write_all_at(&zeros[..n], at as u64)?;
-            at += n;
-        }
+        crate::sys::mapping::zero_fill(file, len)?;
         // SAFETY: a new mapping at an address the kernel chooses; it
         // aliases no Rust object.
         let ptr = unsafe {

@@ -26,15 +26,16 @@
 //! here, so the writer thread makes no DNS lookup.
 
 use std::io;
-use std::net::SocketAddr;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rustix::fs::{fcntl_getfl, fcntl_setfl, OFlags};
 use rustix::io::Errno;
 use rustix::io::{fcntl_getfd, fcntl_setfd, FdFlags};
 use rustix::net::{AddressFamily, RecvFlags, SendFlags, SocketAddrUnix, SocketType};
+
+use crate::sys::net::{Peer, Sent, CONNECT_TIMEOUT};
 
 /// The flags of every send: never wait, and never raise SIGPIPE where the
 /// flag exists (Rust programs ignore SIGPIPE anyway unless they changed it;
@@ -68,32 +69,6 @@ fn socket(family: AddressFamily, kind: SocketType) -> rustix::io::Result<OwnedFd
     #[cfg(any(target_os = "macos", target_os = "ios"))]
     rustix::net::sockopt::set_socket_nosigpipe(&fd, true)?;
     Ok(fd)
-}
-
-/// A connect still in progress after this long is abandoned (a host that
-/// drops packets would otherwise hold it for the kernel's two minutes).
-pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The result of one write attempt on a socket.
-#[derive(Debug)]
-pub(crate) enum Sent {
-    /// This many bytes went into the socket.
-    Wrote(usize),
-    /// Not now: the socket buffer is full, or the connect is in progress.
-    WouldBlock,
-    /// The write or the connect failed; the connection (if any) is dropped
-    /// and the next write tries a new one.
-    Failed(io::Error),
-    /// The receiver refuses this datagram itself (larger than the socket
-    /// allows): retrying cannot help, the record must be dropped.
-    Rejected(io::Error),
-}
-
-/// Where a stream sink connects.
-#[derive(Debug, Clone)]
-pub(crate) enum Peer {
-    Tcp(SocketAddr),
-    Unix(PathBuf),
 }
 
 #[derive(Debug)]
@@ -433,6 +408,7 @@ mod tests {
     use std::io::Read;
     use std::net::TcpListener;
     use std::os::unix::net::{UnixDatagram, UnixListener};
+    use std::time::Duration;
 
     /// Writes until the bytes are all in (waiting for the connect with a
     /// real poll, as the writer thread does).

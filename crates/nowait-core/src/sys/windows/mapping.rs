@@ -5,7 +5,6 @@
 
 use std::fs::File;
 use std::io;
-use std::os::windows::fs::FileExt;
 use std::os::windows::io::AsRawHandle;
 use std::ptr::NonNull;
 
@@ -19,35 +18,14 @@ use windows_sys::Win32::System::Memory::{
 };
 use windows_sys::Win32::System::IO::OVERLAPPED;
 
-/// `len` bytes of a file, mapped shared and writable.
-#[derive(Debug)]
-pub(crate) struct Mapping {
-    ptr: NonNull<u8>,
-    len: usize,
-}
-
-// SAFETY: the view is plain memory; who reads and writes which bytes is
-// decided by its users (the ring's protocol, the writer's snapshots).
-unsafe impl Send for Mapping {}
-// SAFETY: as above.
-unsafe impl Sync for Mapping {}
+pub(crate) use crate::sys::mapping::Mapping;
 
 impl Mapping {
     /// Truncates `file` to zero, writes `len` zero bytes to it (every
     /// block allocated now: a full disk is an error here, not a fault on a
     /// push later), maps it and touches every page.
     pub(crate) fn fresh(file: &File, len: usize) -> io::Result<Mapping> {
-        file.set_len(0)?;
-        let zeros = vec![0u8; 64 << 10];
-        let mut at = 0;
-        while at < len {
-            let n = zeros.len().min(len - at);
-            let mut done = 0;
-            while done < n {
-                done += file.seek_write(&zeros[done..n], (at + done) as u64)?;
-            }
-            at += n;
-        }
+        crate::sys::mapping::zero_fill(file, len)?;
         let handle = file.as_raw_handle() as HANDLE;
         // SAFETY: a mapping object of the whole file (size 0: the file's
         // own), unnamed, default security; closed below once the view

@@ -9,34 +9,11 @@
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use crate::sys::relay::{Blocking, Relay, Relayed};
 use crate::sys::Waitable;
 
-/// A connect that takes longer than this fails.
-pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// The result of one write attempt on a socket.
-#[derive(Debug)]
-pub(crate) enum Sent {
-    /// This many bytes went into the socket.
-    Wrote(usize),
-    /// Not now.
-    WouldBlock,
-    /// The write or the connect failed; the next write tries a new one.
-    Failed(io::Error),
-    /// The receiver refuses this record for good.
-    #[allow(dead_code)]
-    Rejected(io::Error),
-}
-
-/// Where a stream sink connects.
-#[derive(Debug, Clone)]
-pub(crate) enum Peer {
-    Tcp(SocketAddr),
-    Unix(PathBuf),
-}
+use crate::sys::net::{Peer, Sent, CONNECT_TIMEOUT};
 
 fn unsupported() -> io::Error {
     io::Error::new(

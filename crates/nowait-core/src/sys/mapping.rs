@@ -1,0 +1,40 @@
+//! The portable half of the shared file mapping the crash-durable ring
+//! lives in: the mapped bytes, and the zero-fill every system does before
+//! mapping. Each system's `mapping.rs` maps, unmaps and locks.
+
+use std::fs::File;
+use std::io::{self, Seek, SeekFrom, Write};
+use std::ptr::NonNull;
+
+/// `len` bytes of a file, mapped shared and writable (or read-only, for
+/// recovery). Each system's `mapping.rs` makes and unmaps it.
+#[derive(Debug)]
+pub(crate) struct Mapping {
+    pub(super) ptr: NonNull<u8>,
+    pub(super) len: usize,
+}
+
+// SAFETY: the mapping is plain memory; who reads and writes which bytes is
+// decided by its users (the ring's protocol, the writer's snapshots).
+unsafe impl Send for Mapping {}
+// SAFETY: as above.
+unsafe impl Sync for Mapping {}
+
+/// Truncates `file` to zero, then writes `len` zero bytes to it from its
+/// start. Writing the zeros (rather than extending the file sparsely) makes
+/// the file system allocate every block now: a full disk or tmpfs is an
+/// error here, in `build()`, instead of a fault on a request thread whose
+/// push first touches a page that has no room.
+pub(super) fn zero_fill(file: &File, len: usize) -> io::Result<()> {
+    file.set_len(0)?;
+    let mut out = file;
+    out.seek(SeekFrom::Start(0))?;
+    let zeros = vec![0u8; 64 << 10];
+    let mut at = 0;
+    while at < len {
+        let n = zeros.len().min(len - at);
+        out.write_all(&zeros[..n])?;
+        at += n;
+    }
+    Ok(())
+}
