@@ -20,6 +20,26 @@ unsafe impl Send for Mapping {}
 // SAFETY: as above.
 unsafe impl Sync for Mapping {}
 
+impl Mapping {
+    /// The mapped bytes, for a mapping that nothing writes while it is
+    /// read (one from `Mapping::read_only`).
+    pub(crate) fn bytes(&self) -> &[u8] {
+        // SAFETY: `len` bytes mapped at `ptr` for as long as `self` lives
+        // (each system's `Drop` unmaps them); the caller's mapping is
+        // read-only and private, so no write in this process aliases the
+        // slice.
+        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
+    }
+
+    pub(crate) fn ptr(&self) -> NonNull<u8> {
+        self.ptr
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+}
+
 /// Truncates `file` to zero, then writes `len` zero bytes to it from its
 /// start. Writing the zeros (rather than extending the file sparsely) makes
 /// the file system allocate every block now: a full disk or tmpfs is an

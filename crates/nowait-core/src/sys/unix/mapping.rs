@@ -82,23 +82,6 @@ impl Mapping {
         })
     }
 
-    /// The mapped bytes, for a mapping that nothing writes while it is
-    /// read (one from [`Mapping::read_only`]).
-    pub(crate) fn bytes(&self) -> &[u8] {
-        // SAFETY: `len` bytes mapped at `ptr` for as long as `self` lives;
-        // the caller's mapping is read-only and private, so no write in
-        // this process aliases the slice.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
-    }
-
-    pub(crate) fn ptr(&self) -> NonNull<u8> {
-        self.ptr
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
     /// In a forked child: puts private zeroed memory where the shared
     /// mapping was, so that the child's logger (which resets the ring it
     /// inherited) never writes into the parent's file. One `mmap` system

@@ -97,22 +97,6 @@ impl Mapping {
         Ok(Mapping { ptr, len })
     }
 
-    /// The mapped bytes, for a mapping that nothing writes while it is
-    /// read (one from [`Mapping::read_only`]).
-    pub(crate) fn bytes(&self) -> &[u8] {
-        // SAFETY: `len` bytes mapped at `ptr` for as long as `self` lives,
-        // read-only: no write in this process aliases the slice.
-        unsafe { std::slice::from_raw_parts(self.ptr.as_ptr(), self.len) }
-    }
-
-    pub(crate) fn ptr(&self) -> NonNull<u8> {
-        self.ptr
-    }
-
-    pub(crate) fn len(&self) -> usize {
-        self.len
-    }
-
     /// Windows has no `fork`: never called.
     pub(crate) fn detach_in_child(&self) -> io::Result<()> {
         Ok(())
