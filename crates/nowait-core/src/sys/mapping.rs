@@ -38,6 +38,32 @@ impl Mapping {
     pub(crate) fn len(&self) -> usize {
         self.len
     }
+
+    /// Touches every page of a mapping just made over zeroed bytes, so
+    /// that its page faults happen here, in `build()`, and the first
+    /// records pay none.
+    pub(super) fn touch_fresh_pages(&self, page: usize) {
+        for offset in (0..self.len).step_by(page) {
+            // SAFETY: `offset < len`, inside the mapping, which nothing
+            // else uses yet (the caller made it just now); the byte is
+            // zero and stays zero. Volatile, so that the store (and its
+            // fault) happens.
+            unsafe { self.ptr.as_ptr().add(offset).write_volatile(0) };
+        }
+    }
+}
+
+/// Refuses to map `len` bytes of `file` unless it has that many: zero, or
+/// more than the file holds, is an error naming both.
+pub(super) fn check_len(file: &File, len: usize) -> io::Result<()> {
+    let real = file.metadata()?.len();
+    if len == 0 || (len as u64) > real {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!("cannot map {len} bytes of a file of {real}"),
+        ));
+    }
+    Ok(())
 }
 
 /// Truncates `file` to zero, then writes `len` zero bytes to it from its

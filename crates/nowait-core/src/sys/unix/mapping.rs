@@ -39,13 +39,7 @@ impl Mapping {
             ptr: NonNull::new(ptr.cast()).ok_or_else(|| io::Error::other("mmap returned null"))?,
             len,
         };
-        let page = rustix::param::page_size();
-        for offset in (0..len).step_by(page) {
-            // SAFETY: `offset < len`, inside the mapping, which nothing else
-            // uses yet (it was created above); the byte is zero and stays
-            // zero. Volatile, so that the store (and its fault) happens.
-            unsafe { map.ptr.as_ptr().add(offset).write_volatile(0) };
-        }
+        map.touch_fresh_pages(rustix::param::page_size());
         Ok(map)
     }
 
@@ -56,13 +50,7 @@ impl Mapping {
     /// meanwhile by another process of this user faults on access, which
     /// the threat model leaves to that user (`SECURITY.md`).
     pub(crate) fn read_only(file: &File, len: usize) -> io::Result<Mapping> {
-        let real = file.metadata()?.len();
-        if len == 0 || (len as u64) > real {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("cannot map {len} bytes of a file of {real}"),
-            ));
-        }
+        crate::sys::mapping::check_len(file, len)?;
         // SAFETY: a new mapping at an address the kernel chooses, of `len`
         // bytes that the file holds; it aliases no Rust object, and private
         // read-only pages are never written through.

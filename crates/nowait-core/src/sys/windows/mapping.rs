@@ -51,12 +51,7 @@ impl Mapping {
         unsafe { CloseHandle(object) };
         let ptr = NonNull::new(view.Value.cast::<u8>()).ok_or(error)?;
         let map = Mapping { ptr, len };
-        for offset in (0..len).step_by(4096) {
-            // SAFETY: `offset < len`, inside the view, which nothing else
-            // uses yet; the byte is zero and stays zero. Volatile, so that
-            // the store (and its fault) happens.
-            unsafe { map.ptr.as_ptr().add(offset).write_volatile(0) };
-        }
+        map.touch_fresh_pages(4096);
         Ok(map)
     }
 
@@ -64,13 +59,7 @@ impl Mapping {
     /// file, read by recovery. `len` must not pass the file's length
     /// (checked here).
     pub(crate) fn read_only(file: &File, len: usize) -> io::Result<Mapping> {
-        let real = file.metadata()?.len();
-        if len == 0 || (len as u64) > real {
-            return Err(io::Error::new(
-                io::ErrorKind::InvalidData,
-                format!("cannot map {len} bytes of a file of {real}"),
-            ));
-        }
+        crate::sys::mapping::check_len(file, len)?;
         let handle = file.as_raw_handle() as HANDLE;
         // SAFETY: a read-only mapping object of the whole file, unnamed,
         // default security; closed below once the view holds it.
