@@ -9,7 +9,6 @@
 
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use nowait_testkit::child::{self, Child};
@@ -338,6 +337,8 @@ fn a_second_crash_during_the_drain_ends_the_process() {
 #[cfg(target_os = "linux")] // the example pins itself to one CPU with sched_setaffinity
 #[test]
 fn a_panic_abort_build_loses_nothing_and_dies_of_sigabrt() {
+    use std::process::{Command, Stdio};
+
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
     let target = root.join("target/panic-abort");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
