@@ -103,12 +103,21 @@ fn child_entry() {
         return;
     };
     let path = PathBuf::from(std::env::var("NOWAIT_FILE").unwrap());
+    let drain = std::env::var_os("NOWAIT_NO_DRAIN").is_none();
     let mut builder = Builder::new()
         .format(Plain)
         .full_policy(FullPolicy::Block)
         .catch_panics(false)
-        .drain_on_crash(std::env::var_os("NOWAIT_NO_DRAIN").is_none())
+        .drain_on_crash(drain)
         .sink(Sink::file(&path));
+    if !drain {
+        // The writer thread runs on another CPU: asleep for the whole
+        // test, it leaves every record in the ring, as a writer that has
+        // not had its turn yet does, however loaded the machine is.
+        builder = builder
+            .flush_interval(Duration::from_secs(60))
+            .idle_interval(Duration::from_secs(60));
+    }
     if case == "writer" {
         builder = builder.format(MakeCrashing);
     }
@@ -133,8 +142,8 @@ fn child_entry() {
     if macros {
         nowait_core::set_global(logger.clone()).unwrap();
     }
-    // One CPU for this process: the writer thread only runs when this
-    // thread gives way, as on a loaded machine.
+    // This thread on one CPU: it only gives way to other threads of the
+    // machine there, as on a loaded machine.
     #[cfg(target_os = "linux")]
     nowait_testkit::pin_to_cpu0();
     for i in 0..N {
