@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The cost of Builder::crash_durable, measured (issue 19).
+"""The cost of Builder::crash_durable, measured.
 
 Runs latency_load's nowait cases without and with `--durable DIR`
 (default /dev/shm, a tmpfs, as the docs advise), interleaved

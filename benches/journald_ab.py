@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""journald sink throughput beside the file sink (issue 20, part 2).
+"""journald sink throughput beside the file sink .
 
 Starts a systemd-journald of its own as tests/journald.rs does (private
 mount and network namespace, /run and /var/log bind-mounted from a temp
@@ -114,7 +114,7 @@ res = os.path.join(root, "benches", "results")
 with open(os.path.join(res, "journald-ab.json"), "w") as f:
     json.dump(doc, f, indent=1)
 lost = {k: sum(a.n - r["stored"] for r in v) for k, v in runs.items()}
-md = f"""# journald sink beside the file sink (issue 20)
+md = f"""# journald sink beside the file sink
 
 {doc['what']}. {a.reps} interleaved runs of {a.n} records each,
 median. Machine: {doc['machine']}; {rustc}; {jver}; commit {commit};

@@ -55,7 +55,7 @@ pmed = {k: statistics.median(v) for k, v in push.items()}
 rustc = subprocess.run(["rustc", "--version"], capture_output=True, text=True).stdout.strip()
 commit = subprocess.run(["git", "-C", root, "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
 result = {
-    "what": "issue 20: lossless events/s, OTLP sink (rotel blackhole on loopback) vs file sink (JSON), "
+    "what": "lossless events/s, OTLP sink (rotel blackhole on loopback) vs file sink (JSON), "
             "and the logging thread's ns/event with each; interleaved A B, median of %d" % ROUNDS,
     "machine": platform.processor() or platform.machine(), "cpus": os.cpu_count(),
     "rustc": rustc, "commit": commit, "events": N,

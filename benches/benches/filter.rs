@@ -1,5 +1,5 @@
 //! What it models: the cost of a logging call that the filter turns off,
-//! on a request thread (issue 9 §3; goal: at most 2 ns).
+//! on a request thread (goal: at most 2 ns).
 //!
 //! * `nowait::debug!` disabled: the call site's cached interest is one
 //!   relaxed load and a branch, whether the level or a directive turns it

@@ -1,5 +1,4 @@
-//! Measures the fault-handling numbers quoted in the closing notes of
-//! issue 8: the writer thread's idle cost (wake-ups and CPU per second)
+//! Measures the fault-handling numbers: the writer thread's idle cost (wake-ups and CPU per second)
 //! with a healthy idle logger and with a stalled pipe sink, and the cost of
 //! write-through (with and without fsync) against a plain push.
 //!

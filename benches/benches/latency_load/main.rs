@@ -1,6 +1,6 @@
 //! Latency at real request rates, the span path, and end-to-end throughput
-//! of nowait against its peers, checked against the goals of issues 10, 11
-//! and 21.
+//! of nowait against its peers, checked against the project's latency and
+//! throughput goals (see `report.rs`).
 //!
 //! # Run
 //!

@@ -1,4 +1,4 @@
-//! Tables on stdout, the goals of issues 10, 11 and 21 with met / missed, and
+//! Tables on stdout, the project's latency and throughput goals with met / missed, and
 //! the JSON document.
 
 use std::process::Command;
@@ -127,8 +127,8 @@ fn spaced_row<'a>(r: &'a Value, threads: u64, spacing: &str) -> Option<&'a Value
 fn goals(results: &[Value]) -> Vec<Goal> {
     let mut goals = Vec::new();
     let lat = |name: &str| of_kind(results, "lat").find(|r| r["name"] == name);
-    // Per-call latency, one thread (issue 21: quill's figures on this VM,
-    // with its method and back to back and 10 µs apart).
+    // Per-call latency, one thread (quill's published figures, with its
+    // method and back to back and 10 µs apart).
     for name in ["nowait-macro-drop", "nowait-macro-block"] {
         let Some(r) = lat(name) else { continue };
         for spacing in ["q20x2ms", "b2b", "10us"] {
@@ -452,7 +452,7 @@ fn machine() -> Value {
 pub fn report(results: &[Value], quick: bool, cpus: Option<&str>) -> Value {
     print_tables(results);
     let goals = goals(results);
-    println!("\n## Goals (issues 10, 11 and 21)");
+    println!("\n## Goals");
     println!(
         "{:<64} {:<40} {:>10} {:>8}  verdict",
         "goal", "subject", "measured", "target"
