@@ -20,6 +20,8 @@ Run: python3 benches/commits_ab.py --base REV --name NAME [--reps 3] [--loadtest
 """
 import argparse, datetime, json, os, shutil, statistics, subprocess, sys, tempfile
 
+from latency_json import metrics
+
 root = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 CASES = "lat/nowait-macro-drop,lat/nowait-layer,tput/nowait-macro-block,tput/nowait-layer"
 MODES = "none,nowait,nowait-macro"
@@ -84,18 +86,6 @@ finally:
     shutil.rmtree(tmp, ignore_errors=True)
 
 
-def metrics(doc):
-    m = {}
-    for c in doc["latency"]:
-        for s in c.get("spaced", []):
-            key = f'{c["id"]} {s["spacing"]} x{s["threads"]}'
-            m[(key, "p50_ns")] = s["p50_ns"]
-            m[(key, "p999_ns")] = s["p999_ns"]
-    for c in doc["throughput"]:
-        m[(c["id"], "records_per_s")] = c["records_per_s"]
-    return m
-
-
 def demo_ratios(doc):
     return {(s["scenario"], s["sink"], s["mode"]): s["ratio"] for s in doc["summary"]
             if s["mode"] != "none"}
@@ -129,6 +119,8 @@ lines = [f"# {a.name}: {doc['work']} against {base_sha}", "",
          f"{a.reps} interleaved rounds, medians; numbers in `{a.name}.json`.", "",
          "| bench | case | metric | base | work | work/base |", "| --- | --- | --- | ---: | ---: | ---: |"]
 for r in rows:
+    if r["metric"] == "dropped":
+        continue
     ratio = f'{r["ratio"]:.2f}x' if r["ratio"] else "-"
     lines.append(f'| {r["bench"]} | {r["case"]} | {r["metric"]} | {r["base_median"]:.4g} | '
                  f'{r["work_median"]:.4g} | {ratio} |')

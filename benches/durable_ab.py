@@ -13,6 +13,8 @@ Run: python3 benches/durable_ab.py [--reps 3] [--dir /dev/shm]
 """
 import argparse, json, os, statistics, subprocess, sys, tempfile, datetime
 
+from latency_json import metrics
+
 CASES = "lat/nowait-macro-block,lat/nowait-layer,tput/nowait-macro-block,tput/nowait-layer,paced/nowait-layer"
 root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 
@@ -37,24 +39,6 @@ for rep in range(a.reps):
         subprocess.run(cmd, cwd=root, check=True, stdout=subprocess.DEVNULL)
         with open(out) as f:
             runs[variant].append(json.load(f))
-
-
-def metrics(doc):
-    """(case, metric) -> value for one run."""
-    m = {}
-    for c in doc["latency"]:
-        for s in c.get("spaced", []):
-            key = f'{c["id"]} {s["spacing"]} x{s["threads"]}'
-            m[(key, "p50_ns")] = s["p50_ns"]
-            m[(key, "p999_ns")] = s["p999_ns"]
-        m[(c["id"], "dropped")] = c.get("dropped")
-    for c in doc["throughput"]:
-        m[(c["id"], "records_per_s")] = c["records_per_s"]
-        m[(c["id"], "dropped")] = c.get("dropped")
-    for c in doc["paced"]:
-        m[(c["id"], "bytes_per_write")] = c["io"]["bytes_per_write"]
-        m[(c["id"], "peak_rss_kib")] = c["peak_rss_kib"]
-    return m
 
 
 per = {v: [metrics(d) for d in runs[v]] for v in runs}
