@@ -75,6 +75,11 @@ struct Receiver {
 
 impl Receiver {
     fn start(dir: &Path, script: &str, port: u16) -> Receiver {
+        Receiver::start_with(dir, script, port, &[])
+    }
+
+    /// With the receiver's options (`--require-header=...`, `--tls=...`).
+    fn start_with(dir: &Path, script: &str, port: u16, options: &[String]) -> Receiver {
         let out = dir.join("received.txt");
         let script_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/otlp_receiver.py");
         let mut child = Command::new("python3")
@@ -82,6 +87,7 @@ impl Receiver {
             .arg(port.to_string())
             .arg(&out)
             .arg(script)
+            .args(options)
             .stdout(Stdio::piped())
             .spawn()
             .expect("python3 runs");
@@ -110,6 +116,9 @@ impl Receiver {
         let mut reqs: Vec<Request> = Vec::new();
         for line in text.lines() {
             let (mark, rest) = line.split_once(' ').unwrap();
+            if mark == "TLSERR" {
+                continue;
+            }
             if mark == "REQ" {
                 let w: Vec<&str> = rest.splitn(6, ' ').collect();
                 reqs.push(Request {
@@ -560,6 +569,70 @@ fn a_receiver_that_never_answers_sheds_alone() {
     assert!(reqs
         .iter()
         .all(|r| r.records.iter().all(|(m, _)| m == "NAK")));
+}
+
+/// A receiver that requires an `Authorization` header: without it every
+/// request is refused (401), its records counted as rejected and the
+/// refusal reported; with it they all arrive with the header.
+#[test]
+fn a_required_authorization_header_401s_without_and_delivers_with() {
+    let _serial = serial();
+    if !python_receiver_available() {
+        return;
+    }
+    let secret = "Bearer t0ps3cr3t-value";
+    let require = [format!("--require-header=Authorization:{secret}")];
+    // Without it: refused, counted, reported without any secret.
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start_with(dir.path(), "ok", 0, &require);
+    let others = MemoryWriter::default();
+    let (logger, guard) = Builder::new()
+        .sink(Sink::writer(others.clone()).format(Plain))
+        .sink(Sink::otlp(
+            Otlp::new(&rx.url()).header("X-Other", "Bearer wrong"),
+        ))
+        .build()
+        .unwrap();
+    log_seqs(&logger, 0..100);
+    drop(guard);
+    let s = &logger.stats().sinks[1];
+    assert_accounted(s, 100);
+    assert_eq!(s.records_written, 0, "{s:?}");
+    assert_eq!(s.dropped_rejected, 100, "{s:?}");
+    let reqs = rx.requests();
+    assert!(!reqs.is_empty() && reqs.iter().all(|r| r.status == 401));
+    let text = others.take();
+    assert!(text.contains("401 Unauthorized"), "{text}");
+    assert!(!text.contains("wrong"), "{text}");
+    // With it: every record arrives, and the value never shows.
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start_with(dir.path(), "ok", 0, &require);
+    let otlp = Otlp::new(&rx.url()).header("Authorization", secret);
+    assert!(!format!("{otlp:?}").contains("t0ps3cr3t"));
+    let others = MemoryWriter::default();
+    let (logger, guard) = Builder::new()
+        .sink(Sink::writer(others.clone()).format(Plain))
+        .sink(Sink::otlp(otlp))
+        .build()
+        .unwrap();
+    log_seqs(&logger, 0..100);
+    drop(guard);
+    let s = &logger.stats().sinks[1];
+    assert_accounted(s, 100);
+    assert_eq!((s.records_written, s.dropped()), (100, 0), "{s:?}");
+    let reqs = rx.requests();
+    assert!(reqs.iter().all(|r| r.status == 200), "{reqs:?}");
+    assert_eq!(tally(&reqs).1.len(), 100);
+    assert!(!others.take().contains("t0ps3cr3t"));
+}
+
+/// The `Debug` output of an `Otlp` names its headers, never their values.
+#[test]
+fn debug_output_hides_header_values() {
+    let otlp = Otlp::new("http://127.0.0.1:4318").header("Authorization", "Basic QWxhZGRpbjpvcGVu");
+    let debug = format!("{otlp:?}");
+    assert!(debug.contains("Authorization"), "{debug}");
+    assert!(!debug.contains("QWxhZGRpbjpvcGVu"), "{debug}");
 }
 
 // === rotel ===
