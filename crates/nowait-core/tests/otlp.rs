@@ -635,6 +635,247 @@ fn debug_output_hides_header_values() {
     assert!(!debug.contains("QWxhZGRpbjpvcGVu"), "{debug}");
 }
 
+// === TLS ===
+
+/// `https://` receivers: the tests' receiver wrapped in Python's `ssl`,
+/// with certificates made here by rcgen.
+#[cfg(feature = "otlp-tls")]
+mod tls {
+    use super::*;
+    use rcgen::{
+        date_time_ymd, BasicConstraints, Certificate, CertificateParams, DnType, IsCa, KeyPair,
+    };
+
+    /// A CA, and what it signs.
+    struct Ca {
+        cert: Certificate,
+        key: KeyPair,
+    }
+
+    impl Ca {
+        fn new(name: &str) -> Ca {
+            let key = KeyPair::generate().unwrap();
+            let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+            params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+            params.distinguished_name.push(DnType::CommonName, name);
+            let cert = params.self_signed(&key).unwrap();
+            Ca { cert, key }
+        }
+
+        /// A leaf for `names`, valid now unless `expired`: (cert PEM, key PEM).
+        fn leaf(&self, names: &[&str], expired: bool) -> (String, String) {
+            let key = KeyPair::generate().unwrap();
+            let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+            let mut params = CertificateParams::new(names).unwrap();
+            params.distinguished_name.push(DnType::CommonName, "leaf");
+            if expired {
+                params.not_before = date_time_ymd(2020, 1, 1);
+                params.not_after = date_time_ymd(2021, 1, 1);
+            }
+            let cert = params.signed_by(&key, &self.cert, &self.key).unwrap();
+            (cert.pem(), key.serialize_pem())
+        }
+
+        fn pem(&self) -> String {
+            self.cert.pem()
+        }
+    }
+
+    /// Writes the server's certificate and key (and the CA its clients
+    /// must show, for mTLS) and starts the receiver over TLS.
+    fn start(
+        dir: &Path,
+        server: &(String, String),
+        client_ca: Option<&Ca>,
+        script: &str,
+    ) -> Receiver {
+        let (cert, key) = (dir.join("server.pem"), dir.join("server.key"));
+        std::fs::write(&cert, &server.0).unwrap();
+        std::fs::write(&key, &server.1).unwrap();
+        let mut tls = format!("--tls={},{}", cert.display(), key.display());
+        if let Some(ca) = client_ca {
+            let path = dir.join("client-ca.pem");
+            std::fs::write(&path, ca.pem()).unwrap();
+            tls += &format!(",{}", path.display());
+        }
+        Receiver::start_with(dir, script, 0, &[tls])
+    }
+
+    fn https(rx: &Receiver) -> String {
+        format!("https://127.0.0.1:{}", rx.port)
+    }
+
+    /// Sends 100 records through `otlp` beside a memory sink: the OTLP
+    /// sink's stats and the memory sink's text (the notices).
+    fn send(otlp: Otlp) -> (SinkStats, String) {
+        let others = MemoryWriter::default();
+        let (logger, guard) = Builder::new()
+            .shutdown_timeout(Duration::from_secs(2))
+            .sink(Sink::writer(others.clone()).format(Plain))
+            .sink(Sink::otlp(otlp.timeout(Duration::from_secs(2))))
+            .build()
+            .unwrap();
+        log_seqs(&logger, 0..100);
+        let _ = logger.flush();
+        drop(guard);
+        let stats = logger.stats();
+        assert_eq!(
+            stats.sinks[0].records_written, 100,
+            "the other sink lost nothing"
+        );
+        let s = stats.sinks[1].clone();
+        assert_accounted(&s, 100);
+        (s, others.take())
+    }
+
+    /// A receiver whose certificate the given CA signed, for 127.0.0.1:
+    /// every record arrives, over TLS, with the header.
+    #[test]
+    fn records_arrive_over_tls_with_a_custom_ca() {
+        let _serial = serial();
+        if !python_receiver_available() {
+            return;
+        }
+        let ca = Ca::new("nowait test CA");
+        let dir = tempfile::tempdir().unwrap();
+        let rx = start(dir.path(), &ca.leaf(&["127.0.0.1"], false), None, "ok");
+        for gzip in [false, true] {
+            let (s, text) = send(
+                Otlp::new(&https(&rx))
+                    .ca_certificate_pem(ca.pem())
+                    .header("Authorization", "Bearer x")
+                    .gzip(gzip),
+            );
+            assert_eq!(
+                (s.records_written, s.dropped(), s.write_errors),
+                (100, 0, 0),
+                "{s:?} {text}"
+            );
+            assert!(s.name.starts_with("otlp:https://127.0.0.1:"), "{}", s.name);
+        }
+        let reqs = rx.requests();
+        assert!(reqs.iter().all(|r| r.status == 200), "{reqs:?}");
+        assert_eq!(tally(&reqs).1.len(), 100);
+        // The CA from a file too.
+        let path = dir.path().join("ca.pem");
+        std::fs::write(&path, ca.pem()).unwrap();
+        let (s, _) = send(Otlp::new(&https(&rx)).ca_certificate(&path));
+        assert_eq!((s.records_written, s.dropped()), (100, 0), "{s:?}");
+    }
+
+    /// Each certificate problem fails the sink with rustls's reason in a
+    /// notice, every record counted, none written; the other sink is
+    /// untouched.
+    #[test]
+    fn certificate_errors_fail_counted_with_a_clear_notice() {
+        let _serial = serial();
+        if !python_receiver_available() {
+            return;
+        }
+        let ca = Ca::new("nowait test CA");
+        let other = Ca::new("another CA");
+        let cases: [(&str, (String, String), &Ca, &str); 3] = [
+            (
+                "wrong CA",
+                other.leaf(&["127.0.0.1"], false),
+                &ca,
+                "UnknownIssuer",
+            ),
+            ("expired", ca.leaf(&["127.0.0.1"], true), &ca, "expired"),
+            (
+                "wrong name",
+                ca.leaf(&["collector.example"], false),
+                &ca,
+                "not valid for name",
+            ),
+        ];
+        for (what, server, trusted, reason) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let rx = start(dir.path(), &server, None, "ok");
+            let (s, text) = send(Otlp::new(&https(&rx)).ca_certificate_pem(trusted.pem()));
+            assert_eq!(s.records_written, 0, "{what}: {s:?}");
+            assert!(s.write_errors > 0, "{what}: {s:?}");
+            assert!(
+                text.contains("TLS with the OTLP receiver failed: invalid peer certificate"),
+                "{what}: {text}"
+            );
+            assert!(text.contains(reason), "{what}: {text}");
+            eprintln!(
+                "{what}: {}",
+                text.lines().find(|l| l.contains("TLS")).unwrap_or("")
+            );
+            assert!(rx.requests().is_empty(), "{what}: nothing got through");
+        }
+    }
+
+    /// A receiver that requires a client certificate takes the requests
+    /// of a client showing one its CA signed, and refuses the others.
+    #[test]
+    fn mutual_tls_accepted_with_a_client_certificate_refused_without() {
+        let _serial = serial();
+        if !python_receiver_available() {
+            return;
+        }
+        let ca = Ca::new("nowait test CA");
+        let clients = Ca::new("clients CA");
+        let dir = tempfile::tempdir().unwrap();
+        let rx = start(
+            dir.path(),
+            &ca.leaf(&["127.0.0.1"], false),
+            Some(&clients),
+            "ok",
+        );
+        let (cert, key) = clients.leaf(&["client.example"], false);
+        let (s, text) = send(
+            Otlp::new(&https(&rx))
+                .ca_certificate_pem(ca.pem())
+                .client_certificate_pem(cert, key),
+        );
+        assert_eq!((s.records_written, s.dropped()), (100, 0), "{s:?} {text}");
+        let (s, text) = send(Otlp::new(&https(&rx)).ca_certificate_pem(ca.pem()));
+        assert_eq!(s.records_written, 0, "{s:?}");
+        assert!(text.contains("write failed"), "{text}");
+        eprintln!(
+            "mTLS without a certificate: {}",
+            text.lines()
+                .find(|l| l.contains("write failed"))
+                .unwrap_or("")
+        );
+        assert_eq!(tally(&rx.requests()).1.len(), 100);
+    }
+
+    /// Certificates that cannot be had fail the build, clearly.
+    #[test]
+    fn unusable_certificates_fail_the_build() {
+        let dir = tempfile::tempdir().unwrap();
+        let key_only = Ca::new("x").key.serialize_pem();
+        for (otlp, expect) in [
+            (
+                Otlp::new("https://127.0.0.1:1").ca_certificate(dir.path().join("none.pem")),
+                "none.pem",
+            ),
+            (
+                Otlp::new("https://127.0.0.1:1").ca_certificate_pem("not pem"),
+                "no certificate",
+            ),
+            (
+                Otlp::new("https://127.0.0.1:1")
+                    .ca_certificate_pem(Ca::new("x").pem())
+                    .client_certificate_pem(Ca::new("y").pem(), "garbage"),
+                "no PEM private key",
+            ),
+        ] {
+            let err = Builder::new()
+                .sink(Sink::otlp(otlp))
+                .build()
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(expect), "{err}");
+            assert!(!err.contains(&key_only), "{err}");
+        }
+    }
+}
+
 // === rotel ===
 
 fn rotel() -> Option<PathBuf> {

@@ -83,15 +83,42 @@ pub(crate) fn parse_list(value: &str) -> Result<Vec<(String, String)>, String> {
     Ok(out)
 }
 
-/// Fuzzing: the list parser never panics, and keeps its bounds.
+/// Fuzzing: `data[0]` picks the variable the rest (lossy UTF-8) is the
+/// value of, beside a fixed endpoint (an address: no name is resolved).
+/// The list parser keeps its bounds, [`from_env_with`] returns, and an
+/// error never shows a header's value.
 #[cfg(feature = "fuzzing")]
-pub(crate) fn fuzz_list(data: &[u8]) {
-    let Ok(text) = std::str::from_utf8(data) else {
+pub(crate) fn fuzz_env(data: &[u8]) {
+    const VARS: [&str; 8] = [
+        "OTEL_EXPORTER_OTLP_HEADERS",
+        "OTEL_EXPORTER_OTLP_LOGS_HEADERS",
+        "OTEL_RESOURCE_ATTRIBUTES",
+        "OTEL_EXPORTER_OTLP_TIMEOUT",
+        "OTEL_EXPORTER_OTLP_COMPRESSION",
+        "OTEL_EXPORTER_OTLP_PROTOCOL",
+        "OTEL_SERVICE_NAME",
+        "OTEL_SDK_DISABLED",
+    ];
+    let Some((&pick, rest)) = data.split_first() else {
         return;
     };
-    if let Ok(list) = parse_list(text) {
+    let text = String::from_utf8_lossy(rest);
+    if let Ok(list) = parse_list(&text) {
         assert!(list.len() <= MAX_ITEMS);
         assert!(list.iter().all(|(k, v)| k.len() + v.len() <= text.len()));
+    }
+    let var = VARS[usize::from(pick) % VARS.len()];
+    let got = from_env_with(|name| match name {
+        "OTEL_EXPORTER_OTLP_LOGS_ENDPOINT" => Some("http://127.0.0.1:4318".into()),
+        _ if name == var => Some(text.clone().into_owned()),
+        _ => None,
+    });
+    if let (Err(e), true) = (got, var.ends_with("HEADERS")) {
+        let e = e.to_string();
+        for (_, value) in parse_list(&text).unwrap_or_default() {
+            // A value short enough to appear by chance is not a leak.
+            assert!(value.len() < 8 || !e.contains(&value), "{e}");
+        }
     }
 }
 

@@ -45,7 +45,7 @@ mod tls;
 pub(crate) use client::Client;
 pub(crate) use encode::MakeOtlp;
 #[cfg(feature = "fuzzing")]
-pub(crate) use env::fuzz_list;
+pub(crate) use env::fuzz_env;
 #[cfg(feature = "fuzzing")]
 pub(crate) use http::fuzz_response;
 

@@ -325,11 +325,22 @@ impl io::Read for Io<'_> {
     }
 }
 
-/// A TLS failure as the sink reports it.
+/// A TLS failure as the sink reports it, with what to do where rustls's
+/// reason is terse.
 fn tls_error(e: rustls::Error) -> io::Error {
+    let hint = match &e {
+        rustls::Error::InvalidCertificate(rustls::CertificateError::UnknownIssuer) => {
+            " (no trusted CA signed the receiver's certificate: trust its CA with \
+             Otlp::ca_certificate or OTEL_EXPORTER_OTLP_CERTIFICATE)"
+        }
+        rustls::Error::AlertReceived(rustls::AlertDescription::CertificateRequired) => {
+            " (the receiver wants a client certificate: Otlp::client_certificate)"
+        }
+        _ => "",
+    };
     io::Error::new(
         io::ErrorKind::InvalidData,
-        format!("TLS with the OTLP receiver failed: {e}"),
+        format!("TLS with the OTLP receiver failed: {e}{hint}"),
     )
 }
 
