@@ -844,6 +844,67 @@ mod tls {
         assert_eq!(tally(&rx.requests()).1.len(), 100);
     }
 
+    /// A receiver that takes the connection and never says a word of TLS:
+    /// the handshake meets the request's timeout like an answer would,
+    /// the records are counted, the other sink and the shutdown are not
+    /// held.
+    #[test]
+    fn a_receiver_silent_in_the_handshake_times_out_counted() {
+        let _serial = serial();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        listener.set_nonblocking(true).unwrap();
+        let holder = std::thread::spawn(move || {
+            let mut held = Vec::new();
+            let until = Instant::now() + Duration::from_secs(4);
+            while Instant::now() < until {
+                if let Ok((conn, _)) = listener.accept() {
+                    held.push(conn);
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            held.len()
+        });
+        let ca = Ca::new("nowait test CA");
+        let others = MemoryWriter::default();
+        let (logger, guard) = Builder::new()
+            .shutdown_timeout(Duration::from_secs(2))
+            .sink(Sink::writer(others.clone()).format(Plain))
+            .sink(Sink::otlp(
+                Otlp::new(&format!("https://127.0.0.1:{port}"))
+                    .ca_certificate_pem(ca.pem())
+                    .timeout(Duration::from_millis(300)),
+            ))
+            .build()
+            .unwrap();
+        let t = Instant::now();
+        log_seqs(&logger, 0..100);
+        assert!(
+            t.elapsed() < Duration::from_millis(200),
+            "{:?}",
+            t.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(700));
+        let t = Instant::now();
+        drop(guard);
+        assert!(
+            t.elapsed() < Duration::from_millis(2500),
+            "{:?}",
+            t.elapsed()
+        );
+        let stats = logger.stats();
+        assert_eq!(stats.sinks[0].records_written, 100);
+        let s = &stats.sinks[1];
+        assert_accounted(s, 100);
+        assert_eq!(s.records_written, 0, "{s:?}");
+        let text = others.take();
+        assert!(
+            text.contains("no answer from the OTLP receiver within 300 ms"),
+            "{text}"
+        );
+        assert!(holder.join().unwrap() >= 1);
+    }
+
     /// Certificates that cannot be had fail the build, clearly.
     #[test]
     fn unusable_certificates_fail_the_build() {
