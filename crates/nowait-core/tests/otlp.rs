@@ -905,6 +905,36 @@ mod tls {
         assert!(holder.join().unwrap() >= 1);
     }
 
+    /// Without a CA of its own the sink trusts the platform's store (read
+    /// once, at build): a certificate of a CA the platform does not know is
+    /// refused, not taken on trust.
+    #[test]
+    fn the_platform_store_is_the_default_trust() {
+        let _serial = serial();
+        if !python_receiver_available() {
+            return;
+        }
+        let ca = Ca::new("nowait test CA");
+        let dir = tempfile::tempdir().unwrap();
+        let rx = start(dir.path(), &ca.leaf(&["127.0.0.1"], false), None, "ok");
+        let t = Instant::now();
+        let built = Builder::new()
+            .sink(Sink::otlp(Otlp::new(&https(&rx))))
+            .build();
+        let took = t.elapsed();
+        let Ok((logger, guard)) = built else {
+            // A machine without any CA certificate says so clearly.
+            let e = built.unwrap_err().to_string();
+            assert!(e.contains("no trusted CA certificate found"), "{e}");
+            return;
+        };
+        eprintln!("build with the platform's trust store: {took:?}");
+        drop((logger, guard));
+        let (s, text) = send(Otlp::new(&https(&rx)));
+        assert_eq!(s.records_written, 0, "{s:?}");
+        assert!(text.contains("UnknownIssuer"), "{text}");
+    }
+
     /// Certificates that cannot be had fail the build, clearly.
     #[test]
     fn unusable_certificates_fail_the_build() {
