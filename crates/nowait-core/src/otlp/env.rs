@@ -263,19 +263,18 @@ pub(crate) fn from_env_with(
 }
 
 #[cfg(feature = "otlp-tls")]
-fn certificate(otlp: Otlp, what: &str, name: &str, path: String) -> Result<Otlp, BuildError> {
+fn certificate(otlp: Otlp, what: &str, _name: &str, path: String) -> Result<Otlp, BuildError> {
     let path = std::path::PathBuf::from(path.trim());
     Ok(match what {
         "CERTIFICATE" => otlp.ca_certificate(path),
         "CLIENT_CERTIFICATE" => {
             let mut otlp = otlp;
-            otlp.tls.client_cert = Some(super::tls::Source::Path(path));
+            otlp.tls.changed().client_cert = Some(super::tls::Source::Path(path));
             otlp
         }
         _ => {
             let mut otlp = otlp;
-            otlp.tls.client_key = Some(super::tls::Source::Path(path));
-            let _ = name;
+            otlp.tls.changed().client_key = Some(super::tls::Source::Path(path));
             otlp
         }
     })

@@ -44,7 +44,9 @@
 use std::fmt;
 use std::io::{self, Read as _, Write as _};
 use std::path::PathBuf;
-use std::sync::Arc;
+// rustls takes std's Arc (never loom's: this is not shared state of the
+// ring or the writer).
+use std::sync::{Arc, OnceLock};
 
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
@@ -80,6 +82,11 @@ pub(crate) struct Settings {
     pub(crate) client_cert: Option<Source>,
     /// Secret: shown as its path only.
     pub(crate) client_key: Option<Source>,
+    /// The client configuration the first open made, shared with every
+    /// clone of these settings: a forked child's open (on its first
+    /// logging call) reads no trust store or file again. A new setting
+    /// starts a new one ([`Settings::changed`]).
+    made: Arc<OnceLock<Arc<ClientConfig>>>,
 }
 
 impl fmt::Debug for Settings {
@@ -99,6 +106,21 @@ impl fmt::Debug for Settings {
 }
 
 impl Settings {
+    /// Forgets the configuration made from the old settings.
+    pub(crate) fn changed(&mut self) -> &mut Settings {
+        self.made = Arc::default();
+        self
+    }
+
+    /// The client configuration, made on the first call.
+    fn config(&self) -> io::Result<Arc<ClientConfig>> {
+        if let Some(made) = self.made.get() {
+            return Ok(Arc::clone(made));
+        }
+        let made = Arc::new(config(self)?);
+        Ok(Arc::clone(self.made.get_or_init(|| made)))
+    }
+
     pub(crate) fn check(&self) -> Result<(), String> {
         match (&self.client_cert, &self.client_key) {
             (Some(_), None) => Err("a client certificate without its key".into()),
@@ -128,7 +150,7 @@ impl Otlp {
     /// ```
     #[cfg_attr(docsrs, doc(cfg(feature = "otlp-tls")))]
     pub fn ca_certificate(mut self, pem_file: impl Into<PathBuf>) -> Otlp {
-        self.tls.ca = Some(Source::Path(pem_file.into()));
+        self.tls.changed().ca = Some(Source::Path(pem_file.into()));
         self
     }
 
@@ -144,7 +166,7 @@ impl Otlp {
     /// ```
     #[cfg_attr(docsrs, doc(cfg(feature = "otlp-tls")))]
     pub fn ca_certificate_pem(mut self, pem: impl Into<Vec<u8>>) -> Otlp {
-        self.tls.ca = Some(Source::Pem(pem.into()));
+        self.tls.changed().ca = Some(Source::Pem(pem.into()));
         self
     }
 
@@ -168,7 +190,7 @@ impl Otlp {
         cert_file: impl Into<PathBuf>,
         key_file: impl Into<PathBuf>,
     ) -> Otlp {
-        self.tls.client_cert = Some(Source::Path(cert_file.into()));
+        self.tls.changed().client_cert = Some(Source::Path(cert_file.into()));
         self.tls.client_key = Some(Source::Path(key_file.into()));
         self
     }
@@ -189,7 +211,7 @@ impl Otlp {
         cert_pem: impl Into<Vec<u8>>,
         key_pem: impl Into<Vec<u8>>,
     ) -> Otlp {
-        self.tls.client_cert = Some(Source::Pem(cert_pem.into()));
+        self.tls.changed().client_cert = Some(Source::Pem(cert_pem.into()));
         self.tls.client_key = Some(Source::Pem(key_pem.into()));
         self
     }
@@ -345,13 +367,13 @@ fn tls_error(e: rustls::Error) -> io::Error {
 }
 
 impl Session {
-    /// Reads the trust store and certificates: at build, and in a forked
-    /// child.
+    /// Reads the trust store and certificates at build; a forked child's
+    /// open reuses what the build read.
     pub(crate) fn new(settings: &Settings, host: &str) -> io::Result<Session> {
         let name = ServerName::try_from(host.to_owned())
             .map_err(|e| invalid(format!("{host}: not a host name for TLS: {e}")))?;
         Ok(Session {
-            config: Arc::new(config(settings)?),
+            config: settings.config()?,
             name,
             conn: None,
         })
@@ -444,5 +466,27 @@ impl Session {
                 Err(e) => return Err(e),
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A second open (a forked child's) reuses the configuration the
+    /// first made; a changed setting makes a new one.
+    #[test]
+    fn the_configuration_is_made_once_per_settings() {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        let ca = params.self_signed(&key).unwrap().pem();
+        let otlp = Otlp::new("https://127.0.0.1:1").ca_certificate_pem(ca.clone());
+        let a = Session::new(&otlp.tls, "127.0.0.1").unwrap();
+        let b = Session::new(&otlp.clone().tls, "127.0.0.1").unwrap();
+        assert!(Arc::ptr_eq(&a.config, &b.config));
+        let other = otlp.ca_certificate_pem(ca);
+        let c = Session::new(&other.tls, "127.0.0.1").unwrap();
+        assert!(!Arc::ptr_eq(&a.config, &c.config));
     }
 }
