@@ -43,6 +43,7 @@
 
 use std::fmt;
 use std::io::{self, Read as _, Write as _};
+use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 // rustls takes std's Arc (never loom's: this is not shared state of the
 // ring or the writer).
@@ -75,7 +76,7 @@ impl fmt::Debug for Source {
 }
 
 /// What the user set for TLS.
-#[derive(Clone, Default)]
+#[derive(Default)]
 pub(crate) struct Settings {
     /// CA certificates to trust instead of the platform's.
     pub(crate) ca: Option<Source>,
@@ -85,8 +86,22 @@ pub(crate) struct Settings {
     /// The client configuration the first open made, shared with every
     /// clone of these settings: a forked child's open (on its first
     /// logging call) reads no trust store or file again. A new setting
-    /// starts a new one ([`Settings::changed`]).
-    made: Arc<OnceLock<Arc<ClientConfig>>>,
+    /// starts a new one ([`Settings::changed`]). Unwind-safe as asserted:
+    /// the cell is set once with a finished configuration or not at all,
+    /// so a panic cannot leave it half made (and `Otlp` keeps the auto
+    /// traits it has without this feature).
+    made: AssertUnwindSafe<Arc<OnceLock<Arc<ClientConfig>>>>,
+}
+
+impl Clone for Settings {
+    fn clone(&self) -> Settings {
+        Settings {
+            ca: self.ca.clone(),
+            client_cert: self.client_cert.clone(),
+            client_key: self.client_key.clone(),
+            made: AssertUnwindSafe(Arc::clone(&self.made)),
+        }
+    }
 }
 
 impl fmt::Debug for Settings {
@@ -108,7 +123,7 @@ impl fmt::Debug for Settings {
 impl Settings {
     /// Forgets the configuration made from the old settings.
     pub(crate) fn changed(&mut self) -> &mut Settings {
-        self.made = Arc::default();
+        self.made = AssertUnwindSafe(Arc::default());
         self
     }
 
@@ -472,6 +487,13 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The feature leaves `Otlp`'s auto traits as they are without it.
+    #[test]
+    fn otlp_keeps_its_auto_traits() {
+        fn traits<T: Send + Sync + std::panic::UnwindSafe + std::panic::RefUnwindSafe>() {}
+        traits::<Otlp>();
+    }
 
     /// A second open (a forked child's) reuses the configuration the
     /// first made; a changed setting makes a new one.
