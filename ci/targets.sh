@@ -26,6 +26,32 @@ if [ ${#missing[@]} -gt 0 ]; then
   rustup target add "${missing[@]}"
 fi
 
+# otlp-tls brings ring, whose build script compiles C for the target even
+# for clippy. clang cross-compiles it for every target here, without the
+# target's C library: ring's RING_CORE_NOSTDLIBINC drops <assert.h> and
+# <string.h>, -fgnuc-version keeps clang-for-MSVC on the builtins path (not
+# <stdlib.h>), and macOS's <TargetConditionals.h> is a stub made here.
+# Nothing is linked.
+if ! command -v clang >/dev/null || ! command -v llvm-ar >/dev/null; then
+  echo "apt-get install clang llvm (to compile ring's C for other targets)"
+  apt-get install -y -q --no-install-recommends clang llvm >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q --no-install-recommends clang llvm >/dev/null 2>&1; } \
+    || { echo "cannot install clang and llvm"; exit 1; }
+fi
+stubs=$(mktemp -d)
+trap 'rm -rf "$stubs"' EXIT
+printf '#define TARGET_OS_MAC 1\n#define TARGET_OS_OSX 1\n#define TARGET_OS_IPHONE 0\n' \
+  >"$stubs/TargetConditionals.h"
+host=$(rustc -vV | sed -n 's/^host: //p')
+for t in "${targets[@]}"; do
+  [ "$t" = "$host" ] && continue
+  u=${t//-/_}
+  ar=llvm-ar
+  case "$t" in *-msvc) ar=llvm-lib ;; esac
+  export "CC_$u=clang" "AR_$u=$ar" \
+    "CFLAGS_$u=-ffreestanding -DRING_CORE_NOSTDLIBINC -fgnuc-version=4.2.1 -isystem $stubs"
+done
+
 failed=()
 for t in "${targets[@]}"; do
   for features in "" "--all-features"; do

@@ -316,3 +316,13 @@ pub fn durable_recover(data: &[u8]) {
 pub fn otlp_response(data: &[u8]) {
     crate::otlp::fuzz_response(data);
 }
+
+/// The OTLP exporter's environment variables
+/// (`fuzz_targets/otlp_env.rs`): the first byte picks the variable, the
+/// rest is its value. [`Otlp::from_env_with`](crate::Otlp::from_env_with)
+/// must return, the list parser keep its bounds, and no error show a
+/// header's value.
+#[cfg(feature = "otlp")]
+pub fn otlp_env(data: &[u8]) {
+    crate::otlp::fuzz_env(data);
+}

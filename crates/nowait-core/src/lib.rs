@@ -189,6 +189,10 @@
 //! * `gzip` (default): [`Rolling::compress`], through `flate2`.
 //! * `otlp`: `Sink::otlp`, OTLP/HTTP with protobuf to an OpenTelemetry
 //!   receiver, sent by the writer thread without waiting (Unix).
+//! * `otlp-tls` (implies `otlp`): `https://` receivers, through rustls
+//!   (crypto by *ring*) driven by the writer thread without an async
+//!   runtime; the platform's trust store (`rustls-native-certs`), a custom
+//!   CA, and client certificates for mTLS.
 //! * `metrics`: the [`Stats`] counters published through the
 //!   [`metrics`](https://docs.rs/metrics) facade once a second by the writer
 //!   thread, and finally when the guard is dropped, so a Prometheus exporter

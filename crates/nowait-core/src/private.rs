@@ -42,9 +42,9 @@ pub mod filter {
 /// regression tests (`tests/fuzz_regressions.rs`).
 #[cfg(feature = "fuzzing")]
 pub mod fuzz {
-    #[cfg(feature = "otlp")]
-    pub use crate::__fuzz::otlp_response;
     pub use crate::__fuzz::{durable_recover, filter_parse, format_event};
+    #[cfg(feature = "otlp")]
+    pub use crate::__fuzz::{otlp_env, otlp_response};
 }
 
 /// Pushes an encoded event ([`kind::EVENT`]) like

@@ -46,6 +46,12 @@ fn otlp_response() {
     replay("otlp_response", nowait_core::__private::fuzz::otlp_response);
 }
 
+#[cfg(feature = "otlp")]
+#[test]
+fn otlp_env() {
+    replay("otlp_env", nowait_core::__private::fuzz::otlp_env);
+}
+
 #[test]
 fn filter_parse() {
     replay("filter_parse", nowait_core::__private::fuzz::filter_parse)

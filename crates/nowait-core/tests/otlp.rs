@@ -75,6 +75,11 @@ struct Receiver {
 
 impl Receiver {
     fn start(dir: &Path, script: &str, port: u16) -> Receiver {
+        Receiver::start_with(dir, script, port, &[])
+    }
+
+    /// With the receiver's options (`--require-header=...`, `--tls=...`).
+    fn start_with(dir: &Path, script: &str, port: u16, options: &[String]) -> Receiver {
         let out = dir.join("received.txt");
         let script_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/otlp_receiver.py");
         let mut child = Command::new("python3")
@@ -82,6 +87,7 @@ impl Receiver {
             .arg(port.to_string())
             .arg(&out)
             .arg(script)
+            .args(options)
             .stdout(Stdio::piped())
             .spawn()
             .expect("python3 runs");
@@ -110,6 +116,9 @@ impl Receiver {
         let mut reqs: Vec<Request> = Vec::new();
         for line in text.lines() {
             let (mark, rest) = line.split_once(' ').unwrap();
+            if mark == "TLSERR" {
+                continue;
+            }
             if mark == "REQ" {
                 let w: Vec<&str> = rest.splitn(6, ' ').collect();
                 reqs.push(Request {
@@ -560,6 +569,402 @@ fn a_receiver_that_never_answers_sheds_alone() {
     assert!(reqs
         .iter()
         .all(|r| r.records.iter().all(|(m, _)| m == "NAK")));
+}
+
+/// A receiver that requires an `Authorization` header: without it every
+/// request is refused (401), its records counted as rejected and the
+/// refusal reported; with it they all arrive with the header.
+#[test]
+fn a_required_authorization_header_401s_without_and_delivers_with() {
+    let _serial = serial();
+    if !python_receiver_available() {
+        return;
+    }
+    let secret = "Bearer t0ps3cr3t-value";
+    let require = [format!("--require-header=Authorization:{secret}")];
+    // Without it: refused, counted, reported without any secret.
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start_with(dir.path(), "ok", 0, &require);
+    let others = MemoryWriter::default();
+    let (logger, guard) = Builder::new()
+        .sink(Sink::writer(others.clone()).format(Plain))
+        .sink(Sink::otlp(
+            Otlp::new(&rx.url()).header("X-Other", "Bearer wrong"),
+        ))
+        .build()
+        .unwrap();
+    log_seqs(&logger, 0..100);
+    drop(guard);
+    let s = &logger.stats().sinks[1];
+    assert_accounted(s, 100);
+    assert_eq!(s.records_written, 0, "{s:?}");
+    assert_eq!(s.dropped_rejected, 100, "{s:?}");
+    let reqs = rx.requests();
+    assert!(!reqs.is_empty() && reqs.iter().all(|r| r.status == 401));
+    let text = others.take();
+    assert!(text.contains("401 Unauthorized"), "{text}");
+    assert!(!text.contains("wrong"), "{text}");
+    // With it: every record arrives, and the value never shows.
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start_with(dir.path(), "ok", 0, &require);
+    let otlp = Otlp::new(&rx.url()).header("Authorization", secret);
+    assert!(!format!("{otlp:?}").contains("t0ps3cr3t"));
+    let others = MemoryWriter::default();
+    let (logger, guard) = Builder::new()
+        .sink(Sink::writer(others.clone()).format(Plain))
+        .sink(Sink::otlp(otlp))
+        .build()
+        .unwrap();
+    log_seqs(&logger, 0..100);
+    drop(guard);
+    let s = &logger.stats().sinks[1];
+    assert_accounted(s, 100);
+    assert_eq!((s.records_written, s.dropped()), (100, 0), "{s:?}");
+    let reqs = rx.requests();
+    assert!(reqs.iter().all(|r| r.status == 200), "{reqs:?}");
+    assert_eq!(tally(&reqs).1.len(), 100);
+    assert!(!others.take().contains("t0ps3cr3t"));
+}
+
+/// The `Debug` output of an `Otlp` names its headers, never their values.
+#[test]
+fn debug_output_hides_header_values() {
+    let otlp = Otlp::new("http://127.0.0.1:4318").header("Authorization", "Basic QWxhZGRpbjpvcGVu");
+    let debug = format!("{otlp:?}");
+    assert!(debug.contains("Authorization"), "{debug}");
+    assert!(!debug.contains("QWxhZGRpbjpvcGVu"), "{debug}");
+}
+
+// === TLS ===
+
+/// `https://` receivers: the tests' receiver wrapped in Python's `ssl`,
+/// with certificates made here by rcgen.
+#[cfg(feature = "otlp-tls")]
+mod tls {
+    use super::*;
+    use rcgen::{
+        date_time_ymd, BasicConstraints, Certificate, CertificateParams, DnType, IsCa, KeyPair,
+    };
+
+    /// A CA, and what it signs.
+    struct Ca {
+        cert: Certificate,
+        key: KeyPair,
+    }
+
+    impl Ca {
+        fn new(name: &str) -> Ca {
+            let key = KeyPair::generate().unwrap();
+            let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
+            params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+            params.distinguished_name.push(DnType::CommonName, name);
+            let cert = params.self_signed(&key).unwrap();
+            Ca { cert, key }
+        }
+
+        /// A leaf for `names`, valid now unless `expired`: (cert PEM, key PEM).
+        fn leaf(&self, names: &[&str], expired: bool) -> (String, String) {
+            let key = KeyPair::generate().unwrap();
+            let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+            let mut params = CertificateParams::new(names).unwrap();
+            params.distinguished_name.push(DnType::CommonName, "leaf");
+            if expired {
+                params.not_before = date_time_ymd(2020, 1, 1);
+                params.not_after = date_time_ymd(2021, 1, 1);
+            }
+            let cert = params.signed_by(&key, &self.cert, &self.key).unwrap();
+            (cert.pem(), key.serialize_pem())
+        }
+
+        fn pem(&self) -> String {
+            self.cert.pem()
+        }
+    }
+
+    /// Writes the server's certificate and key (and the CA its clients
+    /// must show, for mTLS) and starts the receiver over TLS.
+    fn start(
+        dir: &Path,
+        server: &(String, String),
+        client_ca: Option<&Ca>,
+        script: &str,
+    ) -> Receiver {
+        let (cert, key) = (dir.join("server.pem"), dir.join("server.key"));
+        std::fs::write(&cert, &server.0).unwrap();
+        std::fs::write(&key, &server.1).unwrap();
+        let mut tls = format!("--tls={},{}", cert.display(), key.display());
+        if let Some(ca) = client_ca {
+            let path = dir.join("client-ca.pem");
+            std::fs::write(&path, ca.pem()).unwrap();
+            tls += &format!(",{}", path.display());
+        }
+        Receiver::start_with(dir, script, 0, &[tls])
+    }
+
+    fn https(rx: &Receiver) -> String {
+        format!("https://127.0.0.1:{}", rx.port)
+    }
+
+    /// Sends 100 records through `otlp` beside a memory sink: the OTLP
+    /// sink's stats and the memory sink's text (the notices).
+    fn send(otlp: Otlp) -> (SinkStats, String) {
+        let others = MemoryWriter::default();
+        let (logger, guard) = Builder::new()
+            .shutdown_timeout(Duration::from_secs(2))
+            .sink(Sink::writer(others.clone()).format(Plain))
+            .sink(Sink::otlp(otlp.timeout(Duration::from_secs(2))))
+            .build()
+            .unwrap();
+        log_seqs(&logger, 0..100);
+        let _ = logger.flush();
+        drop(guard);
+        let stats = logger.stats();
+        assert_eq!(
+            stats.sinks[0].records_written, 100,
+            "the other sink lost nothing"
+        );
+        let s = stats.sinks[1].clone();
+        assert_accounted(&s, 100);
+        (s, others.take())
+    }
+
+    /// A receiver whose certificate the given CA signed, for 127.0.0.1:
+    /// every record arrives, over TLS, with the header.
+    #[test]
+    fn records_arrive_over_tls_with_a_custom_ca() {
+        let _serial = serial();
+        if !python_receiver_available() {
+            return;
+        }
+        let ca = Ca::new("nowait test CA");
+        let dir = tempfile::tempdir().unwrap();
+        let rx = start(dir.path(), &ca.leaf(&["127.0.0.1"], false), None, "ok");
+        for gzip in [false, true] {
+            let (s, text) = send(
+                Otlp::new(&https(&rx))
+                    .ca_certificate_pem(ca.pem())
+                    .header("Authorization", "Bearer x")
+                    .gzip(gzip),
+            );
+            assert_eq!(
+                (s.records_written, s.dropped(), s.write_errors),
+                (100, 0, 0),
+                "{s:?} {text}"
+            );
+            assert!(s.name.starts_with("otlp:https://127.0.0.1:"), "{}", s.name);
+        }
+        let reqs = rx.requests();
+        assert!(reqs.iter().all(|r| r.status == 200), "{reqs:?}");
+        assert_eq!(tally(&reqs).1.len(), 100);
+        // The CA from a file too.
+        let path = dir.path().join("ca.pem");
+        std::fs::write(&path, ca.pem()).unwrap();
+        let (s, _) = send(Otlp::new(&https(&rx)).ca_certificate(&path));
+        assert_eq!((s.records_written, s.dropped()), (100, 0), "{s:?}");
+    }
+
+    /// Each certificate problem fails the sink with rustls's reason in a
+    /// notice, every record counted, none written; the other sink is
+    /// untouched.
+    #[test]
+    fn certificate_errors_fail_counted_with_a_clear_notice() {
+        let _serial = serial();
+        if !python_receiver_available() {
+            return;
+        }
+        let ca = Ca::new("nowait test CA");
+        let other = Ca::new("another CA");
+        let cases: [(&str, (String, String), &Ca, &str); 3] = [
+            (
+                "wrong CA",
+                other.leaf(&["127.0.0.1"], false),
+                &ca,
+                "UnknownIssuer",
+            ),
+            ("expired", ca.leaf(&["127.0.0.1"], true), &ca, "expired"),
+            (
+                "wrong name",
+                ca.leaf(&["collector.example"], false),
+                &ca,
+                "not valid for name",
+            ),
+        ];
+        for (what, server, trusted, reason) in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let rx = start(dir.path(), &server, None, "ok");
+            let (s, text) = send(Otlp::new(&https(&rx)).ca_certificate_pem(trusted.pem()));
+            assert_eq!(s.records_written, 0, "{what}: {s:?}");
+            assert!(s.write_errors > 0, "{what}: {s:?}");
+            assert!(
+                text.contains("TLS with the OTLP receiver failed: invalid peer certificate"),
+                "{what}: {text}"
+            );
+            assert!(text.contains(reason), "{what}: {text}");
+            eprintln!(
+                "{what}: {}",
+                text.lines().find(|l| l.contains("TLS")).unwrap_or("")
+            );
+            assert!(rx.requests().is_empty(), "{what}: nothing got through");
+        }
+    }
+
+    /// A receiver that requires a client certificate takes the requests
+    /// of a client showing one its CA signed, and refuses the others.
+    #[test]
+    fn mutual_tls_accepted_with_a_client_certificate_refused_without() {
+        let _serial = serial();
+        if !python_receiver_available() {
+            return;
+        }
+        let ca = Ca::new("nowait test CA");
+        let clients = Ca::new("clients CA");
+        let dir = tempfile::tempdir().unwrap();
+        let rx = start(
+            dir.path(),
+            &ca.leaf(&["127.0.0.1"], false),
+            Some(&clients),
+            "ok",
+        );
+        let (cert, key) = clients.leaf(&["client.example"], false);
+        let (s, text) = send(
+            Otlp::new(&https(&rx))
+                .ca_certificate_pem(ca.pem())
+                .client_certificate_pem(cert, key),
+        );
+        assert_eq!((s.records_written, s.dropped()), (100, 0), "{s:?} {text}");
+        let (s, text) = send(Otlp::new(&https(&rx)).ca_certificate_pem(ca.pem()));
+        assert_eq!(s.records_written, 0, "{s:?}");
+        assert!(text.contains("write failed"), "{text}");
+        eprintln!(
+            "mTLS without a certificate: {}",
+            text.lines()
+                .find(|l| l.contains("write failed"))
+                .unwrap_or("")
+        );
+        assert_eq!(tally(&rx.requests()).1.len(), 100);
+    }
+
+    /// A receiver that takes the connection and never says a word of TLS:
+    /// the handshake meets the request's timeout like an answer would,
+    /// the records are counted, the other sink and the shutdown are not
+    /// held.
+    #[test]
+    fn a_receiver_silent_in_the_handshake_times_out_counted() {
+        let _serial = serial();
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        listener.set_nonblocking(true).unwrap();
+        let holder = std::thread::spawn(move || {
+            let mut held = Vec::new();
+            let until = Instant::now() + Duration::from_secs(4);
+            while Instant::now() < until {
+                if let Ok((conn, _)) = listener.accept() {
+                    held.push(conn);
+                }
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            held.len()
+        });
+        let ca = Ca::new("nowait test CA");
+        let others = MemoryWriter::default();
+        let (logger, guard) = Builder::new()
+            .shutdown_timeout(Duration::from_secs(2))
+            .sink(Sink::writer(others.clone()).format(Plain))
+            .sink(Sink::otlp(
+                Otlp::new(&format!("https://127.0.0.1:{port}"))
+                    .ca_certificate_pem(ca.pem())
+                    .timeout(Duration::from_millis(300)),
+            ))
+            .build()
+            .unwrap();
+        let t = Instant::now();
+        log_seqs(&logger, 0..100);
+        assert!(
+            t.elapsed() < Duration::from_millis(200),
+            "{:?}",
+            t.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(700));
+        let t = Instant::now();
+        drop(guard);
+        assert!(
+            t.elapsed() < Duration::from_millis(2500),
+            "{:?}",
+            t.elapsed()
+        );
+        let stats = logger.stats();
+        assert_eq!(stats.sinks[0].records_written, 100);
+        let s = &stats.sinks[1];
+        assert_accounted(s, 100);
+        assert_eq!(s.records_written, 0, "{s:?}");
+        let text = others.take();
+        assert!(
+            text.contains("no answer from the OTLP receiver within 300 ms"),
+            "{text}"
+        );
+        assert!(holder.join().unwrap() >= 1);
+    }
+
+    /// Without a CA of its own the sink trusts the platform's store (read
+    /// once, at build): a certificate of a CA the platform does not know is
+    /// refused, not taken on trust.
+    #[test]
+    fn the_platform_store_is_the_default_trust() {
+        let _serial = serial();
+        if !python_receiver_available() {
+            return;
+        }
+        let ca = Ca::new("nowait test CA");
+        let dir = tempfile::tempdir().unwrap();
+        let rx = start(dir.path(), &ca.leaf(&["127.0.0.1"], false), None, "ok");
+        let t = Instant::now();
+        let built = Builder::new()
+            .sink(Sink::otlp(Otlp::new(&https(&rx))))
+            .build();
+        let took = t.elapsed();
+        let Ok((logger, guard)) = built else {
+            // A machine without any CA certificate says so clearly.
+            let e = built.unwrap_err().to_string();
+            assert!(e.contains("no trusted CA certificate found"), "{e}");
+            return;
+        };
+        eprintln!("build with the platform's trust store: {took:?}");
+        drop((logger, guard));
+        let (s, text) = send(Otlp::new(&https(&rx)));
+        assert_eq!(s.records_written, 0, "{s:?}");
+        assert!(text.contains("UnknownIssuer"), "{text}");
+    }
+
+    /// Certificates that cannot be had fail the build, clearly.
+    #[test]
+    fn unusable_certificates_fail_the_build() {
+        let dir = tempfile::tempdir().unwrap();
+        let key_only = Ca::new("x").key.serialize_pem();
+        for (otlp, expect) in [
+            (
+                Otlp::new("https://127.0.0.1:1").ca_certificate(dir.path().join("none.pem")),
+                "none.pem",
+            ),
+            (
+                Otlp::new("https://127.0.0.1:1").ca_certificate_pem("not pem"),
+                "no certificate",
+            ),
+            (
+                Otlp::new("https://127.0.0.1:1")
+                    .ca_certificate_pem(Ca::new("x").pem())
+                    .client_certificate_pem(Ca::new("y").pem(), "garbage"),
+                "no PEM private key",
+            ),
+        ] {
+            let err = Builder::new()
+                .sink(Sink::otlp(otlp))
+                .build()
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(expect), "{err}");
+            assert!(!err.contains(&key_only), "{err}");
+        }
+    }
 }
 
 // === rotel ===

@@ -14,9 +14,14 @@ test's script says, one action per request (the last repeats):
   hang         read the request, log it, never answer (and serve nobody
                else: the server is single-threaded)
 
-Usage: otlp_receiver.py PORT OUT SCRIPT [--fast]
+Usage: otlp_receiver.py PORT OUT SCRIPT [--fast] [--require-header=NAME:VALUE]
+    [--tls=CERT,KEY[,CLIENT_CA]]
 PORT 0 picks a free port. Prints "PORT <n>" once listening. --fast decodes
 nothing and logs only the request's size and record count (for benches).
+--require-header answers 401 (records refused, REJ) to every request
+without that header and value, as a backend needing credentials does.
+--tls serves HTTPS with the PEM certificate chain and key; with CLIENT_CA
+it requires a client certificate signed by it (mTLS).
 
 The output, flushed before each answer, one line each:
   REQ <status> <rejected> <records> <gzip 0|1> <unix time> resource=<attrs> scope=<name>/<version>
@@ -70,6 +75,13 @@ def is_notice(r):
 def main():
     port, out_path, script = int(sys.argv[1]), sys.argv[2], sys.argv[3].split(",")
     fast = "--fast" in sys.argv[4:]
+    required = None
+    tls = None
+    for arg in sys.argv[4:]:
+        if arg.startswith("--require-header="):
+            required = arg.split("=", 1)[1].split(":", 1)
+        elif arg.startswith("--tls="):
+            tls = arg.split("=", 1)[1].split(",")
     out = open(out_path, "a", encoding="utf-8")
     state = {"n": 0}
 
@@ -87,6 +99,8 @@ def main():
             action = script[min(state["n"], len(script) - 1)]
             state["n"] += 1
             name, _, arg = action.partition(":")
+            if required is not None and self.headers.get(required[0]) != required[1]:
+                name, arg = "401", ""
             if fast:
                 req = logs_service_pb2.ExportLogsServiceRequest()
                 req.ParseFromString(body)
@@ -153,6 +167,28 @@ def main():
 
     http.server.HTTPServer.allow_reuse_address = True
     server = http.server.HTTPServer(("127.0.0.1", port), Handler)
+    if tls is not None:
+        import ssl
+
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(tls[0], tls[1])
+        if len(tls) > 2:
+            ctx.verify_mode = ssl.CERT_REQUIRED
+            ctx.load_verify_locations(tls[2])
+
+        # The handshake happens in the handler's thread of control, so a
+        # client that fails it only ends its own connection.
+        class TlsServer(http.server.HTTPServer):
+            def get_request(self):
+                sock, addr = self.socket.accept()
+                return ctx.wrap_socket(sock, server_side=True, do_handshake_on_connect=False), addr
+
+            def handle_error(self, request, client_address):
+                out.write("TLSERR %s\n" % (sys.exc_info()[1],))
+                out.flush()
+
+        server.server_close()
+        server = TlsServer(("127.0.0.1", port), Handler)
     print("PORT %d" % server.server_address[1], flush=True)
     server.serve_forever()
 

@@ -50,6 +50,8 @@ pub(crate) struct Client {
     conn: Stream,
     endpoint: Endpoint,
     envelope: Envelope,
+    /// The user's headers, ready to copy into each request's head.
+    headers: Vec<u8>,
     gzip: bool,
     max_batch: usize,
     timeout: Duration,
@@ -66,6 +68,9 @@ pub(crate) struct Client {
     body: Vec<u8>,
     /// The delay a 429/503 asked for, for the writer's next retry.
     retry_after: Option<Duration>,
+    /// `https://`: the TLS session over `conn`.
+    #[cfg(feature = "otlp-tls")]
+    tls: Option<Box<super::tls::Session>>,
 }
 
 impl Client {
@@ -75,6 +80,7 @@ impl Client {
             conn,
             endpoint,
             envelope,
+            headers: super::header_block(&cfg.headers),
             gzip: cfg.gzip,
             max_batch: cfg.max_batch_bytes,
             timeout: cfg.timeout,
@@ -87,21 +93,80 @@ impl Client {
             reader: Reader::default(),
             body: Vec::new(),
             retry_after: None,
+            #[cfg(feature = "otlp-tls")]
+            tls: None,
         })
+    }
+
+    /// Speaks TLS over the connection.
+    #[cfg(feature = "otlp-tls")]
+    pub(crate) fn with_tls(mut self, session: super::tls::Session) -> Client {
+        self.tls = Some(Box::new(session));
+        self
+    }
+
+    /// Whether the exchange's next step writes (else it waits for the
+    /// receiver's bytes: a TLS handshake).
+    fn wants_write(&self) -> bool {
+        #[cfg(feature = "otlp-tls")]
+        if let Some(tls) = &self.tls {
+            return tls.wants_write();
+        }
+        true
+    }
+
+    /// Drops the connection (and its TLS session): the next request makes
+    /// a new one.
+    fn drop_conn(&mut self) {
+        self.conn.disconnect();
+        #[cfg(feature = "otlp-tls")]
+        if let Some(tls) = &mut self.tls {
+            tls.reset();
+        }
+    }
+
+    /// Sends what is left of the request: `Ok(true)` once all of it went,
+    /// `Ok(false)` if the socket would block.
+    fn push(&mut self) -> io::Result<bool> {
+        #[cfg(feature = "otlp-tls")]
+        if let Some(tls) = &mut self.tls {
+            return tls.send(&mut self.conn, &self.req, &mut self.req_sent);
+        }
+        while self.req_sent < self.req.len() {
+            match self.conn.send(&self.req[self.req_sent..]) {
+                Sent::Wrote(n) => self.req_sent += n,
+                Sent::WouldBlock => return Ok(false),
+                Sent::Failed(e) | Sent::Rejected(e) => return Err(e),
+            }
+        }
+        Ok(true)
+    }
+
+    /// Reads the answer's bytes: `Ok(Some(0))` at the end, `Ok(None)` if
+    /// nothing came yet.
+    fn pull(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        #[cfg(feature = "otlp-tls")]
+        if let Some(tls) = &mut self.tls {
+            return tls.recv(&mut self.conn, buf);
+        }
+        self.conn.recv(buf)
     }
 
     /// The socket to poll for room (connecting, or sending).
     pub(crate) fn poll_fd(&self) -> Option<crate::sys::Waitable<'_>> {
-        (self.phase == Phase::Sending)
+        (self.phase == Phase::Sending && self.wants_write())
             .then(|| self.conn.poll_fd())
             .flatten()
     }
 
-    /// The socket to poll for the answer.
+    /// The socket to poll for the answer (or a TLS handshake's bytes).
     pub(crate) fn poll_read_fd(&self) -> Option<crate::sys::Waitable<'_>> {
-        (self.phase == Phase::Waiting)
-            .then(|| self.conn.read_fd())
-            .flatten()
+        let reading = match self.phase {
+            Phase::Waiting => true,
+            Phase::Sending => !self.wants_write(),
+            Phase::Idle => false,
+        };
+        reading.then(|| self.conn.read_fd()).flatten()
     }
 
     /// The bytes of the sink's buffer the request in flight carries.
@@ -127,7 +192,7 @@ impl Client {
 
     /// Drops the connection and the request; the failure to report.
     fn fail(&mut self, e: io::Error) -> WriteOutcome {
-        self.conn.disconnect();
+        self.drop_conn();
         self.phase = Phase::Idle;
         WriteOutcome::Failed(e)
     }
@@ -166,12 +231,13 @@ impl Client {
             let _ = gz.write_all(&self.body);
             let zipped = gz.finish().unwrap_or_default();
             let (path, host) = (&self.endpoint.path, &self.endpoint.host);
-            request_head(path, host, zipped.len(), true, &mut self.req);
+            request_head(path, host, &self.headers, zipped.len(), true, &mut self.req);
             self.req.extend_from_slice(&zipped);
         } else {
             request_head(
                 &self.endpoint.path,
                 &self.endpoint.host,
+                &self.headers,
                 self.body.len(),
                 false,
                 &mut self.req,
@@ -202,22 +268,17 @@ impl Client {
                 Phase::Sending | Phase::Waiting if buf.len() < self.covers => {
                     // The writer gave up the bytes (it never does while a
                     // request is pending); start again from what it has.
-                    self.conn.disconnect();
+                    self.drop_conn();
                     self.phase = Phase::Idle;
                 }
                 Phase::Sending => {
                     if self.started.elapsed() >= self.timeout {
                         return self.timed_out();
                     }
-                    match self.conn.send(&self.req[self.req_sent..]) {
-                        Sent::Wrote(n) => {
-                            self.req_sent += n;
-                            if self.req_sent == self.req.len() {
-                                self.phase = Phase::Waiting;
-                            }
-                        }
-                        Sent::WouldBlock => return WriteOutcome::WouldBlock,
-                        Sent::Failed(e) | Sent::Rejected(e) => return self.fail(e),
+                    match self.push() {
+                        Ok(true) => self.phase = Phase::Waiting,
+                        Ok(false) => return WriteOutcome::WouldBlock,
+                        Err(e) => return self.fail(e),
                     }
                 }
                 Phase::Waiting => return self.read_answer(),
@@ -247,7 +308,7 @@ impl Client {
             if self.started.elapsed() >= self.timeout {
                 return self.timed_out();
             }
-            let (n, eof) = match self.conn.recv(&mut chunk) {
+            let (n, eof) = match self.pull(&mut chunk) {
                 Ok(Some(0)) => (0, true),
                 Ok(Some(n)) => (n, false),
                 Ok(None) => return WriteOutcome::WouldBlock,
@@ -275,7 +336,7 @@ impl Client {
     fn answered(&mut self, r: Response) -> WriteOutcome {
         self.phase = Phase::Idle;
         if !r.keep_alive {
-            self.conn.disconnect();
+            self.drop_conn();
         }
         let covers = self.covers;
         match r.status {
@@ -302,7 +363,7 @@ impl Client {
                     }
                 ));
                 // The records stay pending: the writer retries.
-                self.conn.disconnect();
+                self.drop_conn();
                 WriteOutcome::Failed(e)
             }
             status => WriteOutcome::Refused {

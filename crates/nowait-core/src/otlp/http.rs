@@ -27,7 +27,15 @@ use std::time::Duration;
 pub(crate) const MAX_RESPONSE: usize = 64 << 10;
 
 /// The head of a `POST` of `body_len` bytes of protobuf.
-pub(crate) fn request_head(path: &str, host: &str, body_len: usize, gzip: bool, out: &mut Vec<u8>) {
+/// `extra`: the user's headers, each `Name: value\r\n`.
+pub(crate) fn request_head(
+    path: &str,
+    host: &str,
+    extra: &[u8],
+    body_len: usize,
+    gzip: bool,
+    out: &mut Vec<u8>,
+) {
     out.extend_from_slice(b"POST ");
     out.extend_from_slice(path.as_bytes());
     out.extend_from_slice(b" HTTP/1.1\r\nHost: ");
@@ -40,6 +48,7 @@ pub(crate) fn request_head(path: &str, host: &str, body_len: usize, gzip: bool, 
         )
         .as_bytes(),
     );
+    out.extend_from_slice(extra);
     if gzip {
         out.extend_from_slice(b"Content-Encoding: gzip\r\n");
     }
@@ -768,14 +777,21 @@ mod tests {
     #[test]
     fn the_request_head() {
         let mut out = Vec::new();
-        request_head("/v1/logs", "127.0.0.1:4318", 12, true, &mut out);
+        request_head(
+            "/v1/logs",
+            "127.0.0.1:4318",
+            b"X-K: v\r\n",
+            12,
+            true,
+            &mut out,
+        );
         let text = String::from_utf8(out).unwrap();
         assert!(
             text.starts_with("POST /v1/logs HTTP/1.1\r\nHost: 127.0.0.1:4318\r\n"),
             "{text}"
         );
         assert!(
-            text.ends_with("Content-Encoding: gzip\r\nContent-Length: 12\r\n\r\n"),
+            text.ends_with("X-K: v\r\nContent-Encoding: gzip\r\nContent-Length: 12\r\n\r\n"),
             "{text}"
         );
     }

@@ -37,10 +37,15 @@
 
 mod client;
 pub(crate) mod encode;
+mod env;
 mod http;
+#[cfg(feature = "otlp-tls")]
+mod tls;
 
 pub(crate) use client::Client;
 pub(crate) use encode::MakeOtlp;
+#[cfg(feature = "fuzzing")]
+pub(crate) use env::fuzz_env;
 #[cfg(feature = "fuzzing")]
 pub(crate) use http::fuzz_response;
 
@@ -56,9 +61,12 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// An OTLP/HTTP receiver and what to send it, for [`Sink::otlp`](crate::Sink::otlp).
 ///
-/// Plain `http://` only: TLS is not supported (`https://` is a
-/// [`BuildError`](crate::BuildError)); send to a collector or agent on
-/// the same host or network, which forwards over TLS.
+/// `http://`, or `https://` with the `otlp-tls` feature (TLS through
+/// rustls on the writer thread, never waiting; without the feature an
+/// `https://` endpoint is a [`BuildError`](crate::BuildError): send to a
+/// collector or agent nearby, which forwards over TLS). Settings can also
+/// come from the OpenTelemetry environment variables
+/// ([`Otlp::from_env`]).
 ///
 /// # Examples
 ///
@@ -81,6 +89,12 @@ pub struct Otlp {
     pub(crate) gzip: bool,
     pub(crate) max_batch_bytes: usize,
     pub(crate) timeout: Duration,
+    /// Extra request headers, `(name, value)`; values are secrets (never
+    /// in `Debug` output or a notice).
+    pub(crate) headers: Vec<(String, String)>,
+    /// Trust and client certificate for `https://`.
+    #[cfg(feature = "otlp-tls")]
+    pub(crate) tls: tls::Settings,
 }
 
 /// A parsed and resolved endpoint.
@@ -90,38 +104,108 @@ pub(crate) struct Endpoint {
     /// `host:port` as given, for the `Host` header.
     pub(crate) host: String,
     pub(crate) path: String,
+    /// `https://`: the host name (or address) the certificate must name.
+    pub(crate) tls: Option<String>,
 }
 
 impl fmt::Debug for Otlp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Otlp")
-            .field("endpoint", &self.url())
+        let mut d = f.debug_struct("Otlp");
+        d.field("endpoint", &self.url())
             .field("service_name", &self.service_name)
             .field("gzip", &self.gzip)
             .field("max_batch_bytes", &self.max_batch_bytes)
             .field("timeout", &self.timeout)
-            .finish_non_exhaustive()
+            // Names only: values are often credentials.
+            .field(
+                "headers",
+                &self.headers.iter().map(|(n, _)| n).collect::<Vec<_>>(),
+            );
+        #[cfg(feature = "otlp-tls")]
+        d.field("tls", &self.tls);
+        d.finish_non_exhaustive()
     }
 }
 
-/// Parses `http://host[:port][/path]` and resolves the host (once, here).
-fn parse(endpoint: &str) -> Result<Endpoint, String> {
-    let rest = if let Some(rest) = endpoint.strip_prefix("http://") {
-        rest
-    } else if endpoint.starts_with("https://") {
+/// Headers the request writes itself: one given again would contradict it.
+const OWN_HEADERS: [&str; 6] = [
+    "host",
+    "content-length",
+    "content-type",
+    "content-encoding",
+    "transfer-encoding",
+    "connection",
+];
+
+/// Whether `name: value` can go in a request as given; the error names
+/// the header, never its value.
+fn check_header(name: &str, value: &str) -> Result<(), String> {
+    // RFC 9110 5.6.2: token = 1*tchar.
+    let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
+    if name.is_empty() || !name.bytes().all(tchar) {
         return Err(format!(
-            "{endpoint}: https is not supported by nowait's OTLP sink; send plain http to a \
-             collector or agent nearby, which can forward over TLS"
+            "header {:?}: not a valid header name",
+            name.escape_debug().to_string()
         ));
+    }
+    if OWN_HEADERS.iter().any(|h| h.eq_ignore_ascii_case(name)) {
+        return Err(format!("header {name}: set by the sink itself"));
+    }
+    // RFC 9110 5.5: field-vchar and obs-text, with blanks inside.
+    if value.bytes().any(|b| (b < b' ' && b != b'\t') || b == 0x7f) {
+        return Err(format!(
+            "header {name}: the value has control characters (CR, LF...)"
+        ));
+    }
+    Ok(())
+}
+
+/// `Name: value\r\n` for each extra header, once, for every request.
+pub(crate) fn header_block(headers: &[(String, String)]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (name, value) in headers {
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b": ");
+        out.extend_from_slice(value.trim_matches([' ', '\t']).as_bytes());
+        out.extend_from_slice(b"\r\n");
+    }
+    out
+}
+
+/// Parses `http[s]://host[:port][/path]` and resolves the host (once,
+/// here); no path is OTLP's `/v1/logs`.
+fn parse(endpoint: &str) -> Result<Endpoint, String> {
+    parse_url(endpoint, true)
+}
+
+/// As [`parse`], but the path is used as given (`/` if none), as the
+/// specification wants for `OTEL_EXPORTER_OTLP_LOGS_ENDPOINT`.
+fn parse_as_is(endpoint: &str) -> Result<Endpoint, String> {
+    parse_url(endpoint, false)
+}
+
+fn parse_url(endpoint: &str, default_path: bool) -> Result<Endpoint, String> {
+    let (rest, tls) = if let Some(rest) = endpoint.strip_prefix("http://") {
+        (rest, false)
+    } else if let Some(rest) = endpoint.strip_prefix("https://") {
+        if cfg!(not(feature = "otlp-tls")) {
+            return Err(format!(
+                "{endpoint}: https needs nowait-core's otlp-tls feature; without it, send \
+                 plain http to a collector or agent nearby, which can forward over TLS"
+            ));
+        }
+        (rest, true)
     } else {
-        return Err(format!("{endpoint}: expected http://host:port"));
+        return Err(format!(
+            "{endpoint}: expected http://host:port or https://host:port"
+        ));
     };
     let (authority, path) = match rest.find('/') {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, ""),
     };
     if authority.is_empty() || authority.contains('@') {
-        return Err(format!("{endpoint}: expected http://host:port"));
+        return Err(format!("{endpoint}: expected http[s]://host:port"));
     }
     // The port: after the last colon, unless that is inside [v6].
     let (host, port) = match authority.rfind(':') {
@@ -139,10 +223,10 @@ fn parse(endpoint: &str) -> Result<Endpoint, String> {
         .map_err(|e| format!("{endpoint}: cannot resolve {bare}: {e}"))?
         .next()
         .ok_or_else(|| format!("{endpoint}: {bare} resolves to no address"))?;
-    let path = if path.is_empty() || path == "/" {
-        "/v1/logs".to_owned()
-    } else {
-        path.to_owned()
+    let path = match path {
+        "" | "/" if default_path => "/v1/logs".to_owned(),
+        "" => "/".to_owned(),
+        path => path.to_owned(),
     };
     if path.bytes().any(|b| b <= b' ' || b == 0x7f) {
         return Err(format!("{endpoint}: the path has spaces or controls"));
@@ -151,6 +235,7 @@ fn parse(endpoint: &str) -> Result<Endpoint, String> {
         addr,
         host: format!("{host}:{port}"),
         path,
+        tls: tls.then(|| bare.to_owned()),
     })
 }
 
@@ -170,14 +255,147 @@ impl Otlp {
     /// # let _ = otlp;
     /// ```
     pub fn new(endpoint: &str) -> Otlp {
+        Otlp::with_endpoint(parse(endpoint))
+    }
+
+    fn with_endpoint(endpoint: Result<Endpoint, String>) -> Otlp {
         Otlp {
-            endpoint: parse(endpoint),
+            endpoint,
             service_name: None,
             resource: Vec::new(),
             gzip: false,
             max_batch_bytes: DEFAULT_MAX_BATCH,
             timeout: DEFAULT_TIMEOUT,
+            headers: Vec::new(),
+            #[cfg(feature = "otlp-tls")]
+            tls: tls::Settings::default(),
         }
+    }
+
+    /// The receiver and settings the OpenTelemetry specification's
+    /// environment variables give, read from the process environment;
+    /// `Ok(None)` if `OTEL_SDK_DISABLED` is `true` (add no sink then). See
+    /// [`Otlp::from_env_with`] for the variables and the precedence.
+    ///
+    /// # Errors
+    ///
+    /// A [`BuildError`](crate::BuildError) naming the variable that is not
+    /// valid (or not UTF-8), or whose endpoint does not resolve.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Otlp, Sink};
+    ///
+    /// let mut builder = Builder::new();
+    /// if let Some(otlp) = Otlp::from_env()? {
+    ///     // Code comes after the environment, so it wins.
+    ///     builder = builder.sink(Sink::otlp(otlp.max_batch_bytes(64 << 10)));
+    /// }
+    /// # let _ = builder;
+    /// # Ok::<(), nowait_core::BuildError>(())
+    /// ```
+    pub fn from_env() -> Result<Option<Otlp>, crate::BuildError> {
+        let mut not_text = None;
+        let otlp = env::from_env_with(|name| match std::env::var(name) {
+            Ok(v) => Some(v),
+            Err(std::env::VarError::NotPresent) => None,
+            Err(std::env::VarError::NotUnicode(_)) => {
+                not_text.get_or_insert_with(|| name.to_owned());
+                None
+            }
+        });
+        match not_text {
+            Some(name) => Err(crate::BuildError::config(format!("{name}: not UTF-8"))),
+            None => otlp,
+        }
+    }
+
+    /// [`Otlp::from_env`] with the variables read through `get` (a
+    /// variable's value, or `None` if unset), for tests and for settings
+    /// kept elsewhere than the process environment.
+    ///
+    /// The variables, as the OpenTelemetry specification defines them
+    /// (OTLP exporter, SDK configuration); an empty value is unset, and a
+    /// `..._LOGS_...` variable wins over its generic one (never merged):
+    ///
+    /// | variable | meaning |
+    /// | --- | --- |
+    /// | `OTEL_SDK_DISABLED` | `true` (any case): `Ok(None)`; any other value is false |
+    /// | `OTEL_EXPORTER_OTLP_LOGS_ENDPOINT` | the URL, used as is |
+    /// | `OTEL_EXPORTER_OTLP_ENDPOINT` | a base URL, `/v1/logs` appended; default `http://localhost:4318` |
+    /// | `OTEL_EXPORTER_OTLP_[LOGS_]PROTOCOL` | `http/protobuf` only, else an error |
+    /// | `OTEL_EXPORTER_OTLP_[LOGS_]HEADERS` | `k=v,k2=v2`, percent-decoded ([`Otlp::header`]) |
+    /// | `OTEL_EXPORTER_OTLP_[LOGS_]TIMEOUT` | milliseconds, 1 to 3 600 000 ([`Otlp::timeout`]) |
+    /// | `OTEL_EXPORTER_OTLP_[LOGS_]COMPRESSION` | `gzip` or `none` ([`Otlp::gzip`]) |
+    /// | `OTEL_EXPORTER_OTLP_[LOGS_]CERTIFICATE` | a PEM file of CA certificates to trust (feature `otlp-tls`) |
+    /// | `OTEL_EXPORTER_OTLP_[LOGS_]CLIENT_CERTIFICATE`, `..._CLIENT_KEY` | PEM files for mTLS (feature `otlp-tls`) |
+    /// | `OTEL_RESOURCE_ATTRIBUTES` | `k=v,k2=v2`, percent-decoded ([`Otlp::resource_attribute`]) |
+    /// | `OTEL_SERVICE_NAME` | `service.name`, over one in `OTEL_RESOURCE_ATTRIBUTES` |
+    ///
+    /// Precedence: the environment gives the starting point and code comes
+    /// after it, so a setting made by calling a method on the result wins
+    /// (a header or resource attribute of the same name is replaced);
+    /// what the environment leaves unset keeps [`Otlp::new`]'s defaults.
+    /// Values are untrusted: each is at most 16 KiB, a list at most 128
+    /// entries, and anything malformed is an error naming its variable
+    /// (and a header's name, never its value).
+    ///
+    /// # Errors
+    ///
+    /// As [`Otlp::from_env`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::Otlp;
+    ///
+    /// let vars = [
+    ///     ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
+    ///     ("OTEL_EXPORTER_OTLP_HEADERS", "api-key=s%3Dcret"),
+    ///     ("OTEL_SERVICE_NAME", "checkout"),
+    /// ];
+    /// let get = |name: &str| {
+    ///     vars.iter().find(|(k, _)| *k == name).map(|(_, v)| v.to_string())
+    /// };
+    /// let otlp = Otlp::from_env_with(get)?.expect("not disabled");
+    /// assert!(format!("{otlp:?}").contains("http://127.0.0.1:4318/v1/logs"));
+    ///
+    /// let bad = |name: &str| (name == "OTEL_EXPORTER_OTLP_TIMEOUT").then(|| "soon".to_string());
+    /// let err = Otlp::from_env_with(bad).unwrap_err();
+    /// assert!(err.to_string().contains("OTEL_EXPORTER_OTLP_TIMEOUT"));
+    /// # Ok::<(), nowait_core::BuildError>(())
+    /// ```
+    pub fn from_env_with(
+        get: impl FnMut(&str) -> Option<String>,
+    ) -> Result<Option<Otlp>, crate::BuildError> {
+        env::from_env_with(get)
+    }
+
+    /// Adds a header to every request, e.g. the `Authorization` or API key
+    /// a hosted backend asks for; a second call with the same name
+    /// (compared without case) replaces the first.
+    ///
+    /// The value is treated as a secret: it is never written to a notice,
+    /// an error or `Debug` output, which show the name only. A name that
+    /// is not an HTTP token, a value with control characters (CR, LF...),
+    /// or a header the sink writes itself (`Host`, `Content-Length`,
+    /// `Content-Type`, `Content-Encoding`, `Transfer-Encoding`,
+    /// `Connection`) is a [`BuildError`](crate::BuildError) from
+    /// [`Builder::build`](crate::Builder::build).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let otlp = nowait_core::Otlp::new("http://127.0.0.1:4318")
+    ///     .header("Authorization", "Bearer s3cr3t");
+    /// assert!(!format!("{otlp:?}").contains("s3cr3t"));
+    /// ```
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Otlp {
+        let (name, value) = (name.into(), value.into());
+        self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
+        self.headers.push((name, value));
+        self
     }
 
     /// The resource's `service.name` (default `unknown_service:` and the
@@ -205,7 +423,9 @@ impl Otlp {
     /// # let _ = otlp;
     /// ```
     pub fn resource_attribute(mut self, key: impl Into<String>, value: impl Into<String>) -> Otlp {
-        self.resource.push((key.into(), value.into()));
+        let key = key.into();
+        self.resource.retain(|(k, _)| *k != key);
+        self.resource.push((key, value.into()));
         self
     }
 
@@ -258,10 +478,13 @@ impl Otlp {
         self
     }
 
-    /// `http://host:port/path` as given (for the sink's name).
+    /// `http[s]://host:port/path` as given (for the sink's name).
     pub(crate) fn url(&self) -> String {
         match &self.endpoint {
-            Ok(e) => format!("http://{}{}", e.host, e.path),
+            Ok(e) => {
+                let scheme = if e.tls.is_some() { "https" } else { "http" };
+                format!("{scheme}://{}{}", e.host, e.path)
+            }
             Err(_) => "?".into(),
         }
     }
@@ -296,6 +519,11 @@ impl Otlp {
         if self.timeout.is_zero() {
             return Err("the timeout must not be zero".into());
         }
+        for (name, value) in &self.headers {
+            check_header(name, value)?;
+        }
+        #[cfg(feature = "otlp-tls")]
+        self.tls.check()?;
         Ok(())
     }
 
@@ -305,7 +533,18 @@ impl Otlp {
             .endpoint
             .clone()
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidInput, e))?;
-        Client::new(endpoint, encode::Envelope::new(&self.resource()), self)
+        #[cfg(feature = "otlp-tls")]
+        let session = match &endpoint.tls {
+            Some(name) => Some(tls::Session::new(&self.tls, name)?),
+            None => None,
+        };
+        let client = Client::new(endpoint, encode::Envelope::new(&self.resource()), self)?;
+        #[cfg(feature = "otlp-tls")]
+        let client = match session {
+            Some(session) => client.with_tls(session),
+            None => client,
+        };
+        Ok(client)
     }
 }
 
@@ -327,11 +566,47 @@ mod tests {
         );
         let e = parse("http://127.0.0.1/").unwrap();
         assert_eq!((e.addr.port(), e.path.as_str()), (4318, "/v1/logs"));
+        #[cfg(not(feature = "otlp-tls"))]
         assert!(parse("https://127.0.0.1:4318")
             .unwrap_err()
-            .contains("https is not supported"));
+            .contains("otlp-tls feature"));
+        #[cfg(feature = "otlp-tls")]
+        assert_eq!(
+            parse("https://localhost/").unwrap().tls.as_deref(),
+            Some("localhost")
+        );
+        assert_eq!(parse_as_is("http://127.0.0.1:4318").unwrap().path, "/");
         assert!(parse("127.0.0.1:4318").is_err());
         assert!(parse("http://127.0.0.1:99999").is_err());
         assert!(parse("http://127.0.0.1:1/a b").is_err());
+    }
+
+    #[test]
+    fn headers_are_checked_and_their_values_stay_secret() {
+        let ok = Otlp::new("http://127.0.0.1:4318")
+            .header("Authorization", "Basic c2VjcmV0")
+            .header("authorization", "Bearer tok3n")
+            .header("X-Api-Key", "k");
+        assert_eq!(ok.check(), Ok(()));
+        assert_eq!(ok.headers.len(), 2, "same name replaced");
+        assert_eq!(
+            header_block(&ok.headers),
+            b"authorization: Bearer tok3n\r\nX-Api-Key: k\r\n"
+        );
+        assert!(!format!("{ok:?}").contains("tok3n"));
+        for (name, value) in [
+            ("Bad Name", "s3cr3t"),
+            ("", "s3cr3t"),
+            ("X-Injected", "s3cr3t\r\nHost: evil"),
+            ("X-Nul", "s3cr3t\0"),
+            ("content-length", "s3cr3t"),
+            ("Host", "s3cr3t"),
+        ] {
+            let err = Otlp::new("http://127.0.0.1:4318")
+                .header(name, value)
+                .check()
+                .unwrap_err();
+            assert!(!err.contains("s3cr3t"), "{err}");
+        }
     }
 }
