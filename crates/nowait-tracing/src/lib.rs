@@ -111,6 +111,7 @@
 
 use std::fmt;
 
+mod registered;
 mod scope;
 
 use nowait_core::__private::event::{register_callsite, with_event_buf, EventBuf};
@@ -248,7 +249,19 @@ fn register(meta: &'static Metadata<'static>) {
     let site = Callsite::new(level_of(meta), meta.target(), meta.name())
         .fields(meta.fields().iter().map(|f| f.name()).collect())
         .location(meta.module_path(), meta.file(), meta.line());
-    register_callsite(SiteKey::of(meta), site);
+    let key = SiteKey::of(meta);
+    register_callsite(key, site);
+    registered::mark(key);
+}
+
+/// Registers `meta`'s call site unless it is known to be: `tracing-core`
+/// may dispatch a call site's event on one thread before another thread's
+/// `register_callsite` for it has run, and the writer needs the names.
+#[inline]
+fn ensure_registered(meta: &'static Metadata<'static>) {
+    if !registered::contains(SiteKey::of(meta)) {
+        register(meta);
+    }
 }
 
 impl<S> Layer<S> for NowaitLayer
@@ -285,6 +298,7 @@ where
 
     fn on_new_span(&self, attrs: &Attributes<'_>, id: &Id, ctx: Context<'_, S>) {
         let Some(span) = ctx.span(id) else { return };
+        ensure_registered(span.metadata());
         let site = SiteKey::of(span.metadata());
         // The chain is the parent's (as this layer sees it: a parent a
         // per-layer filter hides is skipped), if current, then this span's
@@ -370,6 +384,7 @@ where
 
     fn on_event(&self, event: &Event<'_>, ctx: Context<'_, S>) {
         let meta = event.metadata();
+        ensure_registered(meta);
         let logger = &self.logger;
         with_event_buf(|buf| {
             buf.begin(SiteKey::of(meta));

@@ -501,3 +501,81 @@ fn sink_levels_and_env_filter() {
     assert_eq!(stats.records_written, 3, "the TRACE event was not pushed");
     assert_eq!(stats.sinks[1].filtered, 2);
 }
+
+/// A writer that holds every write until [`Gate::open`].
+#[derive(Clone, Default)]
+struct Gate {
+    open: std::sync::Arc<(std::sync::Mutex<bool>, std::sync::Condvar)>,
+    out: MemoryWriter,
+}
+
+impl Gate {
+    fn open(&self) {
+        *self.open.0.lock().unwrap() = true;
+        self.open.1.notify_all();
+    }
+}
+
+impl std::io::Write for Gate {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut open = self.open.0.lock().unwrap();
+        while !*open {
+            open = self.open.1.wait(open).unwrap();
+        }
+        drop(open);
+        self.out.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// With the ring full while the writer is stalled, and some events'
+/// `Debug` panicking, every event the layer was handed is either written
+/// whole or counted (dropped or discarded): none lost, none twice.
+#[test]
+fn full_ring_and_panicking_debug_account_for_every_event() {
+    let gate = Gate::default();
+    let (logger, _guard) = Builder::new()
+        .capacity(4096)
+        .lanes(0)
+        .full_policy(nowait_core::FullPolicy::Drop)
+        .catch_panics(false)
+        .flush_on_exit(false)
+        .sink(Sink::writer(gate.clone()).format(Text::new().ansi(false).with_time(false)))
+        .build()
+        .unwrap();
+    let layer = nowait_tracing::NowaitLayer::new(logger.clone());
+    let n = if cfg!(miri) { 100 } else { 500 };
+    tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
+        for i in 0..n {
+            if i % 7 == 3 {
+                info!(bad = ?PanicsInDebug, i, "event");
+            } else {
+                info!(pad = "p".repeat(40), i, "event");
+            }
+        }
+    });
+    gate.open();
+    logger.flush().unwrap();
+    let stats = logger.stats();
+    let text = gate.out.take();
+    let written = text.lines().filter(|l| l.contains("layer: event")).count() as u64;
+    assert_eq!(
+        stats.discarded,
+        (0..n).filter(|i| i % 7 == 3).count() as u64
+    );
+    assert!(
+        stats.dropped_shed + stats.dropped_full > 0,
+        "the ring filled up: {stats:?}"
+    );
+    // `dropped()` includes the discarded events.
+    assert_eq!(written + stats.dropped(), n as u64, "{stats:?}");
+    let whole = format!("layer: event pad=\"{}\" i=", "p".repeat(40));
+    assert!(
+        text.lines()
+            .filter(|l| l.contains("layer: event"))
+            .all(|l| l.starts_with(" INFO ") && l.contains(&whole)),
+        "{text:?}"
+    );
+}

@@ -309,6 +309,7 @@ impl EventBuf {
     /// ```
     /// nowait_core::__private::event::EventBuf::new().end_span();
     /// ```
+    #[inline]
     pub fn end_span(&mut self) {
         if let Some(at) = self.span_len_at.take() {
             let len = (self.bytes.len() - at - 4) as u32;
@@ -831,7 +832,8 @@ impl EventBuf {
 }
 
 /// Renders `value` at the end of `bytes`; `Err` if its formatting failed
-/// or panicked.
+/// or panicked. Inline: one call less for each rendered value.
+#[inline]
 fn render(bytes: &mut Vec<u8>, value: fmt::Arguments<'_>) -> fmt::Result {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         Utf8Sink(bytes).write_fmt(value)

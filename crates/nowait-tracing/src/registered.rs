@@ -1,0 +1,91 @@
+//! The call sites this process has registered with nowait's call-site
+//! registry, as a fixed lock-free set of their keys, so that `on_event`
+//! can tell with one load that its call site is known.
+//!
+//! `tracing-core` registers a call site with the subscriber on the thread
+//! that first reaches it; another thread may dispatch an event of that
+//! call site before that `register_callsite` has run. The layer then
+//! registers the site itself, from the event's metadata (registering is
+//! idempotent: the registry keeps the first description).
+//!
+//! 1. [`contains`]: hash the key to a slot and look at up to [`PROBES`]
+//!    slots from there (an acquire load each): the key, known; an empty
+//!    slot, not known.
+//! 2. [`mark`], after the key is in the registry: put it in the first
+//!    slot that is empty (compare-exchange) or already holds it. With
+//!    every probed slot taken by other keys it is not kept, and that call
+//!    site takes the registry's lock on each event: correct, slower.
+//!
+//! Invariant: a key in a slot is in the registry, and the registry's
+//! insertion happens before the slot's store (release), so a thread that
+//! sees the key (acquire) and pushes an event lets the writer thread find
+//! the call site. Keys are addresses of `'static` metadata, never 0.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use nowait_core::event::SiteKey;
+
+/// Slots in the set (a power of two).
+const SLOTS: usize = 4096;
+/// Slots looked at from a key's hash.
+const PROBES: usize = 8;
+
+static SET: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
+
+fn start(key: u64) -> usize {
+    // Fibonacci hashing of the address; the top bits pick the slot.
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - SLOTS.trailing_zeros())) as usize
+}
+
+/// Whether `key` was [`mark`]ed. A `false` may be stale (or lasting, for
+/// a key that found no slot): the caller registers again, which is
+/// idempotent.
+#[inline]
+pub(crate) fn contains(key: SiteKey) -> bool {
+    let key = key.get();
+    let at = start(key);
+    // Most keys sit in their first slot: one load, no loop.
+    SET[at].load(Ordering::Acquire) == key || probe(key, at)
+}
+
+#[cold]
+fn probe(key: u64, at: usize) -> bool {
+    for i in 1..PROBES {
+        match SET[(at + i) % SLOTS].load(Ordering::Acquire) {
+            k if k == key => return true,
+            0 => return false,
+            _ => {}
+        }
+    }
+    false
+}
+
+/// Records that `key` is in the registry (called after registering it).
+pub(crate) fn mark(key: SiteKey) {
+    let key = key.get();
+    let at = start(key);
+    for i in 0..PROBES {
+        match SET[(at + i) % SLOTS].compare_exchange(0, key, Ordering::Release, Ordering::Acquire) {
+            Ok(_) => return,
+            Err(k) if k == key => return,
+            Err(_) => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn marked_keys_are_contained_and_others_not() {
+        static A: u8 = 0;
+        static B: u8 = 0;
+        let (a, b) = (SiteKey::of(&A), SiteKey::of(&B));
+        assert!(!contains(a));
+        mark(a);
+        mark(a);
+        assert!(contains(a));
+        assert!(!contains(b));
+    }
+}
