@@ -381,7 +381,10 @@ fn flush_and_shutdown_with_stuck_writer_are_bounded_and_counted() {
             let r = logger.flush_timeout(Duration::from_millis(10));
             let took = t.elapsed();
             assert!(matches!(r, Err(FlushError::TimedOut)), "flush {i}: {r:?}");
-            assert!(took < Duration::from_millis(50), "flush {i} took {took:?}");
+            // The bound is the 10 ms timeout; the slack is the scheduler's
+            // on a loaded machine (the failure this guards against is a
+            // flush that never returns).
+            assert!(took < Duration::from_millis(500), "flush {i} took {took:?}");
             worst = worst.max(took);
         }
         let t = Instant::now();
