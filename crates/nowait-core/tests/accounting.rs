@@ -245,10 +245,18 @@ fn round(seed: u64) {
             assert_eq!(sink.backtrace_released, 0, "{ctx}");
         }
     }
-    // The clean sink's bytes agree with its counters.
+    // The clean sink's bytes agree with its counters. A shutdown that
+    // timed out while the writer was inside the clean sink's write counts
+    // that write's records as abandoned, and the write may complete after
+    // (as `SinkStats::abandoned` documents): those records may be there,
+    // and only those.
     let lines = clean.lines();
     let records = lines.iter().filter(|l| l.starts_with("r ")).count() as u64;
-    assert_eq!(records, s.sinks[0].records_written, "{ctx}");
+    let (written, abandoned) = (s.sinks[0].records_written, s.sinks[0].abandoned);
+    assert!(
+        (written..=written + abandoned).contains(&records),
+        "{records} records in the clean sink: {ctx}"
+    );
     // Per-thread order holds in the clean sink, among the records it took
     // and among those a backtrace released (each block between its two
     // notices); only those are below its level.
