@@ -55,6 +55,17 @@ if [ ! -f "$dll" ] || [ "$src" -nt "$dll" ]; then
   x86_64-w64-mingw32-gcc -O2 -shared -o "$dll" "$src" "$root/ci/wine/bcryptprimitives.def" -lbcrypt
 fi
 
+# The OTLP tests' receiver runs on the Linux side (a Windows process under
+# Wine cannot start a Linux one): ci/wine/linux_side.py starts it when a
+# test asks, through files in a private directory.
+bash "$root/ci/deps-otlp.sh"
+side=$(mktemp -d)
+python3 "$root/ci/wine/linux_side.py" "$side" &
+side_pid=$!
+export NOWAIT_LINUX_SIDE="$side"
+trap 'kill "$side_pid" 2>/dev/null || true; rm -rf "$side";
+      WINEPREFIX="$WINEPREFIX" timeout 20 /usr/lib/wine/wineserver -k >/dev/null 2>&1 || true' EXIT
+
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER="$WINE"
 export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc
 # Unit and integration tests; the doctests run natively (under Wine some

@@ -285,21 +285,3 @@ fn unix_sockets_are_a_build_error_on_windows() {
         );
     }
 }
-
-/// The OTLP sink needs a socket the writer can read the answer from
-/// without waiting; Windows sockets here are written by a relay thread
-/// that never reads. Asking for one is a clear build error.
-#[cfg(all(windows, feature = "otlp"))]
-#[test]
-fn an_otlp_sink_is_a_build_error_on_windows() {
-    let otlp = nowait_core::Otlp::new("http://127.0.0.1:4318");
-    let err = Builder::new()
-        .sink(Sink::otlp(otlp))
-        .build()
-        .unwrap_err()
-        .to_string();
-    assert!(
-        err.contains("the OTLP sink is not supported on Windows"),
-        "{err}"
-    );
-}

@@ -298,13 +298,14 @@ impl Sink {
     /// message as body, event and span fields as typed attributes, with
     /// `target`, `code.filepath`, `code.lineno` and `thread.name`; fields
     /// named `trace_id` and `span_id` in hex as the record's ids), sent in
-    /// batched requests by the writer thread itself. Feature `otlp`; Unix
-    /// only (on Windows [`Builder::build`](crate::Builder::build) fails
-    /// with a clear error).
+    /// batched requests by the writer thread itself. Feature `otlp`.
     ///
     /// The sink's format is OTLP's whatever [`Sink::format`] says. Nothing
     /// waits on the receiver: connect, send and answer are polled with the
-    /// writer's other descriptors, one request in flight. Records count as
+    /// writer's other descriptors, one request in flight (on Windows the
+    /// writer polls the socket in slices of 5 ms and looks at its doorbell
+    /// between them, so a flush asked during a request is seen up to 5 ms
+    /// later). Records count as
     /// written when the receiver acknowledged them (a 2xx); a partial
     /// success's `rejected_log_records`, and the records of a request
     /// refused (400 and other statuses OTLP says not to retry), are dropped

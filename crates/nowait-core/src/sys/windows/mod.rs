@@ -1,7 +1,9 @@
-//! Windows. There are no descriptors to poll: regular files are written
-//! with blocking calls like everywhere, and the console, pipes and TCP go
-//! through a relay thread of their own ([`relay`](crate::sys::relay)), so the writer's
-//! sleep only waits for its doorbell.
+//! Windows. Regular files are written with blocking calls like
+//! everywhere, and the console, pipes and TCP sinks go through a relay
+//! thread of their own ([`relay`](crate::sys::relay)). The one socket the
+//! writer polls itself is the OTLP sink's non-blocking connection
+//! ([`net`]): while it waits on one, the writer's sleep polls it in short
+//! slices and looks at its doorbell between them.
 
 pub(crate) mod affinity;
 pub(crate) mod crash;
@@ -22,10 +24,18 @@ use std::time::Duration;
 #[derive(Debug)]
 pub(crate) enum Descriptor {}
 
-/// Something to poll for room: only a [`Descriptor`] gives one, and none
-/// exists on Windows.
+/// A socket to poll (the OTLP sink's connection), for room or for its
+/// answer as the caller's list says.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct Waitable<'a>(std::marker::PhantomData<&'a ()>);
+#[cfg_attr(not(feature = "otlp"), allow(dead_code))]
+pub(crate) struct Waitable<'a>(std::os::windows::io::BorrowedSocket<'a>);
+
+impl<'a> Waitable<'a> {
+    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
+    pub(crate) fn socket(s: std::os::windows::io::BorrowedSocket<'a>) -> Waitable<'a> {
+        Waitable(s)
+    }
+}
 
 impl Descriptor {
     pub(crate) fn write(&self, _buf: &[u8]) -> io::Result<usize> {
@@ -71,27 +81,47 @@ impl Doorbell {
     }
 }
 
-/// Sleeps until the doorbell rings (if given) or `timeout` passes.
+/// Sleeps until the doorbell rings (if given), `timeout` passes, or one
+/// of `waits` has room or one of `reads` has bytes (or an error).
 pub(crate) fn sleep(
     bell: Option<&Doorbell>,
     waits: &[Waitable<'_>],
     reads: &[Waitable<'_>],
     timeout: Duration,
 ) {
-    debug_assert!(
-        waits.is_empty() && reads.is_empty(),
-        "nowait bug: a Windows sink to poll"
-    );
-    match bell {
-        Some(bell) => {
-            if bell.rung.load(Ordering::SeqCst) == 0 {
-                super::wait(&bell.rung, 0, timeout);
+    if waits.is_empty() && reads.is_empty() {
+        match bell {
+            Some(bell) => {
+                if bell.rung.load(Ordering::SeqCst) == 0 {
+                    super::wait(&bell.rung, 0, timeout);
+                }
+                bell.clear();
             }
-            bell.clear();
+            None => std::thread::sleep(timeout),
         }
-        None => std::thread::sleep(timeout),
+        return;
+    }
+    // A socket and the doorbell cannot share one wait here: the sockets
+    // are polled in slices of at most `SOCKET_SLICE`, the doorbell looked
+    // at between them. A ring is seen that much later, and only while an
+    // exchange is in flight.
+    let start = std::time::Instant::now();
+    loop {
+        if let Some(bell) = bell {
+            if bell.rung.swap(0, Ordering::SeqCst) != 0 {
+                return;
+            }
+        }
+        let left = timeout.saturating_sub(start.elapsed());
+        if left.is_zero() || net::poll(waits, reads, left.min(SOCKET_SLICE)) {
+            return;
+        }
     }
 }
+
+/// The longest the writer polls its sockets without looking at its
+/// doorbell.
+const SOCKET_SLICE: Duration = Duration::from_millis(5);
 
 /// Whether a write error means the sink can never take bytes again: the
 /// reader is gone (`ERROR_BROKEN_PIPE`, `ERROR_NO_DATA`) or the handle is

@@ -1,14 +1,25 @@
-//! Sockets as sinks on Windows. TCP connects and writes with blocking calls
-//! on a relay thread of its own ([`relay`](crate::sys::relay)), so a receiver that is
-//! slow, down or unreachable holds that thread only: the writer thread
-//! hands bytes over and never waits. A failure drops the connection; the
-//! sink's retry reconnects. Unix sockets (`Sink::unix`, syslog's
-//! `/dev/log`) are not supported on Windows: building such a sink fails
-//! with a clear error.
+//! Sockets on Windows.
+//!
+//! * TCP sinks connect and write with blocking calls on a relay thread of
+//!   their own ([`relay`](crate::sys::relay)), so a receiver that is slow,
+//!   down or unreachable holds that thread only: the writer thread hands
+//!   bytes over and never waits. A failure drops the connection; the
+//!   sink's retry reconnects.
+//! * The OTLP sink's request/response exchanges use a non-blocking socket
+//!   (its connect included) that the writer drives itself, as on Unix, and
+//!   polls with `WSAPoll` ([`poll`]).
+//! * Unix sockets (`Sink::unix`, syslog's `/dev/log`) are not supported on
+//!   Windows: building such a sink fails with a clear error.
 
+#[cfg(feature = "otlp")]
+use std::io::Read;
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpStream};
+#[cfg(feature = "otlp")]
+use std::os::windows::io::AsSocket;
 use std::path::{Path, PathBuf};
+#[cfg(feature = "otlp")]
+use std::time::Instant;
 
 use crate::sys::relay::{Blocking, Relay, Relayed};
 use crate::sys::Waitable;
@@ -57,10 +68,18 @@ impl Blocking for Tcp {
     }
 }
 
-/// A stream connection that reconnects.
+/// A stream connection that reconnects: written by a relay thread, or,
+/// for request/response exchanges, non-blocking and driven by the writer.
 #[derive(Debug)]
 pub(crate) struct Stream {
-    relay: Result<Relay, String>,
+    mode: Mode,
+}
+
+#[derive(Debug)]
+enum Mode {
+    Relayed(Result<Relay, String>),
+    #[cfg(feature = "otlp")]
+    Exchange(Exchange),
 }
 
 impl Stream {
@@ -73,7 +92,9 @@ impl Stream {
                 .map_err(|e| format!("cannot spawn the sink's thread: {e}")),
             Peer::Unix(path) => Err(format!("{} ({})", unsupported(), path.display())),
         };
-        Stream { relay }
+        Stream {
+            mode: Mode::Relayed(relay),
+        }
     }
 
     /// A stream sink whose relay thread connects when the first bytes
@@ -84,81 +105,242 @@ impl Stream {
     /// A Unix socket (not supported here), or no thread can be spawned.
     pub(crate) fn connecting(peer: Peer) -> io::Result<Stream> {
         let s = Stream::new(peer);
-        match &s.relay {
-            Ok(_) => Ok(s),
-            Err(why) => Err(io::Error::new(io::ErrorKind::Unsupported, why.clone())),
+        match &s.mode {
+            Mode::Relayed(Err(why)) => Err(io::Error::new(io::ErrorKind::Unsupported, why.clone())),
+            _ => Ok(s),
         }
     }
 
-    /// A stream for request/response exchanges (the OTLP sink): not
-    /// supported on Windows, where nowait's sockets are written by a relay
-    /// thread that never reads.
+    /// A stream for request/response exchanges ([`Stream::send`],
+    /// [`Stream::recv`]), its connect started without waiting.
     ///
     /// # Errors
     ///
-    /// Always.
-    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
-    pub(crate) fn exchanging(_peer: Peer) -> io::Result<Stream> {
-        Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "the OTLP sink is not supported on Windows yet (it needs non-blocking sockets, \
-             which nowait has on Unix only)",
-        ))
+    /// A Unix socket (not supported here).
+    #[cfg(feature = "otlp")]
+    pub(crate) fn exchanging(peer: Peer) -> io::Result<Stream> {
+        let Peer::Tcp(addr) = peer else {
+            return Err(unsupported());
+        };
+        let mut exchange = Exchange {
+            addr,
+            state: State::Idle,
+        };
+        // A connect that fails at once is tried again by the first send,
+        // which reports the failure.
+        let _ = exchange.start(Instant::now());
+        Ok(Stream {
+            mode: Mode::Exchange(exchange),
+        })
     }
 
     /// A shutdown gives up: see `Relay::abandon`.
     pub(crate) fn abandon_held(&self) -> usize {
-        self.relay.as_ref().map_or(0, Relay::abandon)
+        match &self.mode {
+            Mode::Relayed(relay) => relay.as_ref().map_or(0, Relay::abandon),
+            #[cfg(feature = "otlp")]
+            Mode::Exchange(_) => 0,
+        }
     }
 
-    /// Rings the writer's doorbell after each batch.
+    /// Rings the writer's doorbell after each batch (a relayed stream).
     pub(crate) fn set_waker(&self, waker: &crate::sys::relay::Waker) {
-        if let Ok(relay) = &self.relay {
+        if let Mode::Relayed(Ok(relay)) = &self.mode {
             relay.set_waker(std::sync::Arc::clone(waker));
         }
     }
 
-    /// Nothing to poll on Windows.
+    /// The socket to poll for room: an exchange's connection being made
+    /// or full. A relayed stream has none (its thread wakes the writer).
     pub(crate) fn poll_fd(&self) -> Option<Waitable<'_>> {
-        None
+        match &self.mode {
+            Mode::Relayed(_) => None,
+            #[cfg(feature = "otlp")]
+            Mode::Exchange(x) => match &x.state {
+                State::Idle => None,
+                State::Connecting { conn, .. } | State::Connected(conn) => {
+                    Some(Waitable::socket(conn.as_socket()))
+                }
+            },
+        }
     }
 
-    /// Request/response exchanges (the OTLP sink) need a non-blocking
-    /// socket, which nowait has on Unix only: never called here, since
-    /// such a sink cannot be built on Windows.
-    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
-    pub(crate) fn send(&mut self, _buf: &[u8]) -> Sent {
-        Sent::Failed(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "request/response sockets are not supported on Windows",
-        ))
+    /// One attempt to send a request's bytes; never waits.
+    #[cfg(feature = "otlp")]
+    pub(crate) fn send(&mut self, buf: &[u8]) -> Sent {
+        match &mut self.mode {
+            Mode::Exchange(x) => x.send(buf),
+            Mode::Relayed(_) => Sent::Failed(not_an_exchange()),
+        }
     }
 
-    /// See [`Stream::send`]: not supported on Windows.
-    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
-    pub(crate) fn recv(&mut self, _buf: &mut [u8]) -> io::Result<Option<usize>> {
-        Err(io::ErrorKind::Unsupported.into())
+    /// Reads what the receiver sent, without waiting: `Ok(Some(0))` at the
+    /// end of the stream, `Ok(None)` if nothing came yet. Not connected is
+    /// an error.
+    #[cfg(feature = "otlp")]
+    pub(crate) fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        match &mut self.mode {
+            Mode::Exchange(x) => x.recv(buf),
+            Mode::Relayed(_) => Err(not_an_exchange()),
+        }
     }
 
-    /// Nothing to poll on Windows.
-    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
+    /// The connection to poll for bytes while an answer is awaited.
+    #[cfg(feature = "otlp")]
     pub(crate) fn read_fd(&self) -> Option<Waitable<'_>> {
-        None
+        match &self.mode {
+            Mode::Exchange(Exchange {
+                state: State::Connected(conn),
+                ..
+            }) => Some(Waitable::socket(conn.as_socket())),
+            _ => None,
+        }
     }
 
-    /// See [`Stream::send`]: nothing to drop on Windows.
-    #[cfg_attr(not(feature = "otlp"), allow(dead_code))]
-    pub(crate) fn disconnect(&mut self) {}
+    /// Drops an exchange's connection (the next send makes a new one).
+    #[cfg(feature = "otlp")]
+    pub(crate) fn disconnect(&mut self) {
+        if let Mode::Exchange(x) = &mut self.mode {
+            x.state = State::Idle;
+        }
+    }
 
     /// One write attempt; never waits.
     pub(crate) fn write(&mut self, buf: &[u8]) -> Sent {
-        match &self.relay {
-            Ok(relay) => match relay.write(buf) {
+        match &self.mode {
+            Mode::Relayed(Ok(relay)) => match relay.write(buf) {
                 Relayed::Wrote(n) => Sent::Wrote(n),
                 Relayed::Pending => Sent::WouldBlock,
                 Relayed::Failed(e) => Sent::Failed(e),
             },
-            Err(why) => Sent::Failed(io::Error::other(why.clone())),
+            Mode::Relayed(Err(why)) => Sent::Failed(io::Error::other(why.clone())),
+            #[cfg(feature = "otlp")]
+            Mode::Exchange(_) => Sent::Failed(not_an_exchange()),
+        }
+    }
+}
+
+#[cfg(feature = "otlp")]
+fn not_an_exchange() -> io::Error {
+    io::Error::other("nowait bug: a relayed stream used for an exchange, or the reverse")
+}
+
+/// The OTLP sink's connection: non-blocking, connect included.
+#[cfg(feature = "otlp")]
+#[derive(Debug)]
+struct Exchange {
+    addr: SocketAddr,
+    state: State,
+}
+
+#[cfg(feature = "otlp")]
+#[derive(Debug)]
+enum State {
+    Idle,
+    Connecting { conn: TcpStream, since: Instant },
+    Connected(TcpStream),
+}
+
+#[cfg(feature = "otlp")]
+impl Exchange {
+    /// Starts a connect; never waits.
+    fn start(&mut self, now: Instant) -> io::Result<()> {
+        use socket2::{Domain, Protocol, Socket, Type};
+        let socket = Socket::new(
+            Domain::for_address(self.addr),
+            Type::STREAM,
+            Some(Protocol::TCP),
+        )?;
+        socket.set_nonblocking(true)?;
+        let _ = socket.set_tcp_nodelay(true);
+        match socket.connect(&self.addr.into()) {
+            Ok(()) => self.state = State::Connected(socket.into()),
+            // WSAEWOULDBLOCK: the connect goes on; poll for room.
+            Err(e)
+                if e.kind() == io::ErrorKind::WouldBlock
+                    || e.raw_os_error() == Some(WSAEINPROGRESS) =>
+            {
+                self.state = State::Connecting {
+                    conn: socket.into(),
+                    since: now,
+                }
+            }
+            Err(e) => return Err(e),
+        }
+        Ok(())
+    }
+
+    fn fail(&mut self, e: io::Error) -> Sent {
+        self.state = State::Idle;
+        Sent::Failed(e)
+    }
+
+    fn send(&mut self, buf: &[u8]) -> Sent {
+        let now = Instant::now();
+        loop {
+            match &self.state {
+                State::Idle => {
+                    if let Err(e) = self.start(now) {
+                        return self.fail(e);
+                    }
+                }
+                State::Connecting { conn, since } => {
+                    match poll_one(conn, POLL_OUT) {
+                        Ok(Readiness::Pending)
+                            if now.saturating_duration_since(*since) >= CONNECT_TIMEOUT =>
+                        {
+                            return self.fail(io::Error::new(
+                                io::ErrorKind::TimedOut,
+                                format!("connect timed out after {} s", CONNECT_TIMEOUT.as_secs()),
+                            ))
+                        }
+                        Ok(Readiness::Pending) => return Sent::WouldBlock,
+                        Ok(Readiness::Ready) => {}
+                        Ok(Readiness::Failed) => {
+                            let e = match conn.take_error() {
+                                Ok(Some(e)) => e,
+                                Ok(None) => io::ErrorKind::ConnectionRefused.into(),
+                                Err(e) => e,
+                            };
+                            return self.fail(e);
+                        }
+                        Err(e) => return self.fail(e),
+                    }
+                    let State::Connecting { conn, .. } =
+                        std::mem::replace(&mut self.state, State::Idle)
+                    else {
+                        unreachable!("nowait bug: connect state changed under us")
+                    };
+                    self.state = State::Connected(conn);
+                }
+                State::Connected(conn) => {
+                    let mut conn = conn;
+                    return match conn.write(buf) {
+                        Ok(n) => Sent::Wrote(n),
+                        Err(e) if e.kind() == io::ErrorKind::WouldBlock => Sent::WouldBlock,
+                        Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                        Err(e) => self.fail(e),
+                    };
+                }
+            }
+        }
+    }
+
+    fn recv(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
+        let State::Connected(conn) = &self.state else {
+            return Err(io::ErrorKind::NotConnected.into());
+        };
+        let mut conn = conn;
+        loop {
+            return match conn.read(buf) {
+                Ok(n) => Ok(Some(n)),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => Ok(None),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    self.state = State::Idle;
+                    Err(e)
+                }
+            };
         }
     }
 }
@@ -189,4 +371,91 @@ impl Datagram {
     pub(crate) fn write(&mut self, _buf: &[u8]) -> Sent {
         Sent::Failed(unsupported())
     }
+}
+
+#[cfg(feature = "otlp")]
+use windows_sys::Win32::Networking::WinSock::{
+    WSAPoll, POLLERR, POLLHUP, POLLNVAL, POLLRDNORM, POLLWRNORM, SOCKET_ERROR, WSAPOLLFD,
+};
+
+/// `WSAEINPROGRESS`: a connect still under way (as `WSAEWOULDBLOCK`).
+#[cfg(feature = "otlp")]
+const WSAEINPROGRESS: i32 = 10036;
+#[cfg(feature = "otlp")]
+const POLL_OUT: i16 = POLLWRNORM;
+
+#[cfg(feature = "otlp")]
+enum Readiness {
+    Pending,
+    Ready,
+    /// An error or hang-up on the socket (a refused connect).
+    Failed,
+}
+
+/// Whether `conn` is ready for `events` now (no wait).
+#[cfg(feature = "otlp")]
+fn poll_one(conn: &TcpStream, events: i16) -> io::Result<Readiness> {
+    use std::os::windows::io::AsRawSocket;
+    let mut fd = [WSAPOLLFD {
+        fd: conn.as_raw_socket() as usize,
+        events,
+        revents: 0,
+    }];
+    // SAFETY: `fd` is one valid `WSAPOLLFD` that lives across the call,
+    // and its count is 1; the socket is open (`conn` borrows it).
+    let n = unsafe { WSAPoll(fd.as_mut_ptr(), 1, 0) };
+    if n == SOCKET_ERROR {
+        return Err(io::Error::last_os_error());
+    }
+    let r = fd[0].revents;
+    Ok(if r & (POLLERR | POLLHUP | POLLNVAL) != 0 {
+        Readiness::Failed
+    } else if r & events != 0 {
+        Readiness::Ready
+    } else {
+        Readiness::Pending
+    })
+}
+
+/// Waits up to `timeout` (rounded up to a millisecond) for room in one of
+/// `waits` or bytes in one of `reads` (an error or hang-up counts).
+/// Returns whether one is ready, or the poll failed (the caller then
+/// learns why from its next send or receive).
+#[cfg(feature = "otlp")]
+pub(crate) fn poll(
+    waits: &[Waitable<'_>],
+    reads: &[Waitable<'_>],
+    timeout: std::time::Duration,
+) -> bool {
+    use std::os::windows::io::AsRawSocket;
+    // Bounded: the writer has one OTLP sink per configured sink.
+    let mut fds: Vec<WSAPOLLFD> = waits
+        .iter()
+        .map(|w| (w, POLLWRNORM))
+        .chain(reads.iter().map(|w| (w, POLLRDNORM)))
+        .map(|(w, events)| WSAPOLLFD {
+            fd: w.0.as_raw_socket() as usize,
+            events,
+            revents: 0,
+        })
+        .collect();
+    let ms = i32::try_from(timeout.as_micros().div_ceil(1000)).unwrap_or(i32::MAX);
+    let Ok(count) = u32::try_from(fds.len()) else {
+        return true;
+    };
+    // SAFETY: `fds` holds `count` valid `WSAPOLLFD`s and lives across the
+    // call; each socket is open (its `Waitable` borrows it).
+    let n = unsafe { WSAPoll(fds.as_mut_ptr(), count, ms) };
+    n != 0
+}
+
+#[cfg(not(feature = "otlp"))]
+pub(crate) fn poll(
+    _waits: &[Waitable<'_>],
+    _reads: &[Waitable<'_>],
+    timeout: std::time::Duration,
+) -> bool {
+    // No sink gives a socket to poll without the OTLP sink.
+    std::thread::sleep(timeout);
+    false
 }
