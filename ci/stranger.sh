@@ -33,12 +33,25 @@ if not blocks:
 files = dict(blocks)
 if "Cargo.toml" not in files or not any(f.startswith("src/") for f in files):
     sys.exit("README.md must mark a Cargo.toml block and at least one program")
+# Fragments (`<!-- stranger-fragment: NAME FEATURE -->`): the body of a
+# `main` that needs a feature of the facade; compiled (not run) as the
+# binary NAME with that feature.
+fragments = re.findall(
+    r"<!-- stranger-fragment: (\S+) (\S+) -->\s*```[a-z,]*\n(.*?)```", text, re.S)
+extra, features = "", "\n[features]\n"
+for name, feature, body in fragments:
+    path = f"src/fragments/{name}.rs"
+    files[path] = ("fn main() -> Result<(), Box<dyn std::error::Error>> {\n"
+                   + body + "    Ok(())\n}\n")
+    features += f'{name} = ["{feature}"]\n'
+    extra += f'\n[[bin]]\nname = "{name}"\npath = "{path}"\nrequired-features = ["{name}"]\n'
+    print("fragment from the README:", name, "with", feature)
 patch = "\n[patch.crates-io]\n"
 for d in sorted(os.listdir(packages)):
     name = d.rsplit("-", 1)[0]
     patch += f'{name} = {{ path = "{os.path.join(packages, d)}" }}\n'
 manifest = '[package]\nname = "hello"\nversion = "0.1.0"\nedition = "2021"\npublish = false\n\n'
-manifest += files.pop("Cargo.toml") + patch + "\n[workspace]\n"
+manifest += files.pop("Cargo.toml") + features + extra + patch + "\n[workspace]\n"
 open(os.path.join(app, "Cargo.toml"), "w").write(manifest)
 for path, body in files.items():
     os.makedirs(os.path.dirname(os.path.join(app, path)), exist_ok=True)
@@ -50,6 +63,11 @@ cd "$app"
 cargo build --quiet --bins
 # The packaged crates' optional features compile too.
 cargo check --quiet --bins --features nowait/otlp,nowait/metrics,nowait/local-time
+# The README's fragments, each with the feature it names.
+for f in src/fragments/*.rs; do
+  [ -e "$f" ] || continue
+  cargo check --quiet --bin "$(basename "$f" .rs)" --features "$(basename "$f" .rs)"
+done
 failed=0
 for src in src/bin/*.rs; do
   bin=$(basename "$src" .rs)
