@@ -11,12 +11,14 @@ the medians:
   spaced, lossless end-to-end records/s;
 * with --loadtest, the demo (`loadtest/run.sh`, modes none and the nowait
   front ends, one repetition per round): each mode's req/s ratio against
-  no logging in the same round, base and work side by side.
+  no logging in the same round and, if the round ran it, against the
+  `tracing` registry alone (tracing-envfilter), base and work side by side.
 
 Every run's numbers and the ratios go to benches/results/NAME.json, the
 table to NAME.md.
 
-Run: python3 benches/commits_ab.py --base REV --name NAME [--reps 3] [--loadtest]
+Run: python3 benches/commits_ab.py --base REV --name NAME [--reps 3] [--loadtest
+     [--modes M,..] [--scenarios S,..] [--sinks K,..]] [--cases C,..]
 """
 import argparse, datetime, json, os, shutil, statistics, subprocess, sys, tempfile
 
@@ -33,6 +35,8 @@ ap.add_argument("--reps", type=int, default=3, help="interleaved rounds (default
 ap.add_argument("--cases", default=CASES, help="latency_load --only (default: %(default)s)")
 ap.add_argument("--loadtest", action="store_true", help="also run the demo in each round")
 ap.add_argument("--sinks", default="pty,file,pty+file", help="demo sinks (default: %(default)s)")
+ap.add_argument("--modes", default=MODES, help="demo modes (default: %(default)s)")
+ap.add_argument("--scenarios", default=None, help="demo scenarios (default: run.sh's)")
 a = ap.parse_args()
 
 
@@ -76,8 +80,9 @@ try:
             if a.loadtest:
                 d = os.path.join(tmp, f"demo-{v}-{rep}")
                 print(f"round {rep + 1}/{a.reps}: {v} demo", file=sys.stderr, flush=True)
-                sh(["bash", "loadtest/run.sh", "--modes", MODES, "--sinks", a.sinks, "--reps", "1",
-                    "--out", d], cwd=trees[v][0], stdout=subprocess.DEVNULL,
+                scen = ["--scenarios", a.scenarios] if a.scenarios else []
+                sh(["bash", "loadtest/run.sh", "--modes", a.modes, "--sinks", a.sinks, "--reps", "1",
+                    "--out", d] + scen, cwd=trees[v][0], stdout=subprocess.DEVNULL,
                    env={**os.environ, "CARGO_TARGET_DIR": trees[v][1]})
                 with open(os.path.join(d, "results.json")) as f:
                     demo[v].append(json.load(f))
@@ -87,8 +92,19 @@ finally:
 
 
 def demo_ratios(doc):
-    return {(s["scenario"], s["sink"], s["mode"]): s["ratio"] for s in doc["summary"]
-            if s["mode"] != "none"}
+    """Each mode's req/s against no logging and, where the round measured
+    it, against the `tracing` registry alone (mode tracing-envfilter)."""
+    out = {}
+    registry = {(s["scenario"], s["sink"]): s["rps_median"] for s in doc["summary"]
+                if s["mode"] == "tracing-envfilter"}
+    for s in doc["summary"]:
+        if s["mode"] == "none":
+            continue
+        out[(s["scenario"], s["sink"], s["mode"], "vs none")] = s["ratio"]
+        reg = registry.get((s["scenario"], s["sink"]))
+        if reg and s["mode"] != "tracing-envfilter":
+            out[(s["scenario"], s["sink"], s["mode"], "vs registry")] = s["rps_median"] / reg
+    return out
 
 
 rows = []
@@ -102,7 +118,7 @@ for extract, kind in ((metrics, "latency_load"), (demo_ratios, "demo")):
         if not b or not w:
             continue
         mb, mw = statistics.median(b), statistics.median(w)
-        case, metric = (key if kind == "latency_load" else (" ".join(key), "req/s vs none"))
+        case, metric = (key if kind == "latency_load" else (" ".join(key[:3]), "req/s " + key[3]))
         rows.append({"bench": kind, "case": case, "metric": metric, "base": b, "work": w,
                      "base_median": mb, "work_median": mw, "ratio": (mw / mb) if mb else None})
 
@@ -115,7 +131,10 @@ with open(out + ".json", "w") as f:
     json.dump(doc, f, indent=1)
 lines = [f"# {a.name}: {doc['work']} against {base_sha}", "",
          f"`python3 benches/commits_ab.py --base {base_sha} --name {a.name} --reps {a.reps}"
-         + (" --loadtest" if a.loadtest else "") + "`: "
+         + (" --loadtest" if a.loadtest else "")
+         + (f" --modes {a.modes}" if a.loadtest and a.modes != MODES else "")
+         + (f" --scenarios {a.scenarios}" if a.loadtest and a.scenarios else "")
+         + (f" --sinks {a.sinks}" if a.loadtest else "") + "`: "
          f"{a.reps} interleaved rounds, medians; numbers in `{a.name}.json`.", "",
          "| bench | case | metric | base | work | work/base |", "| --- | --- | --- | ---: | ---: | ---: |"]
 for r in rows:
