@@ -106,12 +106,53 @@ const fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
 /// ```
 #[macro_export]
 macro_rules! event {
+    ($lvl:expr, target: $target:expr, limit = $n:literal per $p:tt, $($rest:tt)+) => {
+        $crate::__nowait_fields!(($lvl, $target, (rate $n $p)) [] $($rest)+)
+    };
+    ($lvl:expr, target: $target:expr, sample = 1 in $n:literal, $($rest:tt)+) => {
+        $crate::__nowait_fields!(
+            ($lvl, $target, (sample $n)) [(value sample_rate ($n as u64))] $($rest)+
+        )
+    };
     ($lvl:expr, target: $target:expr, $($rest:tt)+) => {
-        $crate::__nowait_fields!(($lvl, $target) [] $($rest)+)
+        $crate::__nowait_fields!(($lvl, $target, ()) [] $($rest)+)
+    };
+    ($lvl:expr, limit = $n:literal per $p:tt, $($rest:tt)+) => {
+        $crate::__nowait_fields!(($lvl, ::core::module_path!(), (rate $n $p)) [] $($rest)+)
+    };
+    ($lvl:expr, sample = 1 in $n:literal, $($rest:tt)+) => {
+        $crate::__nowait_fields!(
+            ($lvl, ::core::module_path!(), (sample $n)) [(value sample_rate ($n as u64))] $($rest)+
+        )
     };
     ($lvl:expr, $($rest:tt)+) => {
-        $crate::__nowait_fields!(($lvl, ::core::module_path!()) [] $($rest)+)
+        $crate::__nowait_fields!(($lvl, ::core::module_path!(), ()) [] $($rest)+)
     };
+}
+
+/// The rate limit or sampling check of a macro call site: `true` without
+/// one; with one, a `static` [`SiteLimit`](crate::__private::SiteLimit)
+/// beside the call site and its check.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_limit {
+    (()) => {
+        true
+    };
+    ((rate $n:literal $p:tt)) => {{
+        static __LIMIT: $crate::__private::SiteLimit = $crate::__private::SiteLimit::rate(
+            $n,
+            $crate::__private::period_nanos(::core::stringify!($p)),
+            ::core::file!(),
+            ::core::line!(),
+        );
+        __LIMIT.admit()
+    }};
+    ((sample $n:literal)) => {{
+        static __LIMIT: $crate::__private::SiteLimit =
+            $crate::__private::SiteLimit::sample($n, ::core::file!(), ::core::line!());
+        __LIMIT.admit()
+    }};
 }
 
 /// Logs at TRACE level; see [`event!`](crate::event!) for the syntax.
@@ -219,7 +260,7 @@ macro_rules! __nowait_emit {
             __a => $crate::__nowait_emit!($head [$($f)*] ($($fmt)?) [$($bound)* __a] $($rest,)*),
         }
     };
-    (($lvl:expr, $target:expr) [$(($how:ident $k:ident $v:expr))*] ($($fmt:literal)?) [$($bound:ident)*]) => {{
+    (($lvl:expr, $target:expr, $limit:tt) [$(($how:ident $k:ident $v:expr))*] ($($fmt:literal)?) [$($bound:ident)*]) => {{
         const __LEVEL: $crate::Level = $lvl;
         const __DEFERRED: bool = $crate::__nowait_deferrable!(($($fmt)?) [$($bound)*]);
         static __SITE: $crate::__private::MacroSite = $crate::__private::MacroSite::new(
@@ -231,7 +272,10 @@ macro_rules! __nowait_emit {
             $crate::__nowait_format!(__DEFERRED, $($fmt)?),
             &["message" $(, ::core::stringify!($k))*],
         );
-        if __LEVEL as u8 >= $crate::STATIC_MAX_LEVEL as u8 && __SITE.filter.enabled() {
+        if __LEVEL as u8 >= $crate::STATIC_MAX_LEVEL as u8
+            && __SITE.filter.enabled()
+            && $crate::__nowait_limit!($limit)
+        {
             #[allow(unused_imports)]
             use $crate::__private::{ArgOther as _, ArgPlain as _, FieldOther as _, FieldPlain as _};
             $crate::__nowait_bind!(__SITE __DEFERRED ($($fmt)?) [$($bound)*] [] $(($how $k $v))*)

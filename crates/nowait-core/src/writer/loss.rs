@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 use crate::timefmt::rfc3339;
 
 /// A loss that keeps growing is reported at least this often.
-const REPORT_EVERY: Duration = Duration::from_secs(1);
+pub(super) const REPORT_EVERY: Duration = Duration::from_secs(1);
 
 /// A count of losses not yet reported in the output, with the window in
 /// which they happened (as observed by the writer, to its wake-up interval).
