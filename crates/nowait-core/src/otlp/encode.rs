@@ -537,6 +537,17 @@ impl Format for OtlpFormat {
         self.msg.clear();
         self.msg.extend_from_slice(notice.message().as_bytes());
         self.nowait_target();
+        if let Some(s) = notice.suppressed() {
+            let count = i64::try_from(s.count()).unwrap_or(i64::MAX);
+            for (name, value) in [
+                ("suppressed", Scalar::Int(count)),
+                ("site", Scalar::Text(s.site())),
+                ("reason", Scalar::Text(s.reason().as_str())),
+                ("rule", Scalar::Text(s.rule())),
+            ] {
+                key_value(6, name, value, &mut self.val, &mut self.attrs);
+            }
+        }
         let ids = ([0u8; 16], [0u8; 8], false, false);
         self.finish(
             time,
