@@ -624,6 +624,47 @@ mod tests {
     }
 
     #[test]
+    fn a_suppression_notice_carries_its_count_site_reason_and_rule_as_attributes() {
+        let mut f = OtlpFormat::default();
+        let mut out = Vec::new();
+        let info = crate::Suppressed::new(
+            41230,
+            "src/db.rs:88",
+            crate::SuppressReason::RateLimit,
+            "1 per 1s",
+        );
+        let notice =
+            Notice::new(Level::Info, SystemTime::UNIX_EPOCH, "suppressed").with_suppressed(info);
+        f.notice(&notice, &mut out);
+        let body = &out[1 + read_varint(&out[1..]).unwrap().1..];
+        let attrs: Vec<(Vec<u8>, Vec<u8>)> = fields(body)
+            .map(Option::unwrap)
+            .filter(|f| f.0 == 6)
+            .map(|kv| {
+                let kv: Vec<_> = fields(kv.3).map(Option::unwrap).collect();
+                let value: Vec<_> = fields(kv[1].3).map(Option::unwrap).collect();
+                let v = if value[0].0 == 3 {
+                    value[0].2.to_string().into_bytes()
+                } else {
+                    value[0].3.to_vec()
+                };
+                (kv[0].3.to_vec(), v)
+            })
+            .collect();
+        let want: Vec<(Vec<u8>, Vec<u8>)> = [
+            ("target", "nowait"),
+            ("suppressed", "41230"),
+            ("site", "src/db.rs:88"),
+            ("reason", "rate_limit"),
+            ("rule", "1 per 1s"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
+        .collect();
+        assert_eq!(attrs, want);
+    }
+
+    #[test]
     fn ids_come_from_hex_fields_of_the_right_length() {
         assert_eq!(
             hex_id::<8>(Value::Str(b"00f067aa0ba902b7")),
