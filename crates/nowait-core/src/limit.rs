@@ -66,7 +66,7 @@ use crate::{Logger, SuppressReason as Reason};
 const COUNT_BITS: u32 = 24;
 const COUNT_MASK: u64 = (1 << COUNT_BITS) - 1;
 /// The largest rate limit (records per period).
-pub(crate) const MAX_PER: u32 = 1 << (COUNT_BITS - 1);
+pub const MAX_PER: u32 = 1 << (COUNT_BITS - 1);
 
 /// Suppressed-call counters per limited site.
 pub(crate) const STRIPES: usize = 4;
@@ -208,6 +208,15 @@ impl SiteLimit {
         logger.watch_limit(self);
     }
 
+    /// `Some(n)` for a site that keeps one call in `n`: what a kept record
+    /// carries as its `sample_rate` field.
+    pub fn sample_rate(&self) -> Option<u32> {
+        match self.rule {
+            Rule::Sample { one_in } => Some(one_in),
+            Rule::Rate { .. } => None,
+        }
+    }
+
     /// Calls suppressed so far (a sum of counters other threads may be
     /// adding to: a lower bound of the count a moment later).
     pub(crate) fn suppressed(&self) -> u64 {
@@ -285,6 +294,28 @@ fn period_text(ns: u64) -> String {
 /// assert_eq!(period_nanos("1s"), 1_000_000_000);
 /// ```
 pub const fn period_nanos(s: &str) -> u64 {
+    match parse_period(s) {
+        Some(ns) => ns,
+        None => panic!("a limit's period is a number and a unit (250ms, 1s, 5m, 1h), above 0"),
+    }
+}
+
+/// As [`period_nanos`], `None` where it panics (for periods read at run
+/// time: the `tracing` layer's directives).
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::__private::period_nanos_checked;
+///
+/// assert_eq!(period_nanos_checked("5m"), Some(300_000_000_000));
+/// assert_eq!(period_nanos_checked("0s"), None);
+/// ```
+pub fn period_nanos_checked(s: &str) -> Option<u64> {
+    parse_period(s)
+}
+
+const fn parse_period(s: &str) -> Option<u64> {
     let b = s.as_bytes();
     let mut i = 0;
     let mut n: u64 = 0;
@@ -292,16 +323,15 @@ pub const fn period_nanos(s: &str) -> u64 {
         n = match n.checked_mul(10) {
             Some(v) => match v.checked_add((b[i] - b'0') as u64) {
                 Some(v) => v,
-                None => panic!("a limit's period is too long"),
+                None => return None,
             },
-            None => panic!("a limit's period is too long"),
+            None => return None,
         };
         i += 1;
     }
-    assert!(
-        i > 0,
-        "a limit's period is a number and a unit: 250ms, 1s, 5m, 1h"
-    );
+    if i == 0 {
+        return None;
+    }
     let first = if i < b.len() { b[i] } else { 0 };
     let second = if i + 1 < b.len() { b[i + 1] } else { 0 };
     let unit: u64 = match (b.len() - i, first, second) {
@@ -310,11 +340,11 @@ pub const fn period_nanos(s: &str) -> u64 {
         (1, b's', _) => 1_000_000_000,
         (2, b'm', b's') => 1_000_000,
         (2, b'u', b's') => 1_000,
-        _ => panic!("a limit's period is a number and a unit: 250ms, 1s, 5m, 1h"),
+        _ => return None,
     };
     match n.checked_mul(unit) {
-        Some(0) | None => panic!("a limit's period must be above 0 and below 584 years"),
-        Some(v) => v,
+        Some(0) | None => None,
+        Some(v) => Some(v),
     }
 }
 
