@@ -28,6 +28,7 @@ fn limits_and_sampling() {
     nowait_core::set_global(logger.clone()).unwrap();
 
     a_suppressed_call_evaluates_no_field(&logger, &text, &json);
+    fields_named_limit_and_sample_are_fields(&logger, &text, &json);
     a_limited_site_under_four_threads_logs_within_the_limit_and_counts_the_rest(
         &logger, &text, &json,
     );
@@ -48,6 +49,30 @@ fn limits_and_sampling() {
         "{rest}"
     );
     assert_eq!(stats_before.dropped(), 0);
+}
+
+fn fields_named_limit_and_sample_are_fields(
+    logger: &Logger,
+    text: &MemoryWriter,
+    json: &MemoryWriter,
+) {
+    let limit = 3u32;
+    info!(limit = 5u32, sample = 1, "plain fields");
+    info!(limit, "shorthand");
+    logger.flush().unwrap();
+    let out: Vec<String> = text
+        .take()
+        .lines()
+        .map(|l| l.trim_start().to_owned())
+        .collect();
+    assert_eq!(
+        out,
+        [
+            "INFO ratelimit: plain fields limit=5 sample=1",
+            "INFO ratelimit: shorthand limit=3"
+        ]
+    );
+    json.take();
 }
 
 /// Counts the notices about `site` (`FILE:LINE`) in Text output and adds
