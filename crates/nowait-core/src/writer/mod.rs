@@ -179,6 +179,16 @@ impl Writer {
                 .map(|(i, _)| i);
             crate::durable::DurableWriter::new(Arc::clone(file), files)
         });
+        // Limited call sites are watched once the logger exists, so none
+        // is known yet, except in a forked child's new writer: what the
+        // parent's writer counted there is the parent's to report.
+        let limits = match shared.counters.limits.try_lock() {
+            Ok(list) => list
+                .iter()
+                .map(|&site| (site, Loss::already_reported(site.suppressed())))
+                .collect(),
+            Err(_) => Vec::new(),
+        };
         Writer {
             durable,
             shared,
@@ -195,7 +205,7 @@ impl Writer {
             records: 0,
             high_water: 0,
             losses: Default::default(),
-            limits: Vec::new(),
+            limits,
             taken: false,
             startup,
             #[cfg(feature = "metrics")]
