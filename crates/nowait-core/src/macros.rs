@@ -106,10 +106,10 @@ const fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
 /// ```
 ///
 /// A call over its limit, or not kept by sampling, is suppressed before
-/// its fields are evaluated and encoded: it takes no ring space and costs
-/// a clock read, one load and one counter increment (a fixed window per
-/// call site: a compare-exchange only when the window turns over; the
-/// suppressed counters are split across threads). Nothing is lost
+/// its arguments and fields are evaluated: it encodes nothing, takes no
+/// ring space and costs a clock read, one load and one counter increment
+/// (a fixed window per call site: a compare-exchange only when the window
+/// turns over; the suppressed counters are split across threads). Nothing is lost
 /// silently: suppressed calls are counted in
 /// [`Stats::suppressed_rate_limit`](crate::Stats::suppressed_rate_limit)
 /// and [`Stats::suppressed_sampled`](crate::Stats::suppressed_sampled), and
@@ -126,8 +126,7 @@ const fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
 /// draws are per thread and seeded with
 /// [`set_sample_seed`](crate::set_sample_seed). A limit admits at most N
 /// calls per window, one more where threads' clocks disagree at the
-/// window's turn. The message's arguments are bound before the rule is
-/// checked (as before the filter's check); the fields after.
+/// window's turn.
 ///
 /// # Examples
 ///
@@ -288,19 +287,14 @@ macro_rules! __nowait_fields {
     };
 }
 
-/// Binds each message argument once (a fresh hygienic `__a` per step),
-/// then expands the event.
+/// Declares the call site, checks it (level, filter, rule), and only then
+/// binds the message's arguments and the fields and emits the event.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __nowait_emit {
-    ($head:tt [$($f:tt)*] ($($fmt:literal)?) [$($bound:ident)*] $next:expr, $($rest:expr,)*) => {
-        match &$next {
-            __a => $crate::__nowait_emit!($head [$($f)*] ($($fmt)?) [$($bound)* __a] $($rest,)*),
-        }
-    };
-    (($lvl:expr, $target:expr, $limit:tt) [$(($how:ident $k:ident $v:expr))*] ($($fmt:literal)?) [$($bound:ident)*]) => {{
+    (($lvl:expr, $target:expr, $limit:tt) [$($field:tt)*] ($($fmt:literal)?) [] $($arg:expr,)*) => {{
         const __LEVEL: $crate::Level = $lvl;
-        const __DEFERRED: bool = $crate::__nowait_deferrable!(($($fmt)?) [$($bound)*]);
+        const __DEFERRED: bool = $crate::__nowait_deferrable!(($($fmt)?) [$($arg,)*]);
         static __SITE: $crate::__private::MacroSite = $crate::__private::MacroSite::new(
             __LEVEL,
             $target,
@@ -308,7 +302,7 @@ macro_rules! __nowait_emit {
             ::core::file!(),
             ::core::line!(),
             $crate::__nowait_format!(__DEFERRED, $($fmt)?),
-            &["message" $(, ::core::stringify!($k))*],
+            $crate::__nowait_field_names!($($field)*),
         );
         if __LEVEL as u8 >= $crate::STATIC_MAX_LEVEL as u8
             && __SITE.filter.enabled()
@@ -316,9 +310,33 @@ macro_rules! __nowait_emit {
         {
             #[allow(unused_imports)]
             use $crate::__private::{ArgOther as _, ArgPlain as _, FieldOther as _, FieldPlain as _};
-            $crate::__nowait_bind!(__SITE __DEFERRED ($($fmt)?) [$($bound)*] [] $(($how $k $v))*)
+            $crate::__nowait_args!(__SITE __DEFERRED ($($fmt)?) [] [$($field)*] $($arg,)*)
         }
     }};
+}
+
+/// The call site's field names: `message`, then each field's.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_field_names {
+    ($(($how:ident $k:ident $v:expr))*) => {
+        &["message" $(, ::core::stringify!($k))*]
+    };
+}
+
+/// Binds each message argument once (a fresh hygienic `__a` per step, only
+/// once the call site is known to be enabled), then the fields.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_args {
+    ($site:ident $def:ident $fmt:tt [$($bound:ident)*] $fields:tt $next:expr, $($rest:expr,)*) => {
+        match &$next {
+            __a => $crate::__nowait_args!($site $def $fmt [$($bound)* __a] $fields $($rest,)*),
+        }
+    };
+    ($site:ident $def:ident $fmt:tt [$($bound:ident)*] [$($field:tt)*]) => {
+        $crate::__nowait_bind!($site $def $fmt [$($bound)*] [] $($field)*)
+    };
 }
 
 /// Binds each field's value once (a fresh hygienic `__f` per step, only
@@ -470,12 +488,19 @@ macro_rules! __nowait_field {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __nowait_deferrable {
-    (() [$($bound:ident)*]) => {
+    (() [$($arg:expr,)*]) => {
         false
     };
-    (($fmt:literal) [$($bound:ident)*]) => {
-        $crate::__private::deferrable($fmt, $crate::__nowait_count!($($bound)*) as usize)
+    (($fmt:literal) [$($arg:expr,)*]) => {
+        $crate::__private::deferrable($fmt, $crate::__nowait_count_args!($($arg,)*) as usize)
     };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_count_args {
+    () => { 0u8 };
+    ($head:expr, $($rest:expr,)*) => { 1u8 + $crate::__nowait_count_args!($($rest,)*) };
 }
 
 #[doc(hidden)]

@@ -27,7 +27,7 @@ fn limits_and_sampling() {
         .unwrap();
     nowait_core::set_global(logger.clone()).unwrap();
 
-    a_suppressed_call_evaluates_no_field(&logger, &text, &json);
+    a_suppressed_call_evaluates_no_argument(&logger, &text, &json);
     fields_named_limit_and_sample_are_fields(&logger, &text, &json);
     a_limited_site_under_four_threads_logs_within_the_limit_and_counts_the_rest(
         &logger, &text, &json,
@@ -103,23 +103,27 @@ fn json_notices(out: &str, site: &str) -> u64 {
         .sum()
 }
 
-fn a_suppressed_call_evaluates_no_field(logger: &Logger, text: &MemoryWriter, json: &MemoryWriter) {
+fn a_suppressed_call_evaluates_no_argument(
+    logger: &Logger,
+    text: &MemoryWriter,
+    json: &MemoryWriter,
+) {
     static EVALUATED: AtomicU64 = AtomicU64::new(0);
     let arg = || EVALUATED.fetch_add(1, Ordering::Relaxed);
     let line = line!() + 2;
     for _ in 0..10 {
-        warn!(limit = 1 per 1h, n = arg(), "expensive {}", 1);
+        warn!(limit = 1 per 1h, n = arg(), "expensive {}", arg());
     }
     logger.flush().unwrap();
     assert_eq!(
         EVALUATED.load(Ordering::Relaxed),
-        1,
-        "the logged call's field only"
+        2,
+        "the logged call's argument and field only"
     );
     let site = format!("{FILE}:{line}");
     let (suppressed, rest) = text_notices(&text.take(), &site);
     assert_eq!(suppressed, 9);
-    assert_eq!(rest, ["WARN ratelimit: expensive 1 n=0"]);
+    assert_eq!(rest, ["WARN ratelimit: expensive 0 n=1"]);
     let json = json.take();
     assert_eq!(json_notices(&json, &site), 9);
     let notice: serde_json::Value = serde_json::from_str(json.lines().last().unwrap()).unwrap();
