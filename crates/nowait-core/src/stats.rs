@@ -333,20 +333,25 @@ impl SinkStats {
 }
 
 impl Counters {
-    pub(crate) fn snapshot(&self, ring_capacity: usize, sinks: &[SinkCounters]) -> Stats {
-        let (mut suppressed_rate_limit, mut suppressed_sampled) = (0, 0);
-        // Others hold the lock for a few instructions (a push, the writer's
-        // copy of new entries): retry `try_lock` a bounded number of times,
-        // so that a lock held by a thread that vanished in `fork()` costs
-        // these counts, never a hang.
-        let limits = (0..1000).find_map(|_| match self.limits.try_lock() {
+    /// The limited call sites. Others hold the lock for a few instructions
+    /// (a push, the writer's copy of new entries): `try_lock` is retried a
+    /// bounded number of times, so that a lock held by a thread that
+    /// vanished in `fork()` costs a look at the list, never a hang.
+    pub(crate) fn lock_limits(
+        &self,
+    ) -> Option<std::sync::MutexGuard<'_, Vec<&'static crate::limit::SiteLimit>>> {
+        (0..1000).find_map(|_| match self.limits.try_lock() {
             Ok(list) => Some(list),
             Err(_) => {
                 std::thread::yield_now();
                 None
             }
-        });
-        if let Some(limits) = limits {
+        })
+    }
+
+    pub(crate) fn snapshot(&self, ring_capacity: usize, sinks: &[SinkCounters]) -> Stats {
+        let (mut suppressed_rate_limit, mut suppressed_sampled) = (0, 0);
+        if let Some(limits) = self.lock_limits() {
             for site in limits.iter() {
                 match site.reason() {
                     crate::SuppressReason::RateLimit => suppressed_rate_limit += site.suppressed(),

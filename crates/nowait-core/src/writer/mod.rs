@@ -182,12 +182,12 @@ impl Writer {
         // Limited call sites are watched once the logger exists, so none
         // is known yet, except in a forked child's new writer: what the
         // parent's writer counted there is the parent's to report.
-        let limits = match shared.counters.limits.try_lock() {
-            Ok(list) => list
+        let limits = match shared.counters.lock_limits() {
+            Some(list) => list
                 .iter()
                 .map(|&site| (site, Loss::already_reported(site.suppressed())))
                 .collect(),
-            Err(_) => Vec::new(),
+            None => Vec::new(),
         };
         Writer {
             durable,
@@ -549,7 +549,7 @@ impl Writer {
     /// least once a [`loss::REPORT_EVERY`] while a count grows, at once when
     /// it stops, and everything pending if `force` (a flush, the shutdown).
     fn report_suppressed(&mut self, now: SystemTime, force: bool) {
-        if let Ok(list) = self.shared.counters.limits.try_lock() {
+        if let Some(list) = self.shared.counters.lock_limits() {
             let known = self.limits.len();
             self.limits
                 .extend(list.iter().skip(known).map(|&site| (site, Loss::default())));
