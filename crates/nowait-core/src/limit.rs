@@ -52,9 +52,10 @@
 //! stops, on every flush and at shutdown), and [`Stats`](crate::Stats)
 //! sums them when asked.
 
+use crate::sync::untracked::{AtomicBool, AtomicU32, AtomicU64};
+use crate::sync::Ordering::Relaxed;
 use std::cell::Cell;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::time::SystemTime;
 
 use crossbeam_utils::CachePadded;
