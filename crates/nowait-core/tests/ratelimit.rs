@@ -142,8 +142,8 @@ fn a_limited_site_under_four_threads_logs_within_the_limit_and_counts_the_rest(
     const PERIOD: Duration = Duration::from_millis(100);
     const RUN: Duration = Duration::from_secs(2);
     let before = logger.stats();
-    let line = line!() + 8;
     let began = Instant::now();
+    let line = line!() + 8;
     let calls: u64 = std::thread::scope(|s| {
         let workers: Vec<_> = (0..4)
             .map(|t| {
