@@ -95,6 +95,18 @@ pub(crate) fn order_span(span: Duration) -> u64 {
     }
 }
 
+/// Nanoseconds on a monotonic clock with an arbitrary origin, cheap
+/// enough for every call of a rate-limited call site (the tick clock: a
+/// TSC read, a multiply and a shift); the wall clock before calibration
+/// and under Miri (a change of clock only starts a new window early).
+#[inline]
+pub(crate) fn mono_nanos() -> u64 {
+    match CLOCK.get() {
+        Some(clock) => clock.delta_as_nanos(0, clock.raw()),
+        None => wall_nanos(),
+    }
+}
+
 /// Nanoseconds per raw tick, for a process that converts this one's ticks
 /// after it died (the crash-durable ring); 0 without a tick clock.
 pub(crate) fn ns_per_tick() -> f64 {

@@ -248,6 +248,7 @@ mod global;
 mod guard;
 mod hooks;
 mod level;
+mod limit;
 mod logger;
 mod macros;
 #[cfg(feature = "metrics")]
@@ -289,6 +290,7 @@ pub use format::{
 pub use global::{global, set_global};
 pub use guard::Guard;
 pub use level::{Level, ParseLevelError};
+pub use limit::set_sample_seed;
 pub use logger::Logger;
 pub use macros::STATIC_MAX_LEVEL;
 #[cfg(feature = "metrics")]
@@ -298,7 +300,7 @@ pub use metrics::METRIC_NAMES;
 #[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
 pub use otlp::Otlp;
 pub use policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
-pub use record::{kind, Notice, Record};
+pub use record::{kind, Notice, Record, SuppressReason, Suppressed};
 pub use rolling::{Rolling, Rotation};
 pub use sink::Sink;
 pub use stats::{SinkStats, Stats};

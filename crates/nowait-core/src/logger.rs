@@ -209,6 +209,14 @@ impl Logger {
             .fetch_add(1, Ordering::Relaxed);
     }
 
+    /// Hands a limited call site to this logger's writer thread, which
+    /// reports its suppressed calls from then on.
+    pub(crate) fn watch_limit(&self, site: &'static crate::limit::SiteLimit) {
+        if let Ok(mut list) = self.shared.counters.limits.lock() {
+            list.push(site);
+        }
+    }
+
     /// Counts a record that a front end cut to fit in the ring (an event
     /// with its longest values cut and marked `… [truncated]`);
     /// [`Stats::truncated`](crate::Stats::truncated) shows it.

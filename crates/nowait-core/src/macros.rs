@@ -95,6 +95,39 @@ const fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
 /// [`Logger::max_record_len`](crate::Logger::max_record_len) is written
 /// with its longest values cut and marked `… [truncated]`.
 ///
+/// # Rate limits and sampling
+///
+/// After the level (and `target:`, if any), a call site may take a rule:
+///
+/// ```text
+/// warn!(limit = 100 per 1s, "query failed: {}", err);   // at most 100 a second
+/// warn!(limit = 1 per 5m, "disk {} nearly full", disk);  // periods: 250ms, 1s, 5m, 1h, 100us
+/// debug!(target: "cache", sample = 1 in 100, "hit {}", key);  // keep 1 call in 100
+/// ```
+///
+/// A call over its limit, or not kept by sampling, is suppressed before
+/// its arguments and fields are evaluated: it encodes nothing, takes no
+/// ring space and costs a clock read, one load and one counter increment
+/// (a fixed window per call site: a compare-exchange only when the window
+/// turns over; the suppressed counters are split across threads). Nothing is lost
+/// silently: suppressed calls are counted in
+/// [`Stats::suppressed_rate_limit`](crate::Stats::suppressed_rate_limit)
+/// and [`Stats::suppressed_sampled`](crate::Stats::suppressed_sampled), and
+/// every sink gets a notice per call site, at least once a second while the
+/// count grows, at once when it stops, on every flush and at shutdown:
+///
+/// ```text
+/// INFO nowait: suppressed 41230 records from src/db.rs:88 (limit 100 per 1s) between 2026-11-26T18:50:04.738695Z and 2026-11-26T18:50:05.738695Z
+/// ```
+///
+/// (JSON adds `suppressed`, `site`, `reason` and `rule` to the notice's
+/// fields; OTLP sends them as attributes.) A kept call of a sampled site
+/// carries a `sample_rate` field (N), for consumers that re-weight; the
+/// draws are per thread and seeded with
+/// [`set_sample_seed`](crate::set_sample_seed). A limit admits at most N
+/// calls per window, one more where threads' clocks disagree at the
+/// window's turn.
+///
 /// # Examples
 ///
 /// ```
@@ -103,15 +136,60 @@ const fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
 /// let path = "/index.html";
 /// event!(Level::Info, "GET {} {}", path, 200);
 /// event!(Level::Debug, target: "cache", hit = true, "lookup");
+/// for attempt in 0..10u32 {
+///     event!(Level::Warn, limit = 1 per 1s, attempt, "retrying");
+///     event!(Level::Debug, sample = 1 in 4, attempt, "sampled");
+/// }
 /// ```
 #[macro_export]
 macro_rules! event {
+    ($lvl:expr, target: $target:expr, limit = $n:literal per $p:tt, $($rest:tt)+) => {
+        $crate::__nowait_fields!(($lvl, $target, (rate $n $p)) [] $($rest)+)
+    };
+    ($lvl:expr, target: $target:expr, sample = 1 in $n:literal, $($rest:tt)+) => {
+        $crate::__nowait_fields!(
+            ($lvl, $target, (sample $n)) [(value sample_rate ($n as u64))] $($rest)+
+        )
+    };
     ($lvl:expr, target: $target:expr, $($rest:tt)+) => {
-        $crate::__nowait_fields!(($lvl, $target) [] $($rest)+)
+        $crate::__nowait_fields!(($lvl, $target, ()) [] $($rest)+)
+    };
+    ($lvl:expr, limit = $n:literal per $p:tt, $($rest:tt)+) => {
+        $crate::__nowait_fields!(($lvl, ::core::module_path!(), (rate $n $p)) [] $($rest)+)
+    };
+    ($lvl:expr, sample = 1 in $n:literal, $($rest:tt)+) => {
+        $crate::__nowait_fields!(
+            ($lvl, ::core::module_path!(), (sample $n)) [(value sample_rate ($n as u64))] $($rest)+
+        )
     };
     ($lvl:expr, $($rest:tt)+) => {
-        $crate::__nowait_fields!(($lvl, ::core::module_path!()) [] $($rest)+)
+        $crate::__nowait_fields!(($lvl, ::core::module_path!(), ()) [] $($rest)+)
     };
+}
+
+/// The rate limit or sampling check of a macro call site: `true` without
+/// one; with one, a `static` [`SiteLimit`](crate::__private::SiteLimit)
+/// beside the call site and its check.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_limit {
+    (()) => {
+        true
+    };
+    ((rate $n:literal $p:tt)) => {{
+        static __LIMIT: $crate::__private::SiteLimit = $crate::__private::SiteLimit::rate(
+            $n,
+            $crate::__private::period_nanos(::core::stringify!($p)),
+            ::core::file!(),
+            ::core::line!(),
+        );
+        __LIMIT.admit()
+    }};
+    ((sample $n:literal)) => {{
+        static __LIMIT: $crate::__private::SiteLimit =
+            $crate::__private::SiteLimit::sample($n, ::core::file!(), ::core::line!());
+        __LIMIT.admit()
+    }};
 }
 
 /// Logs at TRACE level; see [`event!`](crate::event!) for the syntax.
@@ -209,19 +287,14 @@ macro_rules! __nowait_fields {
     };
 }
 
-/// Binds each message argument once (a fresh hygienic `__a` per step),
-/// then expands the event.
+/// Declares the call site, checks it (level, filter, rule), and only then
+/// binds the message's arguments and the fields and emits the event.
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __nowait_emit {
-    ($head:tt [$($f:tt)*] ($($fmt:literal)?) [$($bound:ident)*] $next:expr, $($rest:expr,)*) => {
-        match &$next {
-            __a => $crate::__nowait_emit!($head [$($f)*] ($($fmt)?) [$($bound)* __a] $($rest,)*),
-        }
-    };
-    (($lvl:expr, $target:expr) [$(($how:ident $k:ident $v:expr))*] ($($fmt:literal)?) [$($bound:ident)*]) => {{
+    (($lvl:expr, $target:expr, $limit:tt) [$($field:tt)*] ($($fmt:literal)?) [] $($arg:expr,)*) => {{
         const __LEVEL: $crate::Level = $lvl;
-        const __DEFERRED: bool = $crate::__nowait_deferrable!(($($fmt)?) [$($bound)*]);
+        const __DEFERRED: bool = $crate::__nowait_deferrable!(($($fmt)?) [$($arg,)*]);
         static __SITE: $crate::__private::MacroSite = $crate::__private::MacroSite::new(
             __LEVEL,
             $target,
@@ -229,14 +302,41 @@ macro_rules! __nowait_emit {
             ::core::file!(),
             ::core::line!(),
             $crate::__nowait_format!(__DEFERRED, $($fmt)?),
-            &["message" $(, ::core::stringify!($k))*],
+            $crate::__nowait_field_names!($($field)*),
         );
-        if __LEVEL as u8 >= $crate::STATIC_MAX_LEVEL as u8 && __SITE.filter.enabled() {
+        if __LEVEL as u8 >= $crate::STATIC_MAX_LEVEL as u8
+            && __SITE.filter.enabled()
+            && $crate::__nowait_limit!($limit)
+        {
             #[allow(unused_imports)]
             use $crate::__private::{ArgOther as _, ArgPlain as _, FieldOther as _, FieldPlain as _};
-            $crate::__nowait_bind!(__SITE __DEFERRED ($($fmt)?) [$($bound)*] [] $(($how $k $v))*)
+            $crate::__nowait_args!(__SITE __DEFERRED ($($fmt)?) [] [$($field)*] $($arg,)*)
         }
     }};
+}
+
+/// The call site's field names: `message`, then each field's.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_field_names {
+    ($(($how:ident $k:ident $v:expr))*) => {
+        &["message" $(, ::core::stringify!($k))*]
+    };
+}
+
+/// Binds each message argument once (a fresh hygienic `__a` per step, only
+/// once the call site is known to be enabled), then the fields.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_args {
+    ($site:ident $def:ident $fmt:tt [$($bound:ident)*] $fields:tt $next:expr, $($rest:expr,)*) => {
+        match &$next {
+            __a => $crate::__nowait_args!($site $def $fmt [$($bound)* __a] $fields $($rest,)*),
+        }
+    };
+    ($site:ident $def:ident $fmt:tt [$($bound:ident)*] [$($field:tt)*]) => {
+        $crate::__nowait_bind!($site $def $fmt [$($bound)*] [] $($field)*)
+    };
 }
 
 /// Binds each field's value once (a fresh hygienic `__f` per step, only
@@ -388,12 +488,19 @@ macro_rules! __nowait_field {
 #[doc(hidden)]
 #[macro_export]
 macro_rules! __nowait_deferrable {
-    (() [$($bound:ident)*]) => {
+    (() [$($arg:expr,)*]) => {
         false
     };
-    (($fmt:literal) [$($bound:ident)*]) => {
-        $crate::__private::deferrable($fmt, $crate::__nowait_count!($($bound)*) as usize)
+    (($fmt:literal) [$($arg:expr,)*]) => {
+        $crate::__private::deferrable($fmt, $crate::__nowait_count_args!($($arg,)*) as usize)
     };
+}
+
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __nowait_count_args {
+    () => { 0u8 };
+    ($head:expr, $($rest:expr,)*) => { 1u8 + $crate::__nowait_count_args!($($rest,)*) };
 }
 
 #[doc(hidden)]

@@ -27,6 +27,7 @@ pub(crate) const PUBLISH_INTERVAL: Duration = Duration::from_secs(1);
 /// |---|---|---|---|
 /// | `nowait_records_written_total` | counter | | [`records_written`](Stats::records_written) |
 /// | `nowait_records_dropped_total` | counter | `reason`: `ring_full`, `shed`, `too_large`, `closed`, `timeout`, `discarded` | `dropped_full`, `dropped_shed`, `dropped_too_large`, `dropped_closed`, `dropped_timeout`, `discarded` |
+/// | `nowait_records_suppressed_total` | counter | `reason`: `rate_limit`, `sampling` | [`suppressed_rate_limit`](Stats::suppressed_rate_limit), [`suppressed_sampled`](Stats::suppressed_sampled) |
 /// | `nowait_records_truncated_total` | counter | | [`truncated`](Stats::truncated) |
 /// | `nowait_records_abandoned_total` | counter | | [`abandoned`](Stats::abandoned) |
 /// | `nowait_blocked_waits_total` | counter | | [`blocked_waits`](Stats::blocked_waits) |
@@ -49,6 +50,7 @@ pub(crate) const PUBLISH_INTERVAL: Duration = Duration::from_secs(1);
 pub const METRIC_NAMES: &[&str] = &[
     "nowait_records_written_total",
     "nowait_records_dropped_total",
+    "nowait_records_suppressed_total",
     "nowait_records_truncated_total",
     "nowait_records_abandoned_total",
     "nowait_blocked_waits_total",
@@ -95,6 +97,12 @@ impl Stats {
             ("discarded", self.discarded),
         ] {
             counter!("nowait_records_dropped_total", "reason" => reason).absolute(value);
+        }
+        for (reason, value) in [
+            ("rate_limit", self.suppressed_rate_limit),
+            ("sampling", self.suppressed_sampled),
+        ] {
+            counter!("nowait_records_suppressed_total", "reason" => reason).absolute(value);
         }
         counter!("nowait_records_truncated_total").absolute(self.truncated);
         counter!("nowait_records_abandoned_total").absolute(self.abandoned);

@@ -21,6 +21,7 @@ use crate::{kind, Level, Logger, PushError};
 use crate::event::Cursor;
 
 pub use crate::event::message::deferrable;
+pub use crate::limit::{period_nanos, period_nanos_checked, SiteLimit, MAX_PER as MAX_RATE};
 
 /// The event wire encoding, as front ends write it (see the grammar in
 /// `event/encode.rs`).

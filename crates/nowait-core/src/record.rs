@@ -108,6 +108,7 @@ pub struct Notice<'a> {
     level: Level,
     time: SystemTime,
     message: &'a str,
+    suppressed: Option<Suppressed<'a>>,
 }
 
 impl<'a> Notice<'a> {
@@ -128,7 +129,41 @@ impl<'a> Notice<'a> {
             level,
             time,
             message,
+            suppressed: None,
         }
+    }
+
+    /// The notice, reporting the calls a limited call site suppressed
+    /// (see [`suppressed`](Self::suppressed)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Level, Notice, SuppressReason, Suppressed};
+    ///
+    /// let info = Suppressed::new(3, "src/db.rs:88", SuppressReason::RateLimit, "1 per 1s");
+    /// let n = Notice::new(Level::Info, std::time::SystemTime::UNIX_EPOCH, "suppressed 3 records")
+    ///     .with_suppressed(info);
+    /// assert_eq!(n.suppressed(), Some(info));
+    /// ```
+    pub const fn with_suppressed(mut self, info: Suppressed<'a>) -> Self {
+        self.suppressed = Some(info);
+        self
+    }
+
+    /// For a notice about suppressed calls (`suppressed N records from
+    /// FILE:LINE (limit RULE) between T1 and T2`), what it counts, for
+    /// formats that carry it as fields (JSON's `fields`, OTLP's
+    /// attributes); `None` for other notices.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let n = nowait_core::Notice::new(nowait_core::Level::Warn, std::time::SystemTime::UNIX_EPOCH, "m");
+    /// assert_eq!(n.suppressed(), None);
+    /// ```
+    pub const fn suppressed(&self) -> Option<Suppressed<'a>> {
+        self.suppressed
     }
 
     /// The notice's level (WARN for losses, ERROR for sink failures).
@@ -168,5 +203,129 @@ impl<'a> Notice<'a> {
     /// ```
     pub const fn message(&self) -> &'a str {
         self.message
+    }
+}
+
+/// Why calls of a call site were not logged (see [`Suppressed`]).
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(nowait_core::SuppressReason::Sampling.as_str(), "sampling");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SuppressReason {
+    /// Over the call site's rate limit (`limit = N per PERIOD`).
+    RateLimit,
+    /// Not kept by the call site's sampling (`sample = 1 in N`).
+    Sampling,
+}
+
+impl SuppressReason {
+    /// `rate_limit` or `sampling`: the value of the notice's `reason`
+    /// field and of the `metrics` label.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(nowait_core::SuppressReason::RateLimit.as_str(), "rate_limit");
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            SuppressReason::RateLimit => "rate_limit",
+            SuppressReason::Sampling => "sampling",
+        }
+    }
+}
+
+/// What a notice about suppressed calls counts: how many, from which call
+/// site, why, under which rule.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::{SuppressReason, Suppressed};
+///
+/// let s = Suppressed::new(41230, "src/db.rs:88", SuppressReason::RateLimit, "1 per 1s");
+/// assert_eq!(s.count(), 41230);
+/// assert_eq!(s.site(), "src/db.rs:88");
+/// assert_eq!(s.reason(), SuppressReason::RateLimit);
+/// assert_eq!(s.rule(), "1 per 1s");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Suppressed<'a> {
+    count: u64,
+    site: &'a str,
+    reason: SuppressReason,
+    rule: &'a str,
+}
+
+impl<'a> Suppressed<'a> {
+    /// `count` calls of the call site at `site` (`file:line`) suppressed
+    /// for `reason` under `rule` (`100 per 1s`, `1 in 100`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let s = nowait_core::Suppressed::new(1, "a.rs:1", nowait_core::SuppressReason::Sampling, "1 in 10");
+    /// assert_eq!(s.count(), 1);
+    /// ```
+    pub const fn new(count: u64, site: &'a str, reason: SuppressReason, rule: &'a str) -> Self {
+        Suppressed {
+            count,
+            site,
+            reason,
+            rule,
+        }
+    }
+
+    /// The number of calls suppressed in the notice's window.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let s = nowait_core::Suppressed::new(7, "a.rs:1", nowait_core::SuppressReason::Sampling, "1 in 10");
+    /// assert_eq!(s.count(), 7);
+    /// ```
+    pub const fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// The call site, `file:line`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let s = nowait_core::Suppressed::new(7, "a.rs:1", nowait_core::SuppressReason::Sampling, "1 in 10");
+    /// assert_eq!(s.site(), "a.rs:1");
+    /// ```
+    pub const fn site(&self) -> &'a str {
+        self.site
+    }
+
+    /// Why the calls were suppressed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let s = nowait_core::Suppressed::new(7, "a.rs:1", nowait_core::SuppressReason::Sampling, "1 in 10");
+    /// assert_eq!(s.reason(), nowait_core::SuppressReason::Sampling);
+    /// ```
+    pub const fn reason(&self) -> SuppressReason {
+        self.reason
+    }
+
+    /// The call site's rule, as the macros spell it: `100 per 1s`,
+    /// `1 in 100`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let s = nowait_core::Suppressed::new(7, "a.rs:1", nowait_core::SuppressReason::Sampling, "1 in 10");
+    /// assert_eq!(s.rule(), "1 in 10");
+    /// ```
+    pub const fn rule(&self) -> &'a str {
+        self.rule
     }
 }

@@ -21,6 +21,9 @@ pub(crate) struct Counters {
     pub(crate) abandoned: AtomicU64,
     pub(crate) abandoned_unknown_bytes: AtomicU64,
     pub(crate) ring_high_water: AtomicU64,
+    /// The limited call sites whose suppressed calls this logger reports
+    /// (their counters are their own; [`Stats`] sums them).
+    pub(crate) limits: Mutex<Vec<&'static crate::limit::SiteLimit>>,
 }
 
 impl Counters {
@@ -200,6 +203,14 @@ pub struct Stats {
     /// about the most the ring ever held (it never reads the producers'
     /// claim position to know exactly, which would slow their next claim).
     pub ring_high_water: u64,
+    /// Calls of rate-limited call sites that were not logged (`limit = N
+    /// per PERIOD` on the macros, rate directives of the `tracing` layer):
+    /// counted, never pushed, so not in [`dropped`](Stats::dropped); the
+    /// output reports them as `suppressed N records from FILE:LINE ...`
+    /// notices.
+    pub suppressed_rate_limit: u64,
+    /// Calls of sampled call sites that were not kept (`sample = 1 in N`).
+    pub suppressed_sampled: u64,
     /// One entry per sink, in the order they were added.
     pub sinks: Vec<SinkStats>,
 }
@@ -322,8 +333,35 @@ impl SinkStats {
 }
 
 impl Counters {
+    /// The limited call sites. Others hold the lock for a few instructions
+    /// (a push, the writer's copy of new entries): `try_lock` is retried a
+    /// bounded number of times, so that a lock held by a thread that
+    /// vanished in `fork()` costs a look at the list, never a hang.
+    pub(crate) fn lock_limits(
+        &self,
+    ) -> Option<std::sync::MutexGuard<'_, Vec<&'static crate::limit::SiteLimit>>> {
+        (0..1000).find_map(|_| match self.limits.try_lock() {
+            Ok(list) => Some(list),
+            Err(_) => {
+                std::thread::yield_now();
+                None
+            }
+        })
+    }
+
     pub(crate) fn snapshot(&self, ring_capacity: usize, sinks: &[SinkCounters]) -> Stats {
+        let (mut suppressed_rate_limit, mut suppressed_sampled) = (0, 0);
+        if let Some(limits) = self.lock_limits() {
+            for site in limits.iter() {
+                match site.reason() {
+                    crate::SuppressReason::RateLimit => suppressed_rate_limit += site.suppressed(),
+                    crate::SuppressReason::Sampling => suppressed_sampled += site.suppressed(),
+                }
+            }
+        }
         Stats {
+            suppressed_rate_limit,
+            suppressed_sampled,
             records_written: self.records_written.load(Relaxed),
             dropped_full: self.dropped_full.load(Relaxed),
             dropped_shed: self.dropped_shed.load(Relaxed),

@@ -26,11 +26,13 @@ pub(crate) use std::{sync::Arc, thread};
 
 /// Atomics no loom model needs to see, std's in every build: a value only
 /// one thread touches at a time (the consumer's own position in a deferred
-/// ring), or a count kept across a model's executions.
+/// ring), a count kept across a model's executions, or a `static` of a
+/// call site (a rate limit's window and counters), which loom's atomics
+/// cannot initialise.
 pub(crate) mod untracked {
-    pub(crate) use std::sync::atomic::AtomicU64;
     #[cfg(all(loom, test))]
     pub(crate) use std::sync::atomic::AtomicUsize;
+    pub(crate) use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
 }
 
 /// Keeps a ring's mapped memory alive for as long as anything holds it.

@@ -215,6 +215,14 @@ fn child_fork(case: &str, path: &Path) {
     for i in 0..FORK_PARENT_N {
         logger.log(Level::Info, &format!("parent {i}")).unwrap();
     }
+    // A rate-limited call site (what `limit = 1 per 1h` expands to): 3
+    // calls suppressed before the fork, 2 in the child; each process
+    // reports its own.
+    static LIMIT: nowait_core::__private::SiteLimit =
+        nowait_core::__private::SiteLimit::rate(1, 3_600_000_000_000, "src/forked.rs", 1);
+    let suppress = |n| (0..n).filter(|_| !LIMIT.admit_watched()).count();
+    LIMIT.watch(&logger);
+    assert_eq!(suppress(4), 3);
     let started = Instant::now();
     // SAFETY: the forked child only logs through nowait (whose atfork
     // handlers prepare it) and exits.
@@ -226,6 +234,9 @@ fn child_fork(case: &str, path: &Path) {
                 eprintln!("grandchild log {i}: {e}");
                 hard_exit(3);
             }
+        }
+        if suppress(2) != 2 {
+            hard_exit(4);
         }
         if case == "fork-exit" {
             std::mem::forget(guard);
@@ -336,6 +347,19 @@ fn fork_child_logs_exits_promptly_and_counts_only_its_own_records() {
             wrong.is_empty(),
             "{case}: parent records not exactly once (record, times): {wrong:?}"
         );
+        if case != "fork-exit" {
+            let suppressed: Vec<u64> = text
+                .lines()
+                .filter_map(|l| l.split_once("INFO nowait: suppressed "))
+                .filter(|(_, t)| t.contains(" from src/forked.rs:1 "))
+                .map(|(_, t)| t.split(' ').next().unwrap().parse().unwrap())
+                .collect();
+            assert_eq!(
+                suppressed.iter().sum::<u64>(),
+                5,
+                "{case}: each process reports its own suppressed calls: {suppressed:?}"
+            );
+        }
         let parent = numbers(&err, "PARENT");
         assert_eq!(parent, [2 * FORK_PARENT_N as u64; 2], "{case}: {err}");
         if case != "fork-exit" {

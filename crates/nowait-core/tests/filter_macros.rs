@@ -94,6 +94,12 @@ fn macros_follow_directives_sink_levels_and_reloads() {
     );
     let stats = logger.stats();
     assert_eq!(stats.records_written, 14, "nothing disabled was pushed");
+
+    // A disabled call evaluates none of its arguments.
+    let evaluated = std::cell::Cell::new(0);
+    let arg = || evaluated.set(evaluated.get() + 1);
+    trace!(target: "app::db", "trace db {:?}", arg());
+    assert_eq!(evaluated.get(), 0, "a disabled call evaluated its argument");
     assert_eq!(stats.sinks[1].filtered, 7);
 
     // Reloads racing first calls (registration) and later calls: no

@@ -78,6 +78,12 @@ fn stats_reach_the_recorder_while_running_and_at_the_end() {
     for i in 0..200 {
         let _ = logger.log(Level::Info, &format!("record {i}"));
     }
+    // A rate-limited call site (what `limit = 1 per 1h` expands to) over
+    // its limit.
+    static LIMIT: nowait_core::__private::SiteLimit =
+        nowait_core::__private::SiteLimit::rate(1, 3_600_000_000_000, "src/db.rs", 88);
+    LIMIT.watch(&logger);
+    let admitted = (0..5).filter(|_| LIMIT.admit_watched()).count();
     let _ = logger.flush();
     let stats = logger.stats();
     assert!(stats.records_written > 0);
@@ -107,6 +113,23 @@ fn stats_reach_the_recorder_while_running_and_at_the_end() {
             &[("reason", "ring_full")]
         ),
         Some(stats.dropped_full as f64)
+    );
+    assert_eq!(stats.suppressed_rate_limit, 5 - admitted as u64);
+    assert_eq!(
+        value(
+            &all,
+            "nowait_records_suppressed_total",
+            &[("reason", "rate_limit")]
+        ),
+        Some(stats.suppressed_rate_limit as f64)
+    );
+    assert_eq!(
+        value(
+            &all,
+            "nowait_records_suppressed_total",
+            &[("reason", "sampling")]
+        ),
+        Some(0.0)
     );
     assert_eq!(
         value(&all, "nowait_ring_capacity_bytes", &[]),

@@ -77,7 +77,7 @@ pub use nowait_core::*;
 /// [`layer`](fn@layer).
 #[cfg(feature = "tracing")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tracing")))]
-pub use nowait_tracing::{layer, NowaitLayer};
+pub use nowait_tracing::{layer, LimitsError, NowaitLayer};
 
 /// The `log` facade front end (`nowait-log`).
 #[cfg(feature = "log")]

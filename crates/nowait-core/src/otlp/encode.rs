@@ -537,6 +537,17 @@ impl Format for OtlpFormat {
         self.msg.clear();
         self.msg.extend_from_slice(notice.message().as_bytes());
         self.nowait_target();
+        if let Some(s) = notice.suppressed() {
+            let count = i64::try_from(s.count()).unwrap_or(i64::MAX);
+            for (name, value) in [
+                ("suppressed", Scalar::Int(count)),
+                ("site", Scalar::Text(s.site())),
+                ("reason", Scalar::Text(s.reason().as_str())),
+                ("rule", Scalar::Text(s.rule())),
+            ] {
+                key_value(6, name, value, &mut self.val, &mut self.attrs);
+            }
+        }
         let ids = ([0u8; 16], [0u8; 8], false, false);
         self.finish(
             time,
@@ -610,6 +621,47 @@ mod tests {
         let sl: Vec<_> = fields(rl[1].3).map(Option::unwrap).collect();
         let numbers: Vec<u64> = sl.iter().map(|f| f.0).collect();
         assert_eq!(numbers, [1, 2, 2]);
+    }
+
+    #[test]
+    fn a_suppression_notice_carries_its_count_site_reason_and_rule_as_attributes() {
+        let mut f = OtlpFormat::default();
+        let mut out = Vec::new();
+        let info = crate::Suppressed::new(
+            41230,
+            "src/db.rs:88",
+            crate::SuppressReason::RateLimit,
+            "1 per 1s",
+        );
+        let notice =
+            Notice::new(Level::Info, SystemTime::UNIX_EPOCH, "suppressed").with_suppressed(info);
+        f.notice(&notice, &mut out);
+        let body = &out[1 + read_varint(&out[1..]).unwrap().1..];
+        let attrs: Vec<(Vec<u8>, Vec<u8>)> = fields(body)
+            .map(Option::unwrap)
+            .filter(|f| f.0 == 6)
+            .map(|kv| {
+                let kv: Vec<_> = fields(kv.3).map(Option::unwrap).collect();
+                let value: Vec<_> = fields(kv[1].3).map(Option::unwrap).collect();
+                let v = if value[0].0 == 3 {
+                    value[0].2.to_string().into_bytes()
+                } else {
+                    value[0].3.to_vec()
+                };
+                (kv[0].3.to_vec(), v)
+            })
+            .collect();
+        let want: Vec<(Vec<u8>, Vec<u8>)> = [
+            ("target", "nowait"),
+            ("suppressed", "41230"),
+            ("site", "src/db.rs:88"),
+            ("reason", "rate_limit"),
+            ("rule", "1 per 1s"),
+        ]
+        .iter()
+        .map(|(k, v)| (k.as_bytes().to_vec(), v.as_bytes().to_vec()))
+        .collect();
+        assert_eq!(attrs, want);
     }
 
     #[test]

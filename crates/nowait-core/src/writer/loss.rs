@@ -6,7 +6,7 @@ use std::time::{Duration, SystemTime};
 use crate::timefmt::rfc3339;
 
 /// A loss that keeps growing is reported at least this often.
-const REPORT_EVERY: Duration = Duration::from_secs(1);
+pub(super) const REPORT_EVERY: Duration = Duration::from_secs(1);
 
 /// A count of losses not yet reported in the output, with the window in
 /// which they happened (as observed by the writer, to its wake-up interval).
@@ -20,6 +20,16 @@ pub(super) struct Loss {
 }
 
 impl Loss {
+    /// A loss whose counter already stands at `total`, none of it to
+    /// report.
+    pub(super) fn already_reported(total: u64) -> Loss {
+        Loss {
+            seen: total,
+            reported: total,
+            ..Loss::default()
+        }
+    }
+
     /// Takes in the current value of a monotonic counter.
     pub(super) fn observe(&mut self, total: u64, now: SystemTime) {
         self.grew = total > self.seen;

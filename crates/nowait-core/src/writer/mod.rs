@@ -91,6 +91,9 @@ pub(crate) struct Writer {
     records: u64,
     high_water: u64,
     losses: [Loss; RING_LOSSES],
+    /// The limited call sites handed to this logger, each with its
+    /// suppressed calls not yet reported.
+    limits: Vec<(&'static crate::limit::SiteLimit, Loss)>,
     /// The consumer role was taken over (a shutdown timed out while this
     /// thread was in a blocking call): touch nothing, exit.
     taken: bool,
@@ -176,6 +179,16 @@ impl Writer {
                 .map(|(i, _)| i);
             crate::durable::DurableWriter::new(Arc::clone(file), files)
         });
+        // Limited call sites are watched once the logger exists, so none
+        // is known yet, except in a forked child's new writer: what the
+        // parent's writer counted there is the parent's to report.
+        let limits = match shared.counters.lock_limits() {
+            Some(list) => list
+                .iter()
+                .map(|&site| (site, Loss::already_reported(site.suppressed())))
+                .collect(),
+            None => Vec::new(),
+        };
         Writer {
             durable,
             shared,
@@ -192,6 +205,7 @@ impl Writer {
             records: 0,
             high_water: 0,
             losses: Default::default(),
+            limits,
             taken: false,
             startup,
             #[cfg(feature = "metrics")]
@@ -483,6 +497,7 @@ impl Writer {
 
     fn report_losses(&mut self, force: bool) {
         let now = SystemTime::now();
+        self.report_suppressed(now, force);
         let c = &self.shared.counters;
         let totals = [
             c.dropped_full.load(Ordering::Relaxed),
@@ -526,6 +541,31 @@ impl Writer {
                 };
                 let msg = loss_message(n, &why, (first, last));
                 self.broadcast(Level::Warn, &msg, None);
+            }
+        }
+    }
+
+    /// Reports the calls that limited call sites suppressed, per site: at
+    /// least once a [`loss::REPORT_EVERY`] while a count grows, at once when
+    /// it stops, and everything pending if `force` (a flush, the shutdown).
+    fn report_suppressed(&mut self, now: SystemTime, force: bool) {
+        if let Some(list) = self.shared.counters.lock_limits() {
+            let known = self.limits.len();
+            self.limits
+                .extend(list.iter().skip(known).map(|&site| (site, Loss::default())));
+        }
+        for i in 0..self.limits.len() {
+            let (site, loss) = &mut self.limits[i];
+            let site: &'static crate::limit::SiteLimit = site;
+            loss.observe(site.suppressed(), now);
+            if let Some((n, first, last)) = loss.take(now, force) {
+                let msg = site.notice_message(n, (first, last));
+                let location = site.location();
+                let rule = site.rule_text();
+                let info = crate::Suppressed::new(n, &location, site.reason(), &rule);
+                for sink in &mut self.sinks {
+                    sink.add_suppressed_notice(&msg, info);
+                }
             }
         }
     }
@@ -701,7 +741,9 @@ impl Writer {
             self.idle_interval,
         );
         let mut timeout = self.sleep;
-        if self.losses.iter().any(Loss::unreported) {
+        if self.losses.iter().any(Loss::unreported)
+            || self.limits.iter().any(|(_, loss)| loss.unreported())
+        {
             timeout = timeout.min(self.interval.max(Duration::from_millis(50)));
         }
         for sink in &self.sinks {

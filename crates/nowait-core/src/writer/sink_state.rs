@@ -13,7 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 use super::backtrace::Kept;
 use super::loss::{loss_message, Loss};
 use crate::format::Format;
-use crate::record::{Notice, Record};
+use crate::record::{Notice, Record, Suppressed};
 use crate::shared::Shared;
 use crate::sink::{Opened, Output, Plan, WriteOutcome};
 
@@ -414,14 +414,24 @@ impl SinkState {
     /// Formats a notice into the buffer (notices may exceed the bound a
     /// little: they are few and they explain the gap).
     pub(super) fn add_notice(&mut self, level: Level, message: &str) {
+        self.push_notice(&Notice::new(level, SystemTime::now(), message));
+    }
+
+    /// Adds a notice of suppressed calls (structured: formats may show
+    /// its count, site and rule as fields).
+    pub(super) fn add_suppressed_notice(&mut self, message: &str, info: Suppressed<'_>) {
+        let notice = Notice::new(Level::Info, SystemTime::now(), message).with_suppressed(info);
+        self.push_notice(&notice);
+    }
+
+    fn push_notice(&mut self, notice: &Notice<'_>) {
         if self.dead {
             return;
         }
         let before = self.buf.len();
-        let notice = Notice::new(level, SystemTime::now(), message);
         let format = &mut self.format;
         let buf = &mut self.buf;
-        if catch_unwind(AssertUnwindSafe(|| format.notice(&notice, buf))).is_err() {
+        if catch_unwind(AssertUnwindSafe(|| format.notice(notice, buf))).is_err() {
             self.buf.truncate(before);
             return;
         }

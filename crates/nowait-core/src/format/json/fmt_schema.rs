@@ -400,13 +400,20 @@ impl Format for FmtJson {
 
     fn notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>) {
         let time = system_nanos(notice.time());
-        self.line(
-            time,
-            notice.level(),
-            b"nowait",
-            notice.message().as_bytes(),
-            out,
-        );
+        let start = self.head(time, notice.level(), out);
+        self.fields.clear();
+        self.fields.extend_from_slice(b"\"message\":");
+        json_str(notice.message().as_bytes(), &mut self.fields);
+        if let Some(s) = notice.suppressed() {
+            self.fields.push(b',');
+            super::suppressed_fields(&s, &mut self.fields);
+        }
+        self.fields(start, out);
+        if self.json.options.target {
+            key(out, start, "target");
+            json_str(b"nowait", out);
+        }
+        out.extend_from_slice(b"}\n");
     }
 
     fn format_kept(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {

@@ -348,6 +348,19 @@ impl MakeFormat for Json {
     }
 }
 
+/// The fields of a notice about suppressed calls: `"suppressed":N,
+/// "site":"FILE:LINE","reason":"rate_limit","rule":"100 per 1s"`.
+pub(crate) fn suppressed_fields(s: &crate::Suppressed<'_>, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"\"suppressed\":");
+    out.extend_from_slice(itoa::Buffer::new().format(s.count()).as_bytes());
+    out.extend_from_slice(b",\"site\":");
+    json_str(s.site().as_bytes(), out);
+    out.extend_from_slice(b",\"reason\":\"");
+    out.extend_from_slice(s.reason().as_str().as_bytes());
+    out.extend_from_slice(b"\",\"rule\":");
+    json_str(s.rule().as_bytes(), out);
+}
+
 /// Appends `bytes` as a JSON string (RFC 8259), with DEL, C1 controls,
 /// U+2028/U+2029 and bidi controls escaped too and invalid UTF-8 replaced
 /// by U+FFFD.

@@ -178,7 +178,11 @@ impl Format for NowaitJson {
     fn notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>) {
         self.head(system_nanos(notice.time()), notice.level(), b"nowait", out);
         json_str(notice.message().as_bytes(), out);
-        out.extend_from_slice(b",\"fields\":{},\"spans\":[]}\n");
+        out.extend_from_slice(b",\"fields\":{");
+        if let Some(s) = notice.suppressed() {
+            super::suppressed_fields(&s, out);
+        }
+        out.extend_from_slice(b"},\"spans\":[]}\n");
     }
 
     fn format_kept(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
