@@ -43,6 +43,18 @@ struct Failing {
     retry_at: Instant,
 }
 
+/// The symbolic link to the current file, and what was reported about it.
+#[derive(Debug)]
+struct Link {
+    path: PathBuf,
+    tmp: PathBuf,
+    /// Something else than a link is at `path`, reported while it stays.
+    blocked: bool,
+    /// The system does not let this process make links (reported once):
+    /// no more tries.
+    unsupported: bool,
+}
+
 /// The open file of a rolling sink.
 #[derive(Debug)]
 pub(crate) struct RollingFile {
@@ -62,6 +74,8 @@ pub(crate) struct RollingFile {
     /// Unix seconds (UTC) at which the period of `key` ends.
     next_boundary: Option<i64>,
     failing: Option<Failing>,
+    /// The symbolic link to the current file ([`Rolling::symlink`]).
+    link: Option<Link>,
     housekeeper: Option<Housekeeper>,
     /// Notices from the writer thread's side, reported with the
     /// housekeeping's errors (and counted as they are).
@@ -225,11 +239,18 @@ impl RollingFile {
             key,
             naming,
             failing: None,
+            link: cfg.link.as_ref().map(|name| Link {
+                path: cfg.dir.join(name),
+                tmp: cfg.dir.join(super::link_tmp(name)),
+                blocked: false,
+                unsupported: false,
+            }),
             housekeeper,
             notices,
             rotations: 0,
             rotation_errors: 0,
         };
+        rf.update_link();
         rf.housekeep();
         Ok(rf)
     }
@@ -315,6 +336,7 @@ impl RollingFile {
                 self.next_boundary =
                     next_boundary(self.naming.rotation, secs + offset).map(|b| b - offset);
                 self.rotations += 1;
+                self.update_link();
                 let failing = self.failing.take()?;
                 Some(format!(
                     "rolled over to {} after {} failed rotation{} since {} (last error: {}); the records in between are at the end of {}",
@@ -346,6 +368,51 @@ impl RollingFile {
                         RETRY_AFTER.as_secs()
                     )
                 })
+            }
+        }
+    }
+
+    /// Points the link ([`Rolling::symlink`]) at the current file: a new
+    /// link under the temporary name, renamed over the old one. Leaves
+    /// alone anything else than a symbolic link found at the link's name
+    /// (and at the temporary name); failures become notices.
+    fn update_link(&mut self) {
+        let Some(link) = &mut self.link else { return };
+        if link.unsupported {
+            return;
+        }
+        let is_other =
+            |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink());
+        if is_other(&link.path) {
+            if !link.blocked {
+                link.blocked = true;
+                self.notices.push(format!(
+                    "no link to the current file: {} is there and is not a symbolic link (left alone)",
+                    link.path.display()
+                ));
+            }
+            return;
+        }
+        link.blocked = false;
+        // A link left at the temporary name (a run cut short): ours to
+        // replace; unlinking it follows nothing.
+        if fs::symlink_metadata(&link.tmp).is_ok_and(|m| m.file_type().is_symlink()) {
+            let _ = fs::remove_file(&link.tmp);
+        }
+        let target = Path::new(self.path.file_name().unwrap_or_default());
+        if let Err(e) = nofollow::replace_link(target, &link.tmp, &link.path) {
+            if nofollow::links_unsupported(&e) {
+                link.unsupported = true;
+                self.notices.push(format!(
+                    "no link to the current file at {}: this process may not create symbolic links ({e}); not trying again",
+                    link.path.display()
+                ));
+            } else {
+                self.notices.push(format!(
+                    "cannot point {} at {}: {e}",
+                    link.path.display(),
+                    self.path.display()
+                ));
             }
         }
     }
@@ -645,5 +712,65 @@ mod tests {
         assert_eq!(f.path, dir.path().join("app.log.1"));
         let notices = f.housekeeping_errors();
         assert!(notices[0].contains("of user"), "{notices:?}");
+    }
+
+    /// The link names the current file at start and after each rotation,
+    /// by a relative name; no temporary is left behind.
+    #[cfg(unix)]
+    #[test]
+    fn the_link_follows_each_rotation() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = Rolling::never(dir.path(), "app.log")
+            .max_size(4)
+            .symlink("current");
+        let mut f = RollingFile::open(&cfg).unwrap();
+        let link = dir.path().join("current");
+        assert_eq!(fs::read_link(&link).unwrap(), Path::new("app.log"));
+        f.write_all(b"abc\n").unwrap();
+        assert_eq!(f.rotate(SystemTime::now(), Instant::now()), None);
+        assert_eq!(fs::read_link(&link).unwrap(), Path::new("app.log.1"));
+        f.write_all(b"def\n").unwrap();
+        assert_eq!(fs::read(&link).unwrap(), b"def\n");
+        assert_eq!(names(dir.path()), ["app.log", "app.log.1", "current"]);
+        assert!(f.housekeeping_errors().is_empty());
+    }
+
+    /// A file someone put at the link's name is neither replaced nor
+    /// written; the sink says so once while it stays, then links again.
+    #[cfg(unix)]
+    #[test]
+    fn a_file_at_the_links_name_is_left_alone_and_reported_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let theirs = dir.path().join("current");
+        fs::write(&theirs, b"theirs\n").unwrap();
+        let cfg = Rolling::never(dir.path(), "app.log")
+            .max_size(4)
+            .symlink("current");
+        let mut f = RollingFile::open(&cfg).unwrap();
+        f.write_all(b"abc\n").unwrap();
+        assert_eq!(f.rotate(SystemTime::now(), Instant::now()), None);
+        assert_eq!(fs::read(&theirs).unwrap(), b"theirs\n");
+        let notices = f.housekeeping_errors();
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(notices[0].contains("not a symbolic link"), "{notices:?}");
+        assert_eq!(f.rotation_errors, 1);
+        fs::remove_file(&theirs).unwrap();
+        f.write_all(b"def\n").unwrap();
+        assert_eq!(f.rotate(SystemTime::now(), Instant::now()), None);
+        assert_eq!(fs::read_link(&theirs).unwrap(), Path::new("app.log.2"));
+        assert!(f.housekeeping_errors().is_empty());
+    }
+
+    /// A link named like one of the sink's files would be removed by
+    /// retention, or take the current file's place: refused at build.
+    #[test]
+    fn a_link_named_like_the_sinks_files_is_refused() {
+        let never = Rolling::never("/nonexistent", "app.log");
+        for bad in ["app.log", "app.log.3", "app.log.3.gz", "a/b", "", ".."] {
+            assert!(never.clone().symlink(bad).check().is_err(), "{bad}");
+        }
+        let daily = Rolling::daily("/nonexistent", "app").filename_suffix("log");
+        assert!(daily.clone().symlink("app.2026-11-26.log").check().is_err());
+        assert_eq!(daily.symlink("app.log").check(), Ok(()));
     }
 }

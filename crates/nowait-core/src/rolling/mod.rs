@@ -137,6 +137,8 @@ pub struct Rolling {
     pub(crate) max_files: Option<usize>,
     pub(crate) compress: bool,
     pub(crate) local: bool,
+    /// The name of the symbolic link to the current file, if any.
+    pub(crate) link: Option<String>,
     /// The wall clock files are named and rolled by.
     pub(crate) clock: fn() -> SystemTime,
 }
@@ -163,6 +165,7 @@ impl Rolling {
             max_files: None,
             compress: false,
             local: false,
+            link: None,
             clock: SystemTime::now,
         }
     }
@@ -353,6 +356,57 @@ impl Rolling {
         self
     }
 
+    /// Keeps a symbolic link `dir/name` to the file being written
+    /// (`app.log` → `app.2026-11-26.log`), so that `tail -F dir/app.log`
+    /// follows the sink across rotations. The link is made at start and
+    /// moved at each rotation on the writer thread, atomically: a new link
+    /// under a temporary name (`.NAME.tmp`), renamed over the old one, so
+    /// the name always points to a file. It points by file name (a
+    /// relative link), so it stays right if the directory moves.
+    ///
+    /// `name` must be a plain file name, and not one of the sink's own
+    /// file names: [`Builder::build`](crate::Builder::build) refuses it
+    /// otherwise (with [`Rotation::Never`] and a prefix `app.log`, the
+    /// current file already is `app.log`). Retention never counts,
+    /// follows or removes the link.
+    ///
+    /// Whatever else is found under `name` (a file or a directory someone
+    /// put there) is left alone: the link is not made, which the sink says
+    /// once while it lasts and counts in
+    /// [`SinkStats::rotation_errors`](crate::SinkStats::rotation_errors);
+    /// so is any other failure to make it.
+    ///
+    /// On Windows a symbolic link needs the "Create symbolic links"
+    /// privilege (administrators) or Developer Mode. Without it the sink
+    /// makes no link, says so once and counts it, and does not try again:
+    /// a hard link or a copy would not follow the rotation, and a hard
+    /// link would give the current file a second name, which the sink
+    /// refuses to append to in a shared directory.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Level, Rolling, Sink};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let (logger, guard) = Builder::new()
+    ///     .sink(Sink::rolling(
+    ///         Rolling::daily(dir.path(), "app").filename_suffix("log").symlink("app.log"),
+    ///     ))
+    ///     .build()
+    ///     .unwrap();
+    /// logger.log(Level::Info, "hello").unwrap();
+    /// drop(guard);
+    /// # #[cfg(unix)] {
+    /// let target = std::fs::read_link(dir.path().join("app.log")).unwrap();
+    /// assert_eq!(target.to_str().unwrap().len(), "app.YYYY-MM-DD.log".len());
+    /// # }
+    /// ```
+    pub fn symlink(mut self, name: impl Into<String>) -> Rolling {
+        self.link = Some(name.into());
+        self
+    }
+
     /// The wall clock that names files and decides when a period is over
     /// (default: `SystemTime::now`). For tests that must cross a period,
     /// a daylight-saving change or a midnight without waiting for one.
@@ -422,6 +476,9 @@ impl Rolling {
         if self.rotation == Rotation::Never && self.prefix.is_none() && self.suffix.is_none() {
             return Err("a rolling sink without rotation by time needs a filename_prefix or filename_suffix".into());
         }
+        if let Some(link) = &self.link {
+            self.check_link(link)?;
+        }
         if self.max_files == Some(0) {
             return Err("max_log_files must be at least 1".into());
         }
@@ -436,6 +493,34 @@ impl Rolling {
         }
         Ok(())
     }
+}
+
+impl Rolling {
+    /// Why `link` cannot name the link to the current file, if it cannot:
+    /// neither it nor its temporary may be a name of the sink's files.
+    fn check_link(&self, link: &str) -> Result<(), String> {
+        if link.is_empty() || link == "." || link == ".." || link.contains(['/', '\\', '\0']) {
+            return Err(format!(
+                "symlink needs a plain file name, without '/', '\\' or NUL, got {link:?}"
+            ));
+        }
+        let naming = self.naming();
+        for name in [link.to_owned(), link_tmp(link)] {
+            let stem = name.strip_suffix(".gz.tmp").unwrap_or(&name);
+            if naming.parse(stem).is_some() {
+                return Err(format!(
+                    "symlink {link:?}: {name:?} is a name of the sink's own files"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The temporary name a new link to the current file is made under,
+/// before it is renamed over `link`.
+pub(crate) fn link_tmp(link: &str) -> String {
+    format!(".{link}.tmp")
 }
 
 /// The names in `dir`, sorted: what the rolling tests compare.
