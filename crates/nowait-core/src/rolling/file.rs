@@ -64,6 +64,8 @@ pub(crate) struct RollingFile {
     naming: Naming,
     max_size: Option<u64>,
     local: bool,
+    /// Seconds after midnight at which a day starts ([`Rolling::rotate_at`]).
+    start_of_day: i64,
     file: File,
     path: PathBuf,
     /// (device, inode) of `file`, to notice a rename or deletion.
@@ -161,7 +163,7 @@ impl RollingFile {
         fs::create_dir_all(&cfg.dir)?;
         let naming = cfg.naming();
         let now = unix_secs((cfg.clock)());
-        let offset = utc_offset(cfg.local, now);
+        let offset = utc_offset(cfg.local, now) - cfg.start_of_day();
         let current = period(cfg.rotation, now + offset);
         // The newest file of this period, if an earlier run left one, and
         // the newest of any period, whose permissions a new file takes.
@@ -231,6 +233,7 @@ impl RollingFile {
             dir: cfg.dir.clone(),
             max_size: cfg.max_size,
             local: cfg.local,
+            start_of_day: cfg.start_of_day(),
             file,
             path,
             identity,
@@ -318,7 +321,7 @@ impl RollingFile {
     /// the recovery after failures.
     pub(crate) fn rotate(&mut self, wall: SystemTime, now: Instant) -> Option<String> {
         let secs = unix_secs(wall);
-        let offset = utc_offset(self.local, secs);
+        let offset = utc_offset(self.local, secs) - self.start_of_day;
         let key = self.next_key(secs, offset);
         // No wider than the file it follows.
         let opened = match self.file.metadata() {
@@ -772,5 +775,55 @@ mod tests {
         let daily = Rolling::daily("/nonexistent", "app").filename_suffix("log");
         assert!(daily.clone().symlink("app.2026-11-26.log").check().is_err());
         assert_eq!(daily.symlink("app.log").check(), Ok(()));
+    }
+
+    /// 2026-11-26T02:00:00Z, a Thursday.
+    fn thursday_2am() -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(1_795_658_400)
+    }
+
+    /// With `rotate_at(3, 0)` a day runs from 03:00 to 03:00 and its file
+    /// is named after the day it starts on.
+    #[test]
+    fn a_day_starting_at_3am_is_named_after_the_day_it_starts_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = Rolling::daily(dir.path(), "app")
+            .rotate_at(3, 0)
+            .clock(thursday_2am);
+        let mut f = RollingFile::open(&cfg).unwrap();
+        assert_eq!(f.key.period, "2026-11-25");
+        let three = 1_795_658_400 + 3600;
+        assert_eq!(f.next_boundary, Some(three));
+        let at = UNIX_EPOCH + Duration::from_secs(three as u64);
+        assert!(f.due(at, Instant::now(), 1));
+        assert_eq!(f.rotate(at, Instant::now()), None);
+        assert_eq!(f.key.period, "2026-11-26");
+        assert_eq!(f.next_boundary, Some(three + 86_400));
+    }
+
+    /// Weekly with `rotate_at(6, 0)`: the week starts on Sunday at 06:00.
+    #[test]
+    fn a_week_starting_at_6am_on_sunday() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = Rolling::weekly(dir.path(), "app")
+            .rotate_at(6, 0)
+            .clock(thursday_2am);
+        let f = RollingFile::open(&cfg).unwrap();
+        assert_eq!(f.key.period, "2026-11-22");
+        // Sunday 2026-11-29T06:00:00Z.
+        assert_eq!(f.next_boundary, Some(1_795_910_400 + 6 * 3600));
+        assert_eq!(names(dir.path()), ["app.2026-11-22"]);
+    }
+
+    #[test]
+    fn rotate_at_is_refused_where_it_means_nothing() {
+        let hourly = Rolling::hourly("/nonexistent", "app").rotate_at(3, 0);
+        assert!(hourly.check().is_err());
+        for (h, m) in [(24, 0), (0, 60)] {
+            assert!(Rolling::daily("/nonexistent", "app")
+                .rotate_at(h, m)
+                .check()
+                .is_err());
+        }
     }
 }

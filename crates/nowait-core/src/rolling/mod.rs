@@ -38,6 +38,10 @@ pub enum Rotation {
     Hourly,
     /// A new file every day (`prefix.YYYY-MM-DD`).
     Daily,
+    /// A new file every week, on Sunday at midnight (`prefix.YYYY-MM-DD`,
+    /// the date of that Sunday), as `tracing_appender`'s
+    /// `Rotation::WEEKLY`.
+    Weekly,
     /// No new file by time (only by size, if [`Rolling::max_size`] is set).
     Never,
 }
@@ -58,7 +62,7 @@ pub enum Rotation {
 /// | tracing-appender | nowait |
 /// |---|---|
 /// | `rolling::daily(dir, "app.log")` | `Sink::rolling(Rolling::daily(dir, "app.log"))` |
-/// | `rolling::hourly(dir, p)`, `minutely`, `never` | `Rolling::hourly(dir, p)`, `minutely`, `never` |
+/// | `rolling::hourly(dir, p)`, `minutely`, `weekly`, `never` | `Rolling::hourly(dir, p)`, `minutely`, `weekly`, `never` |
 /// | `Builder::new().rotation(r)` | `Rolling::new(dir).rotation(r)` |
 /// | `.filename_prefix(p)`, `.filename_suffix(s)` | the same |
 /// | `.max_log_files(n)` | the same |
@@ -137,6 +141,9 @@ pub struct Rolling {
     pub(crate) max_files: Option<usize>,
     pub(crate) compress: bool,
     pub(crate) local: bool,
+    /// Seconds after midnight at which a day (or a week) starts; `None`
+    /// for midnight.
+    pub(crate) at: Option<(u8, u8)>,
     /// The name of the symbolic link to the current file, if any.
     pub(crate) link: Option<String>,
     /// The wall clock files are named and rolled by.
@@ -165,6 +172,7 @@ impl Rolling {
             max_files: None,
             compress: false,
             local: false,
+            at: None,
             link: None,
             clock: SystemTime::now,
         }
@@ -194,6 +202,21 @@ impl Rolling {
     /// ```
     pub fn hourly(dir: impl AsRef<Path>, prefix: impl AsRef<Path>) -> Rolling {
         Rolling::with(dir, prefix, Rotation::Hourly)
+    }
+
+    /// A new file every week, on Sunday at midnight:
+    /// `dir/prefix.YYYY-MM-DD`, the date of that Sunday, as
+    /// `tracing_appender::rolling::weekly(dir, prefix)`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let rolling = nowait_core::Rolling::weekly(dir.path(), "app.log");
+    /// # let _ = rolling;
+    /// ```
+    pub fn weekly(dir: impl AsRef<Path>, prefix: impl AsRef<Path>) -> Rolling {
+        Rolling::with(dir, prefix, Rotation::Weekly)
     }
 
     /// A new file every day: `dir/prefix.YYYY-MM-DD`, as
@@ -356,6 +379,31 @@ impl Rolling {
         self
     }
 
+    /// Starts each day (with [`Rotation::Weekly`], each week's Sunday) at
+    /// `hour:minute` instead of midnight: with `rotate_at(3, 0)` the file
+    /// `app.2026-11-26.log` takes the records from 03:00 on 26 November
+    /// to 02:59:59 on the 27th. The time is UTC, or local time with
+    /// [`local_time`](Rolling::local_time) (where a daylight-saving change
+    /// skips or repeats it, see there). A file is named after the day its
+    /// period starts on.
+    ///
+    /// Only for [`Rotation::Daily`] and [`Rotation::Weekly`], with
+    /// `hour < 24` and `minute < 60`:
+    /// [`Builder::build`](crate::Builder::build) refuses anything else.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// // Quietest hour: a new file at 04:30 every day.
+    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app.log").rotate_at(4, 30);
+    /// # let _ = rolling;
+    /// ```
+    pub fn rotate_at(mut self, hour: u8, minute: u8) -> Rolling {
+        self.at = Some((hour, minute));
+        self
+    }
+
     /// Keeps a symbolic link `dir/name` to the file being written
     /// (`app.log` → `app.2026-11-26.log`), so that `tail -F dir/app.log`
     /// follows the sink across rotations. The link is made at start and
@@ -449,11 +497,17 @@ impl Rolling {
         }
     }
 
+    /// Seconds after midnight at which a period starts ([`rotate_at`](Rolling::rotate_at)).
+    pub(crate) fn start_of_day(&self) -> i64 {
+        self.at
+            .map_or(0, |(h, m)| i64::from(h) * 3600 + i64::from(m) * 60)
+    }
+
     /// `dir/app.YYYY-MM-DD.log`, for the sink's name.
     pub(crate) fn pattern(&self) -> String {
         let period = match self.rotation {
             Rotation::Never => "",
-            Rotation::Daily => "YYYY-MM-DD",
+            Rotation::Daily | Rotation::Weekly => "YYYY-MM-DD",
             Rotation::Hourly => "YYYY-MM-DD-HH",
             Rotation::Minutely => "YYYY-MM-DD-HH-MM",
         };
@@ -478,6 +532,16 @@ impl Rolling {
         }
         if let Some(link) = &self.link {
             self.check_link(link)?;
+        }
+        if let Some((hour, minute)) = self.at {
+            if !matches!(self.rotation, Rotation::Daily | Rotation::Weekly) {
+                return Err("rotate_at needs Rotation::Daily or Rotation::Weekly".into());
+            }
+            if hour >= 24 || minute >= 60 {
+                return Err(format!(
+                    "rotate_at({hour}, {minute}): hour must be below 24 and minute below 60"
+                ));
+            }
         }
         if self.max_files == Some(0) {
             return Err("max_log_files must be at least 1".into());

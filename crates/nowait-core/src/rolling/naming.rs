@@ -4,7 +4,9 @@
 //!
 //! 1. the prefix (`filename_prefix`),
 //! 2. the period (`YYYY-MM-DD`, `YYYY-MM-DD-HH` or `YYYY-MM-DD-HH-MM`;
-//!    none for [`Rotation::Never`]),
+//!    for [`Rotation::Weekly`] the `YYYY-MM-DD` of the Sunday the week
+//!    starts on, as `tracing_appender`'s `Rotation::WEEKLY`; none for
+//!    [`Rotation::Never`]),
 //! 3. the index within the period, for the second and later files of one
 //!    period (size rotation): `1`, `2`, ...; the first file has none,
 //! 4. the suffix (`filename_suffix`),
@@ -25,15 +27,26 @@ pub(crate) struct Key {
     pub(crate) index: u32,
 }
 
+/// Days from the Sunday on or before day `days` (since 1970-01-01, a
+/// Thursday) to it.
+fn since_sunday(days: i64) -> i64 {
+    (days + 4).rem_euclid(7)
+}
+
 /// The period text of the instant `secs` (Unix seconds, already shifted by
-/// the UTC offset for local time) and the length of the period in seconds.
+/// the UTC offset for local time and back by the time of day rotations
+/// happen at).
 pub(crate) fn period(rotation: Rotation, secs: i64) -> String {
-    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+    let mut days = secs.div_euclid(86_400);
+    if rotation == Rotation::Weekly {
+        days -= since_sunday(days);
+    }
+    let (y, m, d) = civil_from_days(days);
     let sod = secs.rem_euclid(86_400);
     let (hh, mm) = (sod / 3600, sod / 60 % 60);
     match rotation {
         Rotation::Never => String::new(),
-        Rotation::Daily => format!("{y:04}-{m:02}-{d:02}"),
+        Rotation::Daily | Rotation::Weekly => format!("{y:04}-{m:02}-{d:02}"),
         Rotation::Hourly => format!("{y:04}-{m:02}-{d:02}-{hh:02}"),
         Rotation::Minutely => format!("{y:04}-{m:02}-{d:02}-{hh:02}-{mm:02}"),
     }
@@ -47,6 +60,10 @@ pub(crate) fn next_boundary(rotation: Rotation, secs: i64) -> Option<i64> {
         Rotation::Minutely => 60,
         Rotation::Hourly => 3600,
         Rotation::Daily => 86_400,
+        Rotation::Weekly => {
+            let day = secs.div_euclid(86_400);
+            return Some((day - since_sunday(day) + 7) * 86_400);
+        }
     };
     Some(secs - secs.rem_euclid(len) + len)
 }
@@ -130,7 +147,7 @@ impl Naming {
     fn is_period(&self, s: &str) -> bool {
         let shape: &[u8] = match self.rotation {
             Rotation::Never => b"",
-            Rotation::Daily => b"dddd-dd-dd",
+            Rotation::Daily | Rotation::Weekly => b"dddd-dd-dd",
             Rotation::Hourly => b"dddd-dd-dd-dd",
             Rotation::Minutely => b"dddd-dd-dd-dd-dd",
         };
@@ -182,6 +199,25 @@ mod tests {
             "2026-11-24"
         );
         assert_eq!(next_boundary(Rotation::Never, t), None);
+    }
+
+    /// Weeks start on Sunday at midnight and are named after that Sunday,
+    /// as `tracing_appender`'s weekly rotation names them.
+    #[test]
+    fn weeks_start_on_sunday_and_are_named_after_it() {
+        // 2026-11-22 is a Sunday; 2026-11-23T09:41:07Z a Monday.
+        let sunday = 1_795_305_600;
+        for t in [sunday, sunday + 1, 1_795_426_867, sunday + 7 * 86_400 - 1] {
+            assert_eq!(period(Rotation::Weekly, t), "2026-11-22", "{t}");
+            assert_eq!(
+                next_boundary(Rotation::Weekly, t),
+                Some(sunday + 7 * 86_400)
+            );
+        }
+        assert_eq!(period(Rotation::Weekly, sunday - 1), "2026-11-15");
+        assert_eq!(period(Rotation::Weekly, sunday + 7 * 86_400), "2026-11-29");
+        // Before 1970 too (a clock set wrong is no reason to misname).
+        assert_eq!(period(Rotation::Weekly, -1), "1969-12-28");
     }
 
     #[test]
