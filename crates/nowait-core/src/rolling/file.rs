@@ -220,14 +220,15 @@ impl RollingFile {
         };
         let meta = file.metadata()?;
         let identity = file_id(&file)?;
-        let housekeeper = (cfg.compress || cfg.max_files.is_some()).then(|| {
-            Housekeeper::start(Settings {
-                dir: cfg.dir.clone(),
-                naming: naming.clone(),
-                compress: cfg.compress,
-                max_files: cfg.max_files,
-            })
-        });
+        let settings = Settings {
+            dir: cfg.dir.clone(),
+            naming: naming.clone(),
+            compress: cfg.compress,
+            max_files: cfg.max_files,
+            max_age: cfg.max_age,
+            max_total: cfg.max_total,
+        };
+        let housekeeper = settings.needed().then(|| Housekeeper::start(settings));
         let mut rf = RollingFile {
             clock: cfg.clock,
             dir: cfg.dir.clone(),
@@ -267,6 +268,7 @@ impl RollingFile {
         if let Some(h) = &mut self.housekeeper {
             h.send(Job {
                 current: self.key.clone(),
+                now: (self.clock)(),
             });
         }
     }

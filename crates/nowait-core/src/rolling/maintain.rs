@@ -1,5 +1,5 @@
 //! Housekeeping of a rolling sink, off the writer thread: gzip of rotated
-//! files and retention (`max_log_files`).
+//! files and retention (`max_log_files`, `max_age`, `max_total_size`).
 //!
 //! The writer thread sends one [`Job`] per rotation (and one at start) over
 //! a channel and never waits for it; one thread per sink does the jobs in
@@ -32,14 +32,20 @@
 //!    compression. `NAME` and `NAME.gz` both there (the removal was cut
 //!    short): `NAME` is removed only if `NAME.gz` decompresses to exactly
 //!    its bytes; otherwise both stay, reported once.
-//! 3. With a retention count `n`, remove the oldest files (compressed or
-//!    not) until `n` remain, `current` included; `current` itself is never
-//!    removed.
+//! 3. Retention, oldest file first (by name: period, then index), over
+//!    the files before `current` (compressed or not; `current` itself is
+//!    never removed): remove a file while more than `max_log_files`
+//!    remain (`current` included), or while the files before `current`
+//!    take more than `max_total_size` bytes (as listed, never following
+//!    a link), or if it was last modified more than `max_age` before the
+//!    job's time (the sink's clock). A modification time in the future
+//!    counts as now.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use crossbeam_channel::{Receiver, Sender};
 
@@ -50,6 +56,8 @@ use crate::sys::nofollow;
 #[derive(Debug)]
 pub(crate) struct Job {
     pub(crate) current: Key,
+    /// The time on the sink's clock, for `max_age`.
+    pub(crate) now: SystemTime,
 }
 
 /// What the housekeeping thread needs to know.
@@ -59,6 +67,18 @@ pub(crate) struct Settings {
     pub(crate) naming: Naming,
     pub(crate) compress: bool,
     pub(crate) max_files: Option<usize>,
+    pub(crate) max_age: Option<Duration>,
+    pub(crate) max_total: Option<u64>,
+}
+
+impl Settings {
+    /// Whether there is anything to do after a rotation.
+    pub(crate) fn needed(&self) -> bool {
+        self.compress
+            || self.max_files.is_some()
+            || self.max_age.is_some()
+            || self.max_total.is_some()
+    }
 }
 
 /// The writer's end: send jobs, collect error messages.
@@ -128,6 +148,10 @@ impl Housekeeper {
 struct Entry {
     plain: Option<PathBuf>,
     gz: Option<PathBuf>,
+    /// Bytes of `plain` and `gz`, as listed.
+    bytes: u64,
+    /// The latest modification time of `plain` and `gz`, as listed.
+    modified: Option<SystemTime>,
     /// `NAME.gz` or `NAME.gz.tmp` is something else than a regular file:
     /// `NAME` cannot be compressed.
     blocked: bool,
@@ -221,12 +245,19 @@ impl Keeper {
                 }
                 continue;
             }
+            if kind == Kind::Tmp {
+                let _ = fs::remove_file(&path);
+                continue;
+            }
+            let entry = files.entry(key).or_default();
+            // As listed (`lstat`): a regular file's own size and time.
+            if let Ok(meta) = item.metadata() {
+                entry.bytes = entry.bytes.saturating_add(meta.len());
+                entry.modified = entry.modified.max(meta.modified().ok());
+            }
             match kind {
-                Kind::Tmp => {
-                    let _ = fs::remove_file(&path);
-                }
-                Kind::Gz => files.entry(key).or_default().gz = Some(path),
-                Kind::Plain => files.entry(key).or_default().plain = Some(path),
+                Kind::Gz => entry.gz = Some(path),
+                _ => entry.plain = Some(path),
             }
         }
         if s.compress {
@@ -273,6 +304,9 @@ impl Keeper {
                 }
                 match compress(&plain) {
                     Ok(gz) => {
+                        if let Ok(meta) = fs::symlink_metadata(&gz) {
+                            entry.bytes = meta.len();
+                        }
                         entry.gz = Some(gz);
                         entry.plain = None;
                     }
@@ -283,23 +317,43 @@ impl Keeper {
                 }
             }
         }
-        if let Some(max) = s.max_files {
-            files.retain(|_, e| e.plain.is_some() || e.gz.is_some());
-            let excess = files.len().saturating_sub(max.max(1));
-            for (key, entry) in files.iter().take(excess) {
-                if *key >= job.current {
-                    break;
-                }
-                for path in [&entry.plain, &entry.gz].into_iter().flatten() {
-                    if let Err(e) = fs::remove_file(path) {
-                        if e.kind() != io::ErrorKind::NotFound {
-                            report(format!(
-                                "cannot remove {} (max_log_files): {e}",
-                                path.display()
-                            ));
-                        }
+        files.retain(|_, e| e.plain.is_some() || e.gz.is_some());
+        let older: Vec<(&Key, &Entry)> = files.range(..&job.current).collect();
+        // Files that remain, counting `current` (and anything newer).
+        let mut count = files.len();
+        let mut bytes = older
+            .iter()
+            .fold(0u64, |n, (_, e)| n.saturating_add(e.bytes));
+        for (_, entry) in older {
+            let too_many = s.max_files.is_some_and(|max| count > max.max(1));
+            let too_big = s.max_total.is_some_and(|max| bytes > max);
+            let too_old = s.max_age.is_some_and(|max| {
+                entry
+                    .modified
+                    .is_some_and(|m| job.now.duration_since(m).unwrap_or(Duration::ZERO) > max)
+            });
+            if !(too_many || too_big || too_old) {
+                continue;
+            }
+            let why = if too_many {
+                "max_log_files"
+            } else if too_big {
+                "max_total_size"
+            } else {
+                "max_age"
+            };
+            let mut removed = true;
+            for path in [&entry.plain, &entry.gz].into_iter().flatten() {
+                if let Err(e) = fs::remove_file(path) {
+                    if e.kind() != io::ErrorKind::NotFound {
+                        removed = false;
+                        report(format!("cannot remove {} ({why}): {e}", path.display()));
                     }
                 }
+            }
+            if removed {
+                count -= 1;
+                bytes = bytes.saturating_sub(entry.bytes);
             }
         }
         self.noticed = lasting.now;
@@ -339,9 +393,16 @@ fn compress(path: &Path) -> io::Result<PathBuf> {
     let gz = with(path, ".gz");
     let tmp = with(&gz, ".tmp");
     let mut input = nofollow::open_regular(path)?;
-    let out = nofollow::create_new(&tmp, nofollow::Mode::of(&input.metadata()?))?;
-    // From here on `tmp` is ours to remove.
-    let result = gzip(&mut input, out).and_then(|()| nofollow::rename_new(&tmp, &gz));
+    let meta = input.metadata()?;
+    let out = nofollow::create_new(&tmp, nofollow::Mode::of(&meta))?;
+    // From here on `tmp` is ours to remove. The archive keeps the time of
+    // its last record (what `max_age` and `ls -t` go by).
+    let result = gzip(&mut input, &out)
+        .and_then(|()| match meta.modified() {
+            Ok(t) => out.set_modified(t),
+            Err(_) => Ok(()),
+        })
+        .and_then(|()| nofollow::rename_new(&tmp, &gz));
     if let Err(e) = result {
         let _ = fs::remove_file(&tmp);
         return Err(e);
@@ -392,7 +453,7 @@ fn holds(gz: &Path, plain: &Path) -> io::Result<bool> {
 
 /// Writes `input` gzipped into `out` and syncs it.
 #[cfg(feature = "gzip")]
-fn gzip(input: &mut fs::File, out: fs::File) -> io::Result<()> {
+fn gzip(input: &mut fs::File, out: &fs::File) -> io::Result<()> {
     let mut enc =
         flate2::write::GzEncoder::new(io::BufWriter::new(out), flate2::Compression::default());
     io::copy(input, &mut enc)?;
@@ -417,7 +478,7 @@ fn no_gzip() -> io::Error {
 }
 
 #[cfg(not(feature = "gzip"))]
-fn gzip(_input: &mut fs::File, _out: fs::File) -> io::Result<()> {
+fn gzip(_input: &mut fs::File, _out: &fs::File) -> io::Result<()> {
     Err(no_gzip())
 }
 
@@ -457,14 +518,21 @@ mod tests {
         max_files: Option<usize>,
         current: Key,
     ) -> Vec<String> {
-        let (tx, rx) = crossbeam_channel::unbounded();
         let settings = Settings {
             dir: dir.to_owned(),
             naming,
             compress,
             max_files,
+            max_age: None,
+            max_total: None,
         };
-        Keeper::new(settings, tx).run(&Job { current });
+        run(settings, current, SystemTime::now())
+    }
+
+    /// One job with these settings at `now`; the errors it reported.
+    fn run(settings: Settings, current: Key, now: SystemTime) -> Vec<String> {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        Keeper::new(settings, tx).run(&Job { current, now });
         rx.try_iter().collect()
     }
 
@@ -504,6 +572,13 @@ mod tests {
         let old = dir.path().join("app.log");
         fs::write(&old, b"private\n").unwrap();
         fs::set_permissions(&old, fs::Permissions::from_mode(0o600)).unwrap();
+        let when = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        fs::File::options()
+            .write(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
         fs::write(dir.path().join("app.log.1"), b"").unwrap();
         let errors = housekeep(dir.path(), never(), true, None, index(1));
         assert_eq!(errors, Vec::<String>::new());
@@ -512,6 +587,11 @@ mod tests {
         assert_eq!(gunzipped(&gz), b"private\n");
         let mode = fs::metadata(&gz).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600, "the archive is no wider than its log");
+        assert_eq!(
+            fs::metadata(&gz).unwrap().modified().unwrap(),
+            when,
+            "the archive keeps its log's time"
+        );
     }
 
     /// The attack: a user who can write the log directory swaps the
@@ -691,10 +771,15 @@ mod tests {
             naming: never(),
             compress: cfg!(feature = "gzip"),
             max_files: Some(1),
+            max_age: None,
+            max_total: None,
         };
         let mut keeper = Keeper::new(settings, tx);
         let mut job = || {
-            keeper.run(&Job { current: index(1) });
+            keeper.run(&Job {
+                current: index(1),
+                now: SystemTime::now(),
+            });
             rx.try_iter().count()
         };
         assert_eq!(job(), 1);
@@ -726,5 +811,122 @@ mod tests {
         );
         assert_eq!(fs::read(&target).unwrap(), b"theirs\n");
         assert_eq!(errors.len(), 1, "{errors:?}");
+    }
+
+    /// `Rolling::daily(dir, "app").filename_suffix("log")`'s names.
+    fn daily() -> Naming {
+        Naming {
+            prefix: Some("app".into()),
+            suffix: Some("log".into()),
+            rotation: Rotation::Daily,
+        }
+    }
+
+    fn day(d: u32) -> Key {
+        Key {
+            period: format!("2026-01-{d:02}"),
+            index: 0,
+        }
+    }
+
+    /// Writes `bytes` bytes to `name`, last modified `days` days ago.
+    fn file(dir: &Path, name: &str, bytes: usize, days: u64) -> PathBuf {
+        let path = dir.join(name);
+        fs::write(&path, vec![b'x'; bytes]).unwrap();
+        let when = SystemTime::now() - Duration::from_secs(days * 86_400);
+        fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+        path
+    }
+
+    fn settings(dir: &Path, age: Option<u64>, total: Option<u64>) -> Settings {
+        Settings {
+            dir: dir.to_owned(),
+            naming: daily(),
+            compress: false,
+            max_files: None,
+            max_age: age.map(|d| Duration::from_secs(d * 86_400)),
+            max_total: total,
+        }
+    }
+
+    /// Files last written more than `max_age` ago go; the current file
+    /// stays however old it is.
+    #[test]
+    fn retention_by_age_removes_files_last_written_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        file(d, "app.2026-01-01.log", 10, 20);
+        file(d, "app.2026-01-02.log.gz", 10, 15);
+        file(d, "app.2026-01-03.log", 10, 13);
+        file(d, "app.2026-01-04.log", 10, 30);
+        let errors = run(settings(d, Some(14), None), day(4), SystemTime::now());
+        assert_eq!(errors, Vec::<String>::new());
+        assert_eq!(names(d), ["app.2026-01-03.log", "app.2026-01-04.log"]);
+    }
+
+    /// The files before the current one are cut, oldest first, to at most
+    /// `max_total_size` bytes; the current file does not count.
+    #[test]
+    fn retention_by_total_size_removes_the_oldest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for (i, name) in [
+            "app.2026-01-01.log",
+            "app.2026-01-02.log.gz",
+            "app.2026-01-03.log",
+            "app.2026-01-03.1.log",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            file(d, name, 100, 4 - i as u64);
+        }
+        file(d, "app.2026-01-04.log", 1000, 0);
+        let errors = run(settings(d, None, Some(250)), day(4), SystemTime::now());
+        assert_eq!(errors, Vec::<String>::new());
+        assert_eq!(
+            names(d),
+            [
+                "app.2026-01-03.1.log",
+                "app.2026-01-03.log",
+                "app.2026-01-04.log"
+            ]
+        );
+    }
+
+    /// Age and size retention touch only the sink's regular files: a
+    /// foreign file, a symbolic link named like one of the sink's files
+    /// and what it points to all stay, however old or large.
+    #[cfg(unix)]
+    #[test]
+    fn retention_by_age_and_size_leaves_foreign_files_and_links_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let target = file(outside.path(), "target", 1000, 100);
+        let d = dir.path();
+        file(d, "app.2026-01-01.log", 100, 100);
+        file(d, "app.2026-01-01.log.bak", 1000, 100);
+        file(d, "notes.txt", 1000, 100);
+        std::os::unix::fs::symlink(&target, d.join("app.2026-01-02.log")).unwrap();
+        std::os::unix::fs::symlink("app.2026-01-03.log", d.join("app.log")).unwrap();
+        file(d, "app.2026-01-03.log", 10, 0);
+        let errors = run(settings(d, Some(1), Some(0)), day(3), SystemTime::now());
+        assert_eq!(
+            names(d),
+            [
+                "app.2026-01-01.log.bak",
+                "app.2026-01-02.log",
+                "app.2026-01-03.log",
+                "app.log",
+                "notes.txt"
+            ]
+        );
+        assert_eq!(fs::read(&target).unwrap(), vec![b'x'; 1000]);
+        assert_eq!(errors.len(), 1, "the link named like a file: {errors:?}");
     }
 }

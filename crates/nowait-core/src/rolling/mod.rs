@@ -66,7 +66,7 @@ pub enum Rotation {
 /// | `Builder::new().rotation(r)` | `Rolling::new(dir).rotation(r)` |
 /// | `.filename_prefix(p)`, `.filename_suffix(s)` | the same |
 /// | `.max_log_files(n)` | the same |
-/// | — | [`max_size`](Rolling::max_size), [`compress`](Rolling::compress), [`local_time`](Rolling::local_time) |
+/// | — | [`max_size`](Rolling::max_size), [`max_age`](Rolling::max_age), [`max_total_size`](Rolling::max_total_size), [`compress`](Rolling::compress), [`local_time`](Rolling::local_time), [`rotate_at`](Rolling::rotate_at), [`symlink`](Rolling::symlink) |
 ///
 /// # When files roll
 ///
@@ -139,6 +139,8 @@ pub struct Rolling {
     pub(crate) rotation: Rotation,
     pub(crate) max_size: Option<u64>,
     pub(crate) max_files: Option<usize>,
+    pub(crate) max_age: Option<std::time::Duration>,
+    pub(crate) max_total: Option<u64>,
     pub(crate) compress: bool,
     pub(crate) local: bool,
     /// Seconds after midnight at which a day (or a week) starts; `None`
@@ -170,6 +172,8 @@ impl Rolling {
             rotation: Rotation::Never,
             max_size: None,
             max_files: None,
+            max_age: None,
+            max_total: None,
             compress: false,
             local: false,
             at: None,
@@ -313,6 +317,53 @@ impl Rolling {
     /// ```
     pub fn max_log_files(mut self, n: usize) -> Rolling {
         self.max_files = Some(n);
+        self
+    }
+
+    /// Removes, after each rotation and at start, the sink's files last
+    /// modified more than `age` ago (the modification time as listed,
+    /// against the sink's [`clock`](Rolling::clock)), except the current
+    /// one. A compressed file keeps the modification time of the file it
+    /// holds. As with [`max_log_files`](Rolling::max_log_files), only
+    /// regular files with names of this sink's pattern count; nothing is
+    /// followed. Can be combined with the other limits: a file goes as
+    /// soon as one of them says so, oldest first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// // Two weeks of logs, never more than 2 GiB of them.
+    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app.log")
+    ///     .max_age(Duration::from_secs(14 * 86_400))
+    ///     .max_total_size(2 << 30);
+    /// # let _ = rolling;
+    /// ```
+    pub fn max_age(mut self, age: std::time::Duration) -> Rolling {
+        self.max_age = Some(age);
+        self
+    }
+
+    /// Keeps the sink's files before the current one (compressed or not)
+    /// to at most `bytes` together, removing the oldest first after each
+    /// rotation and at start. The current file does not count, and is
+    /// never removed (bound it with [`max_size`](Rolling::max_size)).
+    /// Sizes are those of the files as listed; only regular files with
+    /// names of this sink's pattern count, and nothing is followed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let rolling = nowait_core::Rolling::hourly(dir.path(), "app.log")
+    ///     .max_size(256 << 20)
+    ///     .max_total_size(2 << 30);
+    /// # let _ = rolling;
+    /// ```
+    pub fn max_total_size(mut self, bytes: u64) -> Rolling {
+        self.max_total = Some(bytes);
         self
     }
 
