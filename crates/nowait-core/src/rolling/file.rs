@@ -21,7 +21,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::maintain::{Housekeeper, Job, Settings};
 use super::naming::{next_boundary, period, Key, Naming};
-use super::Rolling;
+use super::{Rolling, Rotation};
 use crate::sys::nofollow::{self, Mode};
 use crate::sys::{file_id, path_id, FileId};
 
@@ -63,9 +63,8 @@ pub(crate) struct RollingFile {
     dir: PathBuf,
     naming: Naming,
     max_size: Option<u64>,
-    local: bool,
-    /// Seconds after midnight at which a day starts ([`Rolling::rotate_at`]).
-    start_of_day: i64,
+    /// The clock periods are cut on.
+    cut: Cut,
     file: File,
     path: PathBuf,
     /// (device, inode) of `file`, to notice a rename or deletion.
@@ -103,23 +102,80 @@ fn unix_secs(t: SystemTime) -> i64 {
 }
 
 /// Seconds east of UTC of the local time at `secs` (zero for UTC).
+///
+/// The offset comes from `chrono::Local`, which reads the `TZ` variable
+/// and the system's time zone files: input nowait did not write. An
+/// offset of a day or more (no zone has one) counts as zero.
 fn utc_offset(local: bool, secs: i64) -> i64 {
     #[cfg(feature = "local-time")]
     if local {
         use chrono::{Offset, TimeZone};
-        return chrono::DateTime::from_timestamp(secs, 0)
-            .map(|t| {
-                i64::from(
-                    chrono::Local
-                        .offset_from_utc_datetime(&t.naive_utc())
-                        .fix()
-                        .local_minus_utc(),
-                )
-            })
-            .unwrap_or(0);
+        let offset = chrono::DateTime::from_timestamp(secs, 0).map_or(0, |t| {
+            i64::from(
+                chrono::Local
+                    .offset_from_utc_datetime(&t.naive_utc())
+                    .fix()
+                    .local_minus_utc(),
+            )
+        });
+        return if offset.abs() < 86_400 { offset } else { 0 };
     }
     let _ = (local, secs);
     0
+}
+
+/// The clock periods are cut on: local time (or UTC) less the start of
+/// the day ([`Rolling::rotate_at`]).
+#[derive(Debug, Clone, Copy)]
+struct Cut {
+    rotation: Rotation,
+    local: bool,
+    start_of_day: i64,
+}
+
+impl Cut {
+    /// Seconds to add to Unix seconds `secs` for the clock periods are cut
+    /// on.
+    fn shift(self, secs: i64) -> i64 {
+        utc_offset(self.local, secs) - self.start_of_day
+    }
+
+    /// The period text at `secs`.
+    fn period(self, secs: i64) -> String {
+        period(self.rotation, secs + self.shift(secs))
+    }
+
+    /// When the period holding `secs` ends (Unix seconds), or `None` for
+    /// [`Rotation::Never`]; always after `secs`.
+    ///
+    /// The end is a time of day on the local clock: `b`, the next period
+    /// start under the offset at `secs`. If the offset changes before
+    /// `b` (daylight saving), `b` comes an hour (or half an hour) sooner
+    /// or later in UTC: it is reached at `b - new offset` if that instant
+    /// already runs on the new offset and is after `secs` (spring: the
+    /// clock jumps forward over or onto `b`); otherwise the first guess,
+    /// `b - old offset`, is kept, and when it comes under a period text
+    /// that has not changed (autumn: the clock went back), `due` asks
+    /// again from there. So a period never ends late and rotation never
+    /// stalls, and a period whose text repeats (the autumn hour) stays in
+    /// its file.
+    fn end(self, secs: i64) -> Option<i64> {
+        let shift = self.shift(secs);
+        let b = next_boundary(self.rotation, secs + shift)?;
+        let first = b - shift;
+        let later = self.shift(first);
+        if later == shift {
+            return Some(first);
+        }
+        let sooner = b - later;
+        Some(
+            if sooner > secs && sooner < first && sooner + self.shift(sooner) >= b {
+                sooner
+            } else {
+                first
+            },
+        )
+    }
 }
 
 /// Creates the first free name from `key` on (a name is free if neither
@@ -163,8 +219,12 @@ impl RollingFile {
         fs::create_dir_all(&cfg.dir)?;
         let naming = cfg.naming();
         let now = unix_secs((cfg.clock)());
-        let offset = utc_offset(cfg.local, now) - cfg.start_of_day();
-        let current = period(cfg.rotation, now + offset);
+        let cut = Cut {
+            rotation: cfg.rotation,
+            local: cfg.local,
+            start_of_day: cfg.start_of_day(),
+        };
+        let current = cut.period(now);
         // The newest file of this period, if an earlier run left one, and
         // the newest of any period, whose permissions a new file takes.
         let mut newest: Option<(Key, bool)> = None;
@@ -233,13 +293,12 @@ impl RollingFile {
             clock: cfg.clock,
             dir: cfg.dir.clone(),
             max_size: cfg.max_size,
-            local: cfg.local,
-            start_of_day: cfg.start_of_day(),
+            cut,
             file,
             path,
             identity,
             size: meta.len(),
-            next_boundary: next_boundary(cfg.rotation, now + offset).map(|b| b - offset),
+            next_boundary: cut.end(now),
             key,
             naming,
             failing: None,
@@ -281,12 +340,19 @@ impl RollingFile {
     /// Whether to rotate before writing a record of `next` bytes: its
     /// period is over, or it would take the file past the size limit (a
     /// file always takes at least one record). After a failed rotation,
-    /// not until the retry is due.
-    pub(crate) fn due(&self, wall: SystemTime, now: Instant, next: u64) -> bool {
+    /// not until the retry is due. A period end that comes with the same
+    /// period text (the local clock went back) is no rotation: the end is
+    /// asked again from there ([`Cut::end`]).
+    pub(crate) fn due(&mut self, wall: SystemTime, now: Instant, next: u64) -> bool {
         if self.failing.as_ref().is_some_and(|f| now < f.retry_at) {
             return false;
         }
-        let by_time = self.next_boundary.is_some_and(|b| unix_secs(wall) >= b);
+        let secs = unix_secs(wall);
+        let mut by_time = self.next_boundary.is_some_and(|b| secs >= b);
+        if by_time && self.cut.period(secs) == self.key.period {
+            self.next_boundary = self.cut.end(secs);
+            by_time = false;
+        }
         let by_size = self
             .max_size
             .is_some_and(|max| self.size > 0 && self.size.saturating_add(next) > max);
@@ -302,9 +368,9 @@ impl RollingFile {
         self.max_size.map(|m| m.saturating_sub(self.size))
     }
 
-    /// The key the next file gets at `wall`.
-    fn next_key(&self, secs: i64, offset: i64) -> Key {
-        let p = period(self.naming.rotation, secs + offset);
+    /// The key the next file gets at `secs`.
+    fn next_key(&self, secs: i64) -> Key {
+        let p = self.cut.period(secs);
         if p != self.key.period {
             Key {
                 period: p,
@@ -323,8 +389,7 @@ impl RollingFile {
     /// the recovery after failures.
     pub(crate) fn rotate(&mut self, wall: SystemTime, now: Instant) -> Option<String> {
         let secs = unix_secs(wall);
-        let offset = utc_offset(self.local, secs) - self.start_of_day;
-        let key = self.next_key(secs, offset);
+        let key = self.next_key(secs);
         // No wider than the file it follows.
         let opened = match self.file.metadata() {
             Ok(meta) => create_from(&self.dir, &self.naming, key, Mode::of(&meta)),
@@ -338,8 +403,7 @@ impl RollingFile {
                 self.identity = identity;
                 self.size = 0;
                 self.key = key;
-                self.next_boundary =
-                    next_boundary(self.naming.rotation, secs + offset).map(|b| b - offset);
+                self.next_boundary = self.cut.end(secs);
                 self.rotations += 1;
                 self.update_link();
                 let failing = self.failing.take()?;

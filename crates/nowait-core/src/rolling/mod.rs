@@ -416,7 +416,27 @@ impl Rolling {
 
     /// Rolls at local-time boundaries (local midnight, hour) and names the
     /// files with the local date (default: UTC). The offset is read on the
-    /// writer thread at each rotation. Needs the `local-time` feature.
+    /// writer thread when a period starts and ends, from the process's time
+    /// zone (`TZ`, else the system's), through `chrono`; a zone that cannot
+    /// be read counts as UTC. Needs the `local-time` feature.
+    ///
+    /// # Daylight saving
+    ///
+    /// A file holds one stretch of time in which the local period text
+    /// (`2026-11-01-01`) does not change, records in the order written;
+    /// a text that comes back later gets the next index (`.1`).
+    ///
+    /// * Spring forward: the hour that does not exist gets no file and the
+    ///   rotation does not wait for it (`…-01` is followed by `…-03`); a
+    ///   day ends at local midnight on the new offset, not an hour late.
+    /// * Fall back: the hour that repeats stays in its hour's file, after
+    ///   the records of its first pass; no file is replaced, reopened out
+    ///   of order or split. (With [`Rotation::Minutely`] each repeated
+    ///   minute comes back after its first pass ended, so it gets `.1`.)
+    ///
+    /// Zones that shift by half an hour (Australia/Lord_Howe) work the
+    /// same way. `tests/rolling_dst.rs` checks both changes in
+    /// America/New_York, Europe/Berlin and Australia/Lord_Howe.
     ///
     /// # Examples
     ///
