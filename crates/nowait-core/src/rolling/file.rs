@@ -11,7 +11,7 @@
 //! Others may write the directory: files are opened without following a
 //! link and appended to only if they are regular files of this process's
 //! user with one name ([`nofollow`]); a new file is created exclusively,
-//! never under a name taken by anything (nor whose `.gz` is taken), with
+//! never under a name taken by anything (nor whose archive is), with
 //! the permission bits of the file it follows.
 
 use std::fs::{self, File};
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::maintain::{Housekeeper, Job, Settings};
 use super::naming::{next_boundary, period, Key, Naming};
-use super::{Rolling, Rotation};
+use super::{Compression, Rolling, Rotation};
 use crate::sys::nofollow::{self, Mode};
 use crate::sys::{file_id, path_id, FileId};
 
@@ -179,7 +179,7 @@ impl Cut {
 }
 
 /// Creates the first free name from `key` on (a name is free if neither
-/// it nor its `.gz` exists in any form) with `mode`; the error and the
+/// it nor an archive of it, `.gz` or `.zst`, exists in any form) with `mode`; the error and the
 /// name it is about otherwise.
 fn create_from(
     dir: &Path,
@@ -190,19 +190,24 @@ fn create_from(
     let mut tries = 0;
     loop {
         let path = dir.join(naming.name(&key));
-        let mut gz = path.clone().into_os_string();
-        gz.push(".gz");
-        let created = match fs::symlink_metadata(&gz) {
-            Ok(_) => Err(io::ErrorKind::AlreadyExists.into()),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                nofollow::open_append(&path, true, mode)
+        let archived = Compression::ALL.iter().try_fold(false, |found, c| {
+            let mut archive = path.clone().into_os_string();
+            archive.push(c.extension());
+            match fs::symlink_metadata(&archive) {
+                Ok(_) => Ok(true),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(found),
+                Err(e) => Err(e),
             }
+        });
+        let created = match archived {
+            Ok(true) => Err(io::ErrorKind::AlreadyExists.into()),
+            Ok(false) => nofollow::open_append(&path, true, mode),
             Err(e) => Err(e),
         };
         match created {
             Ok(file) => return Ok((file, path, key)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && tries < MAX_TAKEN => {
-                // Left by an earlier run (or its .gz is): the next index.
+                // Left by an earlier run (or its archive is): the next index.
                 key.index += 1;
                 tries += 1;
             }

@@ -11,13 +11,13 @@
 //!    period (size rotation): `1`, `2`, ...; the first file has none,
 //! 4. the suffix (`filename_suffix`),
 //!
-//! then `.gz` once compressed. These are the names `tracing_appender::rolling`
+//! then `.gz` or `.zst` once compressed. These are the names `tracing_appender::rolling`
 //! gives (`prefix.2026-11-23.suffix`) plus the index, so that a glob on
 //! `prefix.*` or `*.suffix` still finds every file.
 
 use crate::timefmt::civil_from_days;
 
-use super::Rotation;
+use super::{Compression, Rotation};
 
 /// A file's place in the sequence: period text, then index. Ordered
 /// chronologically (period texts are fixed-width and zero-padded).
@@ -96,10 +96,14 @@ impl Naming {
         name
     }
 
-    /// The key of a file name of this sink, and whether it is compressed;
+    /// The key of a file name of this sink, and whether it is compressed
+    /// (`.gz` or `.zst`);
     /// `None` for any other name (never touched by retention).
     pub(crate) fn parse(&self, name: &str) -> Option<(Key, bool)> {
-        let (name, gz) = match name.strip_suffix(".gz") {
+        let (name, gz) = match Compression::ALL
+            .iter()
+            .find_map(|c| name.strip_suffix(c.extension()))
+        {
             Some(stem) => (stem, true),
             None => (name, false),
         };
@@ -270,7 +274,16 @@ mod tests {
         for (n, k, name) in cases {
             assert_eq!(n.name(&k), name);
             assert_eq!(n.parse(name), Some((k.clone(), false)), "{name}");
-            assert_eq!(n.parse(&format!("{name}.gz")), Some((k, true)), "{name}.gz");
+            assert_eq!(
+                n.parse(&format!("{name}.gz")),
+                Some((k.clone(), true)),
+                "{name}.gz"
+            );
+            assert_eq!(
+                n.parse(&format!("{name}.zst")),
+                Some((k, true)),
+                "{name}.zst"
+            );
         }
     }
 
@@ -282,6 +295,8 @@ mod tests {
             "app.2026-11-23.xlog",
             "app.2026-11-23.log.tmp",
             "app.2026-11-23.gz.tmp",
+            "app.2026-11-23.log.zst.tmp",
+            "app.2026-11-23.log.gz.zst",
             "app.2026-1-23.log",
             "app.2026-11-23.01.log",
             "app.2026-11-23.1.2.log",
