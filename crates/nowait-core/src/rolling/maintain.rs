@@ -520,8 +520,7 @@ fn decode(how: Compression, file: fs::File) -> io::Result<Box<dyn io::Read>> {
     }
 }
 
-/// zstd's default level: on log text about gzip's size at several times
-/// its speed.
+/// zstd's own default level.
 #[cfg(feature = "zstd")]
 const ZSTD_LEVEL: i32 = 3;
 
