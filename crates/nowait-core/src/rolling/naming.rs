@@ -144,7 +144,10 @@ impl Naming {
         if tokens.next().is_some() {
             return None;
         }
-        Some((Key { period, index }, gz))
+        let key = Key { period, index };
+        // Exactly the name this key gets: the steps above alone let a
+        // separator be taken twice (`app..log` for `app.log`).
+        (self.name(&key) == name).then_some((key, gz))
     }
 
     /// Whether `s` has the shape of this rotation's period text.
@@ -160,6 +163,54 @@ impl Naming {
                 b'd' => c.is_ascii_digit(),
                 _ => c == k,
             })
+    }
+}
+
+/// The fuzz target `rolling_names`: names found in a directory others
+/// can write are matched exactly. The first byte picks the rotation and
+/// whether there is a prefix and a suffix; the rest, split at `0xff`, is
+/// the prefix, the suffix and a file name. Whatever [`Naming::parse`]
+/// accepts must be exactly the name the sink gives that key (plus `.gz` or
+/// `.zst` when it says compressed), so retention and compression can never
+/// take a name that is not the sink's.
+#[cfg(feature = "fuzzing")]
+pub(crate) fn fuzz_names(data: &[u8]) {
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
+    let rotation = [
+        Rotation::Minutely,
+        Rotation::Hourly,
+        Rotation::Daily,
+        Rotation::Weekly,
+        Rotation::Never,
+    ][usize::from(first % 5)];
+    let mut parts = rest.split(|&b| b == 0xff).map(String::from_utf8_lossy);
+    let (prefix, suffix, name) = (parts.next(), parts.next(), parts.next());
+    let Some(name) = name else { return };
+    // As `filename_prefix` and `filename_suffix` keep them.
+    let keep = |p: Option<std::borrow::Cow<'_, str>>, on: bool| {
+        p.filter(|p| on && !p.is_empty()).map(|p| p.into_owned())
+    };
+    let naming = Naming {
+        prefix: keep(prefix, first & 0x10 != 0),
+        suffix: keep(suffix, first & 0x20 != 0),
+        rotation,
+    };
+    if let Some((key, compressed)) = naming.parse(&name) {
+        let plain = naming.name(&key);
+        let exact = if compressed {
+            Compression::ALL
+                .iter()
+                .any(|c| name.strip_suffix(c.extension()) == Some(plain.as_str()))
+        } else {
+            name == plain
+        };
+        assert!(
+            exact,
+            "{name:?} parsed as {key:?} of {naming:?}, named {plain:?}"
+        );
+        assert!(key.period.is_empty() == (rotation == Rotation::Never));
     }
 }
 
@@ -284,6 +335,17 @@ mod tests {
                 Some((k, true)),
                 "{name}.zst"
             );
+        }
+    }
+
+    /// With a prefix and a suffix and no period, the dot between them
+    /// must not be taken twice: `app..log` is not `app.log`.
+    #[test]
+    fn a_doubled_separator_is_not_ours() {
+        let n = naming(Some("app"), Some("log"), Rotation::Never);
+        assert_eq!(n.parse("app.log"), Some((key("", 0), false)));
+        for name in ["app..log", "app..log.gz", "app..log.zst", "app.1..log"] {
+            assert_eq!(n.parse(name), None, "{name}");
         }
     }
 
