@@ -32,11 +32,17 @@ fi
 # <string.h>, -fgnuc-version keeps clang-for-MSVC on the builtins path (not
 # <stdlib.h>), and macOS's <TargetConditionals.h> is a stub made here.
 # Nothing is linked.
-if ! command -v clang >/dev/null || ! command -v llvm-ar >/dev/null; then
-  echo "apt-get install clang llvm (to compile ring's C for other targets)"
-  apt-get install -y -q --no-install-recommends clang llvm >/dev/null 2>&1 \
-    || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q --no-install-recommends clang llvm >/dev/null 2>&1; } \
-    || { echo "cannot install clang and llvm"; exit 1; }
+# The `zstd` feature brings zstd-sys, which compiles libzstd's C against
+# the target's C library: there is none here for other targets. For them
+# it takes libzstd's headers from the host instead (its pkg-config
+# escape, ZSTD_SYS_USE_PKG_CONFIG); nothing is linked, so the host's
+# library never ends up in a binary for another system.
+if ! command -v clang >/dev/null || ! command -v llvm-ar >/dev/null \
+    || ! pkg-config --exists libzstd 2>/dev/null; then
+  echo "apt-get install clang llvm pkg-config libzstd-dev (to compile ring's C for other targets, and for zstd-sys's headers)"
+  apt-get install -y -q --no-install-recommends clang llvm pkg-config libzstd-dev >/dev/null 2>&1 \
+    || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q --no-install-recommends clang llvm pkg-config libzstd-dev >/dev/null 2>&1; } \
+    || { echo "cannot install clang, llvm, pkg-config and libzstd-dev"; exit 1; }
 fi
 stubs=$(mktemp -d)
 trap 'rm -rf "$stubs"' EXIT
@@ -52,11 +58,16 @@ for t in "${targets[@]}"; do
     "CFLAGS_$u=-ffreestanding -DRING_CORE_NOSTDLIBINC -fgnuc-version=4.2.1 -isystem $stubs"
 done
 
+# What zstd-sys needs for target $1 (see above): nothing for the host.
+zstd_env() {
+  [ "$1" = "$host" ] || echo "ZSTD_SYS_USE_PKG_CONFIG=1 PKG_CONFIG_ALLOW_CROSS=1"
+}
+
 failed=()
 for t in "${targets[@]}"; do
   for features in "" "--all-features"; do
     printf '%-28s %-16s ' "$t" "${features:-default features}"
-    if out=$(cargo clippy "${crates[@]}" --target "$t" $features --quiet -- -D warnings 2>&1); then
+    if out=$(env $(zstd_env "$t") cargo clippy "${crates[@]}" --target "$t" $features --quiet -- -D warnings 2>&1); then
       echo ok
     else
       echo FAILED; echo "$out" | tail -40; failed+=("$t $features")
@@ -70,7 +81,7 @@ done
 # macOS showed it).
 for t in x86_64-apple-darwin aarch64-apple-darwin x86_64-unknown-freebsd x86_64-pc-windows-msvc; do
   printf '%-28s %-16s ' "$t" "tests"
-  if out=$(cargo clippy "${crates[@]}" --target "$t" --all-targets --all-features --quiet -- -D warnings 2>&1); then
+  if out=$(env $(zstd_env "$t") cargo clippy "${crates[@]}" --target "$t" --all-targets --all-features --quiet -- -D warnings 2>&1); then
     echo ok
   else
     echo FAILED; echo "$out" | tail -40; failed+=("$t tests")

@@ -52,7 +52,7 @@ fn same_names(
 }
 
 #[test]
-fn daily_hourly_minutely_never_name_files_alike() {
+fn daily_hourly_minutely_weekly_never_name_files_alike() {
     same_names(
         |d| rolling::daily(d, "app.log"),
         |d| Rolling::daily(d, "app.log"),
@@ -64,6 +64,10 @@ fn daily_hourly_minutely_never_name_files_alike() {
     same_names(
         |d| rolling::minutely(d, "app.log"),
         |d| Rolling::minutely(d, "app.log"),
+    );
+    same_names(
+        |d| rolling::weekly(d, "app.log"),
+        |d| Rolling::weekly(d, "app.log"),
     );
     same_names(
         |d| rolling::never(d, "app.log"),

@@ -326,3 +326,9 @@ pub fn otlp_response(data: &[u8]) {
 pub fn otlp_env(data: &[u8]) {
     crate::otlp::fuzz_env(data);
 }
+
+/// Names in a rolling sink's directory (`fuzz_targets/rolling_names.rs`):
+/// a name the sink takes for one of its files is exactly a name it gives.
+pub fn rolling_names(data: &[u8]) {
+    crate::rolling::naming::fuzz_names(data);
+}

@@ -187,6 +187,9 @@
 //! * `signals` (default): [`Builder::drain_on_signals`] and
 //!   [`Builder::reopen_on_sighup`], through `signal-hook`.
 //! * `gzip` (default): [`Rolling::compress`], through `flate2`.
+//! * `zstd`: [`Compression::Zstd`] for [`Rolling::compress_with`], through
+//!   the `zstd` crate, which compiles the reference C library (libzstd)
+//!   with the target's C compiler.
 //! * `otlp`: `Sink::otlp`, OTLP/HTTP with protobuf to an OpenTelemetry
 //!   receiver, sent by the writer thread without waiting (Unix).
 //! * `otlp-tls` (implies `otlp`): `https://` receivers, through rustls
@@ -301,7 +304,7 @@ pub use metrics::METRIC_NAMES;
 pub use otlp::Otlp;
 pub use policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
 pub use record::{kind, Notice, Record, SuppressReason, Suppressed};
-pub use rolling::{Rolling, Rotation};
+pub use rolling::{Compression, Rolling, Rotation};
 pub use sink::Sink;
 pub use stats::{SinkStats, Stats};
 

@@ -53,6 +53,11 @@ fn otlp_env() {
 }
 
 #[test]
+fn rolling_names() {
+    replay("rolling_names", nowait_core::__private::fuzz::rolling_names)
+}
+
+#[test]
 fn filter_parse() {
     replay("filter_parse", nowait_core::__private::fuzz::filter_parse)
 }

@@ -522,3 +522,35 @@ fn a_symlink_among_the_old_files_is_not_archived_and_is_reported() {
     assert_eq!(notices.len(), 1, "{notices:?}");
     assert!(notices[0].contains("symbolic link"), "{notices:?}");
 }
+
+/// A sink that keeps no archives at all (`max_total_size(0)`, `max_age`
+/// zero) and a link to its current file: after many rotations only the
+/// current file remains of its own; a foreign file, a symbolic link named
+/// like one of its files, what that link points to, and the sink's own
+/// link are all still there.
+#[cfg(unix)]
+#[test]
+fn retention_by_size_and_age_leaves_foreign_files_and_links_untouched() {
+    let dir = tempfile::tempdir().unwrap();
+    let outside = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let target = outside.path().join("target");
+    fs::write(&target, "theirs\n").unwrap();
+    fs::write(d.join("notes.txt"), "foreign\n").unwrap();
+    std::os::unix::fs::symlink(&target, d.join("app.log.500")).unwrap();
+    let (logger, guard) = start(
+        Rolling::never(d, "app.log")
+            .max_size(16)
+            .max_total_size(0)
+            .max_age(Duration::ZERO)
+            .symlink("current"),
+    );
+    log_range(&logger, 0..100);
+    drop(guard);
+    let f = settle(d, |f| f.len() == 2);
+    assert!(f[1].ends_with("app.log.500"), "{f:?}");
+    assert_eq!(fs::read(&target).unwrap(), b"theirs\n");
+    assert_eq!(fs::read(d.join("notes.txt")).unwrap(), b"foreign\n");
+    let current = fs::read_link(d.join("current")).unwrap();
+    assert_eq!(d.join(&current), f[0], "{f:?}");
+}

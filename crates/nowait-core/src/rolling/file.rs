@@ -11,7 +11,7 @@
 //! Others may write the directory: files are opened without following a
 //! link and appended to only if they are regular files of this process's
 //! user with one name ([`nofollow`]); a new file is created exclusively,
-//! never under a name taken by anything (nor whose `.gz` is taken), with
+//! never under a name taken by anything (nor whose archive is), with
 //! the permission bits of the file it follows.
 
 use std::fs::{self, File};
@@ -21,7 +21,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::maintain::{Housekeeper, Job, Settings};
 use super::naming::{next_boundary, period, Key, Naming};
-use super::Rolling;
+use super::{Compression, Rolling, Rotation};
 use crate::sys::nofollow::{self, Mode};
 use crate::sys::{file_id, path_id, FileId};
 
@@ -43,6 +43,18 @@ struct Failing {
     retry_at: Instant,
 }
 
+/// The symbolic link to the current file, and what was reported about it.
+#[derive(Debug)]
+struct Link {
+    path: PathBuf,
+    tmp: PathBuf,
+    /// Something else than a link is at `path`, reported while it stays.
+    blocked: bool,
+    /// The system does not let this process make links (reported once):
+    /// no more tries.
+    unsupported: bool,
+}
+
 /// The open file of a rolling sink.
 #[derive(Debug)]
 pub(crate) struct RollingFile {
@@ -51,7 +63,8 @@ pub(crate) struct RollingFile {
     dir: PathBuf,
     naming: Naming,
     max_size: Option<u64>,
-    local: bool,
+    /// The clock periods are cut on.
+    cut: Cut,
     file: File,
     path: PathBuf,
     /// (device, inode) of `file`, to notice a rename or deletion.
@@ -62,6 +75,8 @@ pub(crate) struct RollingFile {
     /// Unix seconds (UTC) at which the period of `key` ends.
     next_boundary: Option<i64>,
     failing: Option<Failing>,
+    /// The symbolic link to the current file ([`Rolling::symlink`]).
+    link: Option<Link>,
     housekeeper: Option<Housekeeper>,
     /// Notices from the writer thread's side, reported with the
     /// housekeeping's errors (and counted as they are).
@@ -87,27 +102,84 @@ fn unix_secs(t: SystemTime) -> i64 {
 }
 
 /// Seconds east of UTC of the local time at `secs` (zero for UTC).
+///
+/// The offset comes from `chrono::Local`, which reads the `TZ` variable
+/// and the system's time zone files: input nowait did not write. An
+/// offset of a day or more (no zone has one) counts as zero.
 fn utc_offset(local: bool, secs: i64) -> i64 {
     #[cfg(feature = "local-time")]
     if local {
         use chrono::{Offset, TimeZone};
-        return chrono::DateTime::from_timestamp(secs, 0)
-            .map(|t| {
-                i64::from(
-                    chrono::Local
-                        .offset_from_utc_datetime(&t.naive_utc())
-                        .fix()
-                        .local_minus_utc(),
-                )
-            })
-            .unwrap_or(0);
+        let offset = chrono::DateTime::from_timestamp(secs, 0).map_or(0, |t| {
+            i64::from(
+                chrono::Local
+                    .offset_from_utc_datetime(&t.naive_utc())
+                    .fix()
+                    .local_minus_utc(),
+            )
+        });
+        return if offset.abs() < 86_400 { offset } else { 0 };
     }
     let _ = (local, secs);
     0
 }
 
+/// The clock periods are cut on: local time (or UTC) less the start of
+/// the day ([`Rolling::rotate_at`]).
+#[derive(Debug, Clone, Copy)]
+struct Cut {
+    rotation: Rotation,
+    local: bool,
+    start_of_day: i64,
+}
+
+impl Cut {
+    /// Seconds to add to Unix seconds `secs` for the clock periods are cut
+    /// on.
+    fn shift(self, secs: i64) -> i64 {
+        utc_offset(self.local, secs) - self.start_of_day
+    }
+
+    /// The period text at `secs`.
+    fn period(self, secs: i64) -> String {
+        period(self.rotation, secs + self.shift(secs))
+    }
+
+    /// When the period holding `secs` ends (Unix seconds), or `None` for
+    /// [`Rotation::Never`]; always after `secs`.
+    ///
+    /// The end is a time of day on the local clock: `b`, the next period
+    /// start under the offset at `secs`. If the offset changes before
+    /// `b` (daylight saving), `b` comes an hour (or half an hour) sooner
+    /// or later in UTC: it is reached at `b - new offset` if that instant
+    /// already runs on the new offset and is after `secs` (spring: the
+    /// clock jumps forward over or onto `b`); otherwise the first guess,
+    /// `b - old offset`, is kept, and when it comes under a period text
+    /// that has not changed (autumn: the clock went back), `due` asks
+    /// again from there. So a period never ends late and rotation never
+    /// stalls, and a period whose text repeats (the autumn hour) stays in
+    /// its file.
+    fn end(self, secs: i64) -> Option<i64> {
+        let shift = self.shift(secs);
+        let b = next_boundary(self.rotation, secs + shift)?;
+        let first = b - shift;
+        let later = self.shift(first);
+        if later == shift {
+            return Some(first);
+        }
+        let sooner = b - later;
+        Some(
+            if sooner > secs && sooner < first && sooner + self.shift(sooner) >= b {
+                sooner
+            } else {
+                first
+            },
+        )
+    }
+}
+
 /// Creates the first free name from `key` on (a name is free if neither
-/// it nor its `.gz` exists in any form) with `mode`; the error and the
+/// it nor an archive of it, `.gz` or `.zst`, exists in any form) with `mode`; the error and the
 /// name it is about otherwise.
 fn create_from(
     dir: &Path,
@@ -118,19 +190,24 @@ fn create_from(
     let mut tries = 0;
     loop {
         let path = dir.join(naming.name(&key));
-        let mut gz = path.clone().into_os_string();
-        gz.push(".gz");
-        let created = match fs::symlink_metadata(&gz) {
-            Ok(_) => Err(io::ErrorKind::AlreadyExists.into()),
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                nofollow::open_append(&path, true, mode)
+        let archived = Compression::ALL.iter().try_fold(false, |found, c| {
+            let mut archive = path.clone().into_os_string();
+            archive.push(c.extension());
+            match fs::symlink_metadata(&archive) {
+                Ok(_) => Ok(true),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(found),
+                Err(e) => Err(e),
             }
+        });
+        let created = match archived {
+            Ok(true) => Err(io::ErrorKind::AlreadyExists.into()),
+            Ok(false) => nofollow::open_append(&path, true, mode),
             Err(e) => Err(e),
         };
         match created {
             Ok(file) => return Ok((file, path, key)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && tries < MAX_TAKEN => {
-                // Left by an earlier run (or its .gz is): the next index.
+                // Left by an earlier run (or its archive is): the next index.
                 key.index += 1;
                 tries += 1;
             }
@@ -147,8 +224,12 @@ impl RollingFile {
         fs::create_dir_all(&cfg.dir)?;
         let naming = cfg.naming();
         let now = unix_secs((cfg.clock)());
-        let offset = utc_offset(cfg.local, now);
-        let current = period(cfg.rotation, now + offset);
+        let cut = Cut {
+            rotation: cfg.rotation,
+            local: cfg.local,
+            start_of_day: cfg.start_of_day(),
+        };
+        let current = cut.period(now);
         // The newest file of this period, if an earlier run left one, and
         // the newest of any period, whose permissions a new file takes.
         let mut newest: Option<(Key, bool)> = None;
@@ -204,32 +285,40 @@ impl RollingFile {
         };
         let meta = file.metadata()?;
         let identity = file_id(&file)?;
-        let housekeeper = (cfg.compress || cfg.max_files.is_some()).then(|| {
-            Housekeeper::start(Settings {
-                dir: cfg.dir.clone(),
-                naming: naming.clone(),
-                compress: cfg.compress,
-                max_files: cfg.max_files,
-            })
-        });
+        let settings = Settings {
+            dir: cfg.dir.clone(),
+            naming: naming.clone(),
+            compress: cfg.compress,
+            max_files: cfg.max_files,
+            max_age: cfg.max_age,
+            max_total: cfg.max_total,
+        };
+        let housekeeper = settings.needed().then(|| Housekeeper::start(settings));
         let mut rf = RollingFile {
             clock: cfg.clock,
             dir: cfg.dir.clone(),
             max_size: cfg.max_size,
-            local: cfg.local,
+            cut,
             file,
             path,
             identity,
             size: meta.len(),
-            next_boundary: next_boundary(cfg.rotation, now + offset).map(|b| b - offset),
+            next_boundary: cut.end(now),
             key,
             naming,
             failing: None,
+            link: cfg.link.as_ref().map(|name| Link {
+                path: cfg.dir.join(name),
+                tmp: cfg.dir.join(super::link_tmp(name)),
+                blocked: false,
+                unsupported: false,
+            }),
             housekeeper,
             notices,
             rotations: 0,
             rotation_errors: 0,
         };
+        rf.update_link();
         rf.housekeep();
         Ok(rf)
     }
@@ -243,6 +332,7 @@ impl RollingFile {
         if let Some(h) = &mut self.housekeeper {
             h.send(Job {
                 current: self.key.clone(),
+                now: (self.clock)(),
             });
         }
     }
@@ -255,12 +345,19 @@ impl RollingFile {
     /// Whether to rotate before writing a record of `next` bytes: its
     /// period is over, or it would take the file past the size limit (a
     /// file always takes at least one record). After a failed rotation,
-    /// not until the retry is due.
-    pub(crate) fn due(&self, wall: SystemTime, now: Instant, next: u64) -> bool {
+    /// not until the retry is due. A period end that comes with the same
+    /// period text (the local clock went back) is no rotation: the end is
+    /// asked again from there ([`Cut::end`]).
+    pub(crate) fn due(&mut self, wall: SystemTime, now: Instant, next: u64) -> bool {
         if self.failing.as_ref().is_some_and(|f| now < f.retry_at) {
             return false;
         }
-        let by_time = self.next_boundary.is_some_and(|b| unix_secs(wall) >= b);
+        let secs = unix_secs(wall);
+        let mut by_time = self.next_boundary.is_some_and(|b| secs >= b);
+        if by_time && self.cut.period(secs) == self.key.period {
+            self.next_boundary = self.cut.end(secs);
+            by_time = false;
+        }
         let by_size = self
             .max_size
             .is_some_and(|max| self.size > 0 && self.size.saturating_add(next) > max);
@@ -276,9 +373,9 @@ impl RollingFile {
         self.max_size.map(|m| m.saturating_sub(self.size))
     }
 
-    /// The key the next file gets at `wall`.
-    fn next_key(&self, secs: i64, offset: i64) -> Key {
-        let p = period(self.naming.rotation, secs + offset);
+    /// The key the next file gets at `secs`.
+    fn next_key(&self, secs: i64) -> Key {
+        let p = self.cut.period(secs);
         if p != self.key.period {
             Key {
                 period: p,
@@ -297,8 +394,7 @@ impl RollingFile {
     /// the recovery after failures.
     pub(crate) fn rotate(&mut self, wall: SystemTime, now: Instant) -> Option<String> {
         let secs = unix_secs(wall);
-        let offset = utc_offset(self.local, secs);
-        let key = self.next_key(secs, offset);
+        let key = self.next_key(secs);
         // No wider than the file it follows.
         let opened = match self.file.metadata() {
             Ok(meta) => create_from(&self.dir, &self.naming, key, Mode::of(&meta)),
@@ -312,9 +408,9 @@ impl RollingFile {
                 self.identity = identity;
                 self.size = 0;
                 self.key = key;
-                self.next_boundary =
-                    next_boundary(self.naming.rotation, secs + offset).map(|b| b - offset);
+                self.next_boundary = self.cut.end(secs);
                 self.rotations += 1;
+                self.update_link();
                 let failing = self.failing.take()?;
                 Some(format!(
                     "rolled over to {} after {} failed rotation{} since {} (last error: {}); the records in between are at the end of {}",
@@ -346,6 +442,51 @@ impl RollingFile {
                         RETRY_AFTER.as_secs()
                     )
                 })
+            }
+        }
+    }
+
+    /// Points the link ([`Rolling::symlink`]) at the current file: a new
+    /// link under the temporary name, renamed over the old one. Leaves
+    /// alone anything else than a symbolic link found at the link's name
+    /// (and at the temporary name); failures become notices.
+    fn update_link(&mut self) {
+        let Some(link) = &mut self.link else { return };
+        if link.unsupported {
+            return;
+        }
+        let is_other =
+            |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink());
+        if is_other(&link.path) {
+            if !link.blocked {
+                link.blocked = true;
+                self.notices.push(format!(
+                    "no link to the current file: {} is there and is not a symbolic link (left alone)",
+                    link.path.display()
+                ));
+            }
+            return;
+        }
+        link.blocked = false;
+        // A link left at the temporary name (a run cut short): ours to
+        // replace; unlinking it follows nothing.
+        if fs::symlink_metadata(&link.tmp).is_ok_and(|m| m.file_type().is_symlink()) {
+            let _ = fs::remove_file(&link.tmp);
+        }
+        let target = Path::new(self.path.file_name().unwrap_or_default());
+        if let Err(e) = nofollow::replace_link(target, &link.tmp, &link.path) {
+            if nofollow::links_unsupported(&e) {
+                link.unsupported = true;
+                self.notices.push(format!(
+                    "no link to the current file at {}: this process may not create symbolic links ({e}); not trying again",
+                    link.path.display()
+                ));
+            } else {
+                self.notices.push(format!(
+                    "cannot point {} at {}: {e}",
+                    link.path.display(),
+                    self.path.display()
+                ));
             }
         }
     }
@@ -645,5 +786,115 @@ mod tests {
         assert_eq!(f.path, dir.path().join("app.log.1"));
         let notices = f.housekeeping_errors();
         assert!(notices[0].contains("of user"), "{notices:?}");
+    }
+
+    /// The link names the current file at start and after each rotation,
+    /// by a relative name; no temporary is left behind.
+    #[cfg(unix)]
+    #[test]
+    fn the_link_follows_each_rotation() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = Rolling::never(dir.path(), "app.log")
+            .max_size(4)
+            .symlink("current");
+        let mut f = RollingFile::open(&cfg).unwrap();
+        let link = dir.path().join("current");
+        assert_eq!(fs::read_link(&link).unwrap(), Path::new("app.log"));
+        f.write_all(b"abc\n").unwrap();
+        assert_eq!(f.rotate(SystemTime::now(), Instant::now()), None);
+        assert_eq!(fs::read_link(&link).unwrap(), Path::new("app.log.1"));
+        f.write_all(b"def\n").unwrap();
+        assert_eq!(fs::read(&link).unwrap(), b"def\n");
+        assert_eq!(names(dir.path()), ["app.log", "app.log.1", "current"]);
+        assert!(f.housekeeping_errors().is_empty());
+    }
+
+    /// A file someone put at the link's name is neither replaced nor
+    /// written; the sink says so once while it stays, then links again.
+    #[cfg(unix)]
+    #[test]
+    fn a_file_at_the_links_name_is_left_alone_and_reported_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let theirs = dir.path().join("current");
+        fs::write(&theirs, b"theirs\n").unwrap();
+        let cfg = Rolling::never(dir.path(), "app.log")
+            .max_size(4)
+            .symlink("current");
+        let mut f = RollingFile::open(&cfg).unwrap();
+        f.write_all(b"abc\n").unwrap();
+        assert_eq!(f.rotate(SystemTime::now(), Instant::now()), None);
+        assert_eq!(fs::read(&theirs).unwrap(), b"theirs\n");
+        let notices = f.housekeeping_errors();
+        assert_eq!(notices.len(), 1, "{notices:?}");
+        assert!(notices[0].contains("not a symbolic link"), "{notices:?}");
+        assert_eq!(f.rotation_errors, 1);
+        fs::remove_file(&theirs).unwrap();
+        f.write_all(b"def\n").unwrap();
+        assert_eq!(f.rotate(SystemTime::now(), Instant::now()), None);
+        assert_eq!(fs::read_link(&theirs).unwrap(), Path::new("app.log.2"));
+        assert!(f.housekeeping_errors().is_empty());
+    }
+
+    /// A link named like one of the sink's files would be removed by
+    /// retention, or take the current file's place: refused at build.
+    #[test]
+    fn a_link_named_like_the_sinks_files_is_refused() {
+        let never = Rolling::never("/nonexistent", "app.log");
+        for bad in ["app.log", "app.log.3", "app.log.3.gz", "a/b", "", ".."] {
+            assert!(never.clone().symlink(bad).check().is_err(), "{bad}");
+        }
+        let daily = Rolling::daily("/nonexistent", "app").filename_suffix("log");
+        assert!(daily.clone().symlink("app.2026-11-26.log").check().is_err());
+        assert_eq!(daily.symlink("app.log").check(), Ok(()));
+    }
+
+    /// 2026-11-26T02:00:00Z, a Thursday.
+    fn thursday_2am() -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(1_795_658_400)
+    }
+
+    /// With `rotate_at(3, 0)` a day runs from 03:00 to 03:00 and its file
+    /// is named after the day it starts on.
+    #[test]
+    fn a_day_starting_at_3am_is_named_after_the_day_it_starts_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = Rolling::daily(dir.path(), "app")
+            .rotate_at(3, 0)
+            .clock(thursday_2am);
+        let mut f = RollingFile::open(&cfg).unwrap();
+        assert_eq!(f.key.period, "2026-11-25");
+        let three = 1_795_658_400 + 3600;
+        assert_eq!(f.next_boundary, Some(three));
+        let at = UNIX_EPOCH + Duration::from_secs(three as u64);
+        assert!(f.due(at, Instant::now(), 1));
+        assert_eq!(f.rotate(at, Instant::now()), None);
+        assert_eq!(f.key.period, "2026-11-26");
+        assert_eq!(f.next_boundary, Some(three + 86_400));
+    }
+
+    /// Weekly with `rotate_at(6, 0)`: the week starts on Sunday at 06:00.
+    #[test]
+    fn a_week_starting_at_6am_on_sunday() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = Rolling::weekly(dir.path(), "app")
+            .rotate_at(6, 0)
+            .clock(thursday_2am);
+        let f = RollingFile::open(&cfg).unwrap();
+        assert_eq!(f.key.period, "2026-11-22");
+        // Sunday 2026-11-29T06:00:00Z.
+        assert_eq!(f.next_boundary, Some(1_795_910_400 + 6 * 3600));
+        assert_eq!(names(dir.path()), ["app.2026-11-22"]);
+    }
+
+    #[test]
+    fn rotate_at_is_refused_where_it_means_nothing() {
+        let hourly = Rolling::hourly("/nonexistent", "app").rotate_at(3, 0);
+        assert!(hourly.check().is_err());
+        for (h, m) in [(24, 0), (0, 60)] {
+            assert!(Rolling::daily("/nonexistent", "app")
+                .rotate_at(h, m)
+                .check()
+                .is_err());
+        }
     }
 }

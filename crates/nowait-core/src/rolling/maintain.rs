@@ -1,5 +1,5 @@
 //! Housekeeping of a rolling sink, off the writer thread: gzip of rotated
-//! files and retention (`max_log_files`).
+//! files and retention (`max_log_files`, `max_age`, `max_total_size`).
 //!
 //! The writer thread sends one [`Job`] per rotation (and one at start) over
 //! a channel and never waits for it; one thread per sink does the jobs in
@@ -32,24 +32,33 @@
 //!    compression. `NAME` and `NAME.gz` both there (the removal was cut
 //!    short): `NAME` is removed only if `NAME.gz` decompresses to exactly
 //!    its bytes; otherwise both stay, reported once.
-//! 3. With a retention count `n`, remove the oldest files (compressed or
-//!    not) until `n` remain, `current` included; `current` itself is never
-//!    removed.
+//! 3. Retention, oldest file first (by name: period, then index), over
+//!    the files before `current` (compressed or not; `current` itself is
+//!    never removed): remove a file while more than `max_log_files`
+//!    remain (`current` included), or while the files before `current`
+//!    take more than `max_total_size` bytes (as listed, never following
+//!    a link), or if it was last modified more than `max_age` before the
+//!    job's time (the sink's clock). A modification time in the future
+//!    counts as now.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
 
 use crossbeam_channel::{Receiver, Sender};
 
 use super::naming::{Key, Naming};
+use super::Compression;
 use crate::sys::nofollow;
 
 /// Work for the housekeeping thread.
 #[derive(Debug)]
 pub(crate) struct Job {
     pub(crate) current: Key,
+    /// The time on the sink's clock, for `max_age`.
+    pub(crate) now: SystemTime,
 }
 
 /// What the housekeeping thread needs to know.
@@ -57,8 +66,20 @@ pub(crate) struct Job {
 pub(crate) struct Settings {
     pub(crate) dir: PathBuf,
     pub(crate) naming: Naming,
-    pub(crate) compress: bool,
+    pub(crate) compress: Option<Compression>,
     pub(crate) max_files: Option<usize>,
+    pub(crate) max_age: Option<Duration>,
+    pub(crate) max_total: Option<u64>,
+}
+
+impl Settings {
+    /// Whether there is anything to do after a rotation.
+    pub(crate) fn needed(&self) -> bool {
+        self.compress.is_some()
+            || self.max_files.is_some()
+            || self.max_age.is_some()
+            || self.max_total.is_some()
+    }
 }
 
 /// The writer's end: send jobs, collect error messages.
@@ -127,9 +148,14 @@ impl Housekeeper {
 #[derive(Debug, Default)]
 struct Entry {
     plain: Option<PathBuf>,
-    gz: Option<PathBuf>,
-    /// `NAME.gz` or `NAME.gz.tmp` is something else than a regular file:
-    /// `NAME` cannot be compressed.
+    /// `NAME.gz`, `NAME.zst` (usually one; both if the setting changed).
+    archives: Vec<(Compression, PathBuf)>,
+    /// Bytes of `plain` and `archives`, as listed.
+    bytes: u64,
+    /// The latest modification time of `plain` and `archives`, as listed.
+    modified: Option<SystemTime>,
+    /// An archive name or its temporary is something else than a regular
+    /// file: `NAME` cannot be compressed.
     blocked: bool,
 }
 
@@ -137,8 +163,29 @@ struct Entry {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
     Plain,
-    Gz,
+    Archive(Compression),
+    /// `NAME.gz.tmp`, `NAME.zst.tmp`: a compression under way.
     Tmp,
+}
+
+/// The key and kind of `name`, if it is one of the sink's names.
+fn classify(naming: &Naming, name: &str) -> Option<(Key, Kind)> {
+    if let Some(stem) = name.strip_suffix(".tmp") {
+        return Compression::ALL.iter().find_map(|c| {
+            match naming.parse(stem.strip_suffix(c.extension())?)? {
+                (key, false) => Some((key, Kind::Tmp)),
+                (_, true) => None,
+            }
+        });
+    }
+    let (key, compressed) = naming.parse(name)?;
+    if !compressed {
+        return Some((key, Kind::Plain));
+    }
+    let how = Compression::ALL
+        .into_iter()
+        .find(|c| name.ends_with(c.extension()))?;
+    Some((key, Kind::Archive(how)))
 }
 
 /// The housekeeping thread's state: where to report, and what was
@@ -183,15 +230,8 @@ impl Keeper {
         for item in listing.flatten() {
             let name = item.file_name();
             let Some(name) = name.to_str() else { continue };
-            let (key, kind) = match name.strip_suffix(".gz.tmp") {
-                Some(stem) => match s.naming.parse(stem) {
-                    Some((key, false)) => (key, Kind::Tmp),
-                    _ => continue,
-                },
-                None => match s.naming.parse(name) {
-                    Some((key, gz)) => (key, if gz { Kind::Gz } else { Kind::Plain }),
-                    None => continue,
-                },
+            let Some((key, kind)) = classify(&s.naming, name) else {
+                continue;
             };
             let path = item.path();
             // The type as listed: a link is a link, never what it names.
@@ -221,15 +261,22 @@ impl Keeper {
                 }
                 continue;
             }
+            if kind == Kind::Tmp {
+                let _ = fs::remove_file(&path);
+                continue;
+            }
+            let entry = files.entry(key).or_default();
+            // As listed (`lstat`): a regular file's own size and time.
+            if let Ok(meta) = item.metadata() {
+                entry.bytes = entry.bytes.saturating_add(meta.len());
+                entry.modified = entry.modified.max(meta.modified().ok());
+            }
             match kind {
-                Kind::Tmp => {
-                    let _ = fs::remove_file(&path);
-                }
-                Kind::Gz => files.entry(key).or_default().gz = Some(path),
-                Kind::Plain => files.entry(key).or_default().plain = Some(path),
+                Kind::Archive(how) => entry.archives.push((how, path)),
+                _ => entry.plain = Some(path),
             }
         }
-        if s.compress {
+        if let Some(how) = s.compress {
             for (key, entry) in files.iter_mut() {
                 if *key >= job.current {
                     break;
@@ -237,16 +284,16 @@ impl Keeper {
                 let Some(plain) = entry.plain.clone() else {
                     continue;
                 };
-                if let Some(gz) = &entry.gz {
+                if let Some((kind, gz)) = entry.archives.first() {
                     // Compressed before a crash, not yet removed, if the
-                    // .gz holds exactly the plain file (it was renamed
+                    // archive holds exactly the plain file (it was renamed
                     // into place after its fsync); else not ours to trust.
                     let id = format!("differs {}", gz.display());
                     if lasting.before.contains(&id) {
                         lasting.now.insert(id);
                         continue;
                     }
-                    match holds(gz, &plain) {
+                    match holds(*kind, gz, &plain) {
                         Ok(true) => match fs::remove_file(&plain) {
                             Ok(()) => entry.plain = None,
                             Err(e) => report(format!("cannot remove {}: {e}", plain.display())),
@@ -271,9 +318,12 @@ impl Keeper {
                     // Reported above as a name left alone.
                     continue;
                 }
-                match compress(&plain) {
-                    Ok(gz) => {
-                        entry.gz = Some(gz);
+                match compress(how, &plain) {
+                    Ok(archive) => {
+                        if let Ok(meta) = fs::symlink_metadata(&archive) {
+                            entry.bytes = meta.len();
+                        }
+                        entry.archives.push((how, archive));
                         entry.plain = None;
                     }
                     Err(e) => report(format!(
@@ -283,23 +333,44 @@ impl Keeper {
                 }
             }
         }
-        if let Some(max) = s.max_files {
-            files.retain(|_, e| e.plain.is_some() || e.gz.is_some());
-            let excess = files.len().saturating_sub(max.max(1));
-            for (key, entry) in files.iter().take(excess) {
-                if *key >= job.current {
-                    break;
-                }
-                for path in [&entry.plain, &entry.gz].into_iter().flatten() {
-                    if let Err(e) = fs::remove_file(path) {
-                        if e.kind() != io::ErrorKind::NotFound {
-                            report(format!(
-                                "cannot remove {} (max_log_files): {e}",
-                                path.display()
-                            ));
-                        }
+        files.retain(|_, e| e.plain.is_some() || !e.archives.is_empty());
+        let older: Vec<(&Key, &Entry)> = files.range(..&job.current).collect();
+        // Files that remain, counting `current` (and anything newer).
+        let mut count = files.len();
+        let mut bytes = older
+            .iter()
+            .fold(0u64, |n, (_, e)| n.saturating_add(e.bytes));
+        for (_, entry) in older {
+            let too_many = s.max_files.is_some_and(|max| count > max.max(1));
+            let too_big = s.max_total.is_some_and(|max| bytes > max);
+            let too_old = s.max_age.is_some_and(|max| {
+                entry
+                    .modified
+                    .is_some_and(|m| job.now.duration_since(m).unwrap_or(Duration::ZERO) > max)
+            });
+            if !(too_many || too_big || too_old) {
+                continue;
+            }
+            let why = if too_many {
+                "max_log_files"
+            } else if too_big {
+                "max_total_size"
+            } else {
+                "max_age"
+            };
+            let mut removed = true;
+            let archives = entry.archives.iter().map(|(_, p)| p);
+            for path in entry.plain.iter().chain(archives) {
+                if let Err(e) = fs::remove_file(path) {
+                    if e.kind() != io::ErrorKind::NotFound {
+                        removed = false;
+                        report(format!("cannot remove {} ({why}): {e}", path.display()));
                     }
                 }
+            }
+            if removed {
+                count -= 1;
+                bytes = bytes.saturating_sub(entry.bytes);
             }
         }
         self.noticed = lasting.now;
@@ -333,15 +404,23 @@ fn with(path: &Path, ext: &str) -> PathBuf {
     PathBuf::from(name)
 }
 
-/// Gzips `path` into `path.gz` through a temporary name; removes `path`
-/// only once `path.gz` is complete and in place.
-fn compress(path: &Path) -> io::Result<PathBuf> {
-    let gz = with(path, ".gz");
-    let tmp = with(&gz, ".tmp");
+/// Compresses `path` into `path.gz` (or `.zst`) through a temporary
+/// name; removes `path` only once the archive is complete and in place.
+fn compress(how: Compression, path: &Path) -> io::Result<PathBuf> {
+    let archive = with(path, how.extension());
+    let tmp = with(&archive, ".tmp");
     let mut input = nofollow::open_regular(path)?;
-    let out = nofollow::create_new(&tmp, nofollow::Mode::of(&input.metadata()?))?;
-    // From here on `tmp` is ours to remove.
-    let result = gzip(&mut input, out).and_then(|()| nofollow::rename_new(&tmp, &gz));
+    let meta = input.metadata()?;
+    let out = nofollow::create_new(&tmp, nofollow::Mode::of(&meta))?;
+    // From here on `tmp` is ours to remove. The archive keeps the time of
+    // its last record (what `max_age` and `ls -t` go by).
+    let result = encode(how, &mut input, &out)
+        .and_then(|()| out.sync_all())
+        .and_then(|()| match meta.modified() {
+            Ok(t) => out.set_modified(t),
+            Err(_) => Ok(()),
+        })
+        .and_then(|()| nofollow::rename_new(&tmp, &archive));
     if let Err(e) = result {
         let _ = fs::remove_file(&tmp);
         return Err(e);
@@ -349,15 +428,16 @@ fn compress(path: &Path) -> io::Result<PathBuf> {
     drop(input);
     // If this fails, the next job finds both and removes the plain file.
     fs::remove_file(path)?;
-    Ok(gz)
+    Ok(archive)
 }
 
-/// Whether the gzip file `gz` decompresses to exactly the bytes of
-/// `plain`. Reads at most as much of `gz` as `plain` holds, whatever `gz`
-/// claims; a `gz` that cannot be opened or decoded does not hold it.
-fn holds(gz: &Path, plain: &Path) -> io::Result<bool> {
+/// Whether the archive `archive` decompresses to exactly the bytes of
+/// `plain`. Reads at most as much of `archive` as `plain` holds, plus one
+/// byte, whatever it claims; an archive that cannot be opened or decoded
+/// does not hold it.
+fn holds(how: Compression, archive: &Path, plain: &Path) -> io::Result<bool> {
     /// Reads until `buf` is full or the end.
-    fn fill(r: &mut impl io::Read, buf: &mut [u8]) -> io::Result<usize> {
+    fn fill(r: &mut dyn io::Read, buf: &mut [u8]) -> io::Result<usize> {
         let mut n = 0;
         while n < buf.len() {
             match r.read(&mut buf[n..]) {
@@ -370,15 +450,16 @@ fn holds(gz: &Path, plain: &Path) -> io::Result<bool> {
         Ok(n)
     }
     let mut plain = nofollow::open_regular(plain)?;
-    let Ok(mut decoded) = nofollow::open_regular(gz).and_then(gunzip) else {
+    let Ok(mut decoded) = nofollow::open_regular(archive).and_then(|f| decode(how, f)) else {
         return Ok(false);
     };
     let (mut a, mut b) = (vec![0; 64 << 10], vec![0; 64 << 10]);
     loop {
         let n = fill(&mut plain, &mut a)?;
-        // At the end of `plain`, one byte more of `gz` is a difference.
+        // At the end of `plain`, one byte more of the archive is a
+        // difference.
         let want = n.max(1);
-        let Ok(m) = fill(&mut decoded, &mut b[..want]) else {
+        let Ok(m) = fill(&mut *decoded, &mut b[..want]) else {
             return Ok(false);
         };
         if a[..n] != b[..m] {
@@ -390,40 +471,72 @@ fn holds(gz: &Path, plain: &Path) -> io::Result<bool> {
     }
 }
 
-/// Writes `input` gzipped into `out` and syncs it.
-#[cfg(feature = "gzip")]
-fn gzip(input: &mut fs::File, out: fs::File) -> io::Result<()> {
-    let mut enc =
-        flate2::write::GzEncoder::new(io::BufWriter::new(out), flate2::Compression::default());
-    io::copy(input, &mut enc)?;
-    let out = enc.finish()?.into_inner().map_err(|e| e.into_error())?;
-    out.sync_all()
+/// Writes `input` compressed into `out` (not synced).
+fn encode(how: Compression, input: &mut fs::File, out: &fs::File) -> io::Result<()> {
+    match how {
+        #[cfg(feature = "gzip")]
+        Compression::Gzip => {
+            let mut enc = flate2::write::GzEncoder::new(
+                io::BufWriter::new(out),
+                flate2::Compression::default(),
+            );
+            io::copy(input, &mut enc)?;
+            enc.finish()?.into_inner().map_err(|e| e.into_error())?;
+            Ok(())
+        }
+        #[cfg(feature = "zstd")]
+        Compression::Zstd => {
+            let mut enc = zstd::stream::write::Encoder::new(io::BufWriter::new(out), ZSTD_LEVEL)?;
+            io::copy(input, &mut enc)?;
+            enc.finish()?.into_inner().map_err(|e| e.into_error())?;
+            Ok(())
+        }
+        #[allow(unreachable_patterns)]
+        _ => {
+            let _ = (input, out);
+            Err(unsupported(how))
+        }
+    }
 }
 
-/// `file`'s bytes, decompressed.
-#[cfg(feature = "gzip")]
-fn gunzip(file: fs::File) -> io::Result<impl io::Read> {
-    Ok(flate2::read::GzDecoder::new(file))
+/// `file`'s bytes, decompressed. The file may be anyone's: the zstd
+/// decoder takes no window larger than [`ZSTD_WINDOW_LOG_MAX`] (what it
+/// allocates), gzip's is fixed.
+fn decode(how: Compression, file: fs::File) -> io::Result<Box<dyn io::Read>> {
+    match how {
+        #[cfg(feature = "gzip")]
+        Compression::Gzip => Ok(Box::new(flate2::read::GzDecoder::new(file))),
+        #[cfg(feature = "zstd")]
+        Compression::Zstd => {
+            let mut dec = zstd::stream::read::Decoder::new(file)?;
+            dec.window_log_max(ZSTD_WINDOW_LOG_MAX)?;
+            Ok(Box::new(dec))
+        }
+        #[allow(unreachable_patterns)]
+        _ => {
+            let _ = file;
+            Err(unsupported(how))
+        }
+    }
 }
 
-/// Unreachable in practice: `build` refuses `compress(true)` without the
-/// feature.
-#[cfg(not(feature = "gzip"))]
-fn no_gzip() -> io::Error {
+/// zstd's own default level.
+#[cfg(feature = "zstd")]
+const ZSTD_LEVEL: i32 = 3;
+
+/// The largest window (log2 bytes) the zstd decoder accepts: 16 MiB, above
+/// the 2 MiB level 3 uses, far below the 2 GiB a frame may ask for.
+#[cfg(feature = "zstd")]
+const ZSTD_WINDOW_LOG_MAX: u32 = 24;
+
+/// Unreachable in practice: `build` refuses a compression whose feature
+/// is off.
+#[allow(dead_code)]
+fn unsupported(how: Compression) -> io::Error {
     io::Error::new(
         io::ErrorKind::Unsupported,
-        "nowait-core was built without the `gzip` feature",
+        format!("nowait-core was built without the feature for {how:?}"),
     )
-}
-
-#[cfg(not(feature = "gzip"))]
-fn gzip(_input: &mut fs::File, _out: fs::File) -> io::Result<()> {
-    Err(no_gzip())
-}
-
-#[cfg(not(feature = "gzip"))]
-fn gunzip(_file: fs::File) -> io::Result<io::Empty> {
-    Err(no_gzip())
 }
 
 #[cfg(all(test, not(miri)))]
@@ -457,14 +570,21 @@ mod tests {
         max_files: Option<usize>,
         current: Key,
     ) -> Vec<String> {
-        let (tx, rx) = crossbeam_channel::unbounded();
         let settings = Settings {
             dir: dir.to_owned(),
             naming,
-            compress,
+            compress: compress.then_some(Compression::Gzip),
             max_files,
+            max_age: None,
+            max_total: None,
         };
-        Keeper::new(settings, tx).run(&Job { current });
+        run(settings, current, SystemTime::now())
+    }
+
+    /// One job with these settings at `now`; the errors it reported.
+    fn run(settings: Settings, current: Key, now: SystemTime) -> Vec<String> {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        Keeper::new(settings, tx).run(&Job { current, now });
         rx.try_iter().collect()
     }
 
@@ -504,6 +624,13 @@ mod tests {
         let old = dir.path().join("app.log");
         fs::write(&old, b"private\n").unwrap();
         fs::set_permissions(&old, fs::Permissions::from_mode(0o600)).unwrap();
+        let when = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        fs::File::options()
+            .write(true)
+            .open(&old)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
         fs::write(dir.path().join("app.log.1"), b"").unwrap();
         let errors = housekeep(dir.path(), never(), true, None, index(1));
         assert_eq!(errors, Vec::<String>::new());
@@ -512,6 +639,11 @@ mod tests {
         assert_eq!(gunzipped(&gz), b"private\n");
         let mode = fs::metadata(&gz).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o600, "the archive is no wider than its log");
+        assert_eq!(
+            fs::metadata(&gz).unwrap().modified().unwrap(),
+            when,
+            "the archive keeps its log's time"
+        );
     }
 
     /// The attack: a user who can write the log directory swaps the
@@ -548,7 +680,7 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         let old = dir.path().join("app.log");
         std::os::unix::fs::symlink(secret(outside.path()), &old).unwrap();
-        let err = compress(&old).unwrap_err();
+        let err = compress(Compression::Gzip, &old).unwrap_err();
         assert!(err.to_string().contains("symbolic link"), "{err}");
         assert_eq!(names(dir.path()), ["app.log"]);
     }
@@ -562,7 +694,7 @@ mod tests {
         let secret = secret(dir.path());
         let old = dir.path().join("app.log");
         fs::hard_link(&secret, &old).unwrap();
-        let err = compress(&old).unwrap_err();
+        let err = compress(Compression::Gzip, &old).unwrap_err();
         assert!(err.to_string().contains("hard link"), "{err}");
         assert_eq!(names(dir.path()), ["app.log", "shadow"]);
     }
@@ -689,12 +821,17 @@ mod tests {
         let settings = Settings {
             dir: dir.path().to_owned(),
             naming: never(),
-            compress: cfg!(feature = "gzip"),
+            compress: cfg!(feature = "gzip").then_some(Compression::Gzip),
             max_files: Some(1),
+            max_age: None,
+            max_total: None,
         };
         let mut keeper = Keeper::new(settings, tx);
         let mut job = || {
-            keeper.run(&Job { current: index(1) });
+            keeper.run(&Job {
+                current: index(1),
+                now: SystemTime::now(),
+            });
             rx.try_iter().count()
         };
         assert_eq!(job(), 1);
@@ -726,5 +863,214 @@ mod tests {
         );
         assert_eq!(fs::read(&target).unwrap(), b"theirs\n");
         assert_eq!(errors.len(), 1, "{errors:?}");
+    }
+
+    /// `Rolling::daily(dir, "app").filename_suffix("log")`'s names.
+    fn daily() -> Naming {
+        Naming {
+            prefix: Some("app".into()),
+            suffix: Some("log".into()),
+            rotation: Rotation::Daily,
+        }
+    }
+
+    fn day(d: u32) -> Key {
+        Key {
+            period: format!("2026-01-{d:02}"),
+            index: 0,
+        }
+    }
+
+    /// Writes `bytes` bytes to `name`, last modified `days` days ago.
+    fn file(dir: &Path, name: &str, bytes: usize, days: u64) -> PathBuf {
+        let path = dir.join(name);
+        fs::write(&path, vec![b'x'; bytes]).unwrap();
+        let when = SystemTime::now() - Duration::from_secs(days * 86_400);
+        fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(when)
+            .unwrap();
+        path
+    }
+
+    fn settings(dir: &Path, age: Option<u64>, total: Option<u64>) -> Settings {
+        Settings {
+            dir: dir.to_owned(),
+            naming: daily(),
+            compress: None,
+            max_files: None,
+            max_age: age.map(|d| Duration::from_secs(d * 86_400)),
+            max_total: total,
+        }
+    }
+
+    /// Files last written more than `max_age` ago go; the current file
+    /// stays however old it is.
+    #[test]
+    fn retention_by_age_removes_files_last_written_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        file(d, "app.2026-01-01.log", 10, 20);
+        file(d, "app.2026-01-02.log.gz", 10, 15);
+        file(d, "app.2026-01-03.log", 10, 13);
+        file(d, "app.2026-01-04.log", 10, 30);
+        let errors = run(settings(d, Some(14), None), day(4), SystemTime::now());
+        assert_eq!(errors, Vec::<String>::new());
+        assert_eq!(names(d), ["app.2026-01-03.log", "app.2026-01-04.log"]);
+    }
+
+    /// The files before the current one are cut, oldest first, to at most
+    /// `max_total_size` bytes; the current file does not count.
+    #[test]
+    fn retention_by_total_size_removes_the_oldest_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for (i, name) in [
+            "app.2026-01-01.log",
+            "app.2026-01-02.log.gz",
+            "app.2026-01-03.log",
+            "app.2026-01-03.1.log",
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            file(d, name, 100, 4 - i as u64);
+        }
+        file(d, "app.2026-01-04.log", 1000, 0);
+        let errors = run(settings(d, None, Some(250)), day(4), SystemTime::now());
+        assert_eq!(errors, Vec::<String>::new());
+        assert_eq!(
+            names(d),
+            [
+                "app.2026-01-03.1.log",
+                "app.2026-01-03.log",
+                "app.2026-01-04.log"
+            ]
+        );
+    }
+
+    /// Age and size retention touch only the sink's regular files: a
+    /// foreign file, a symbolic link named like one of the sink's files
+    /// and what it points to all stay, however old or large.
+    #[cfg(unix)]
+    #[test]
+    fn retention_by_age_and_size_leaves_foreign_files_and_links_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let target = file(outside.path(), "target", 1000, 100);
+        let d = dir.path();
+        file(d, "app.2026-01-01.log", 100, 100);
+        file(d, "app.2026-01-01.log.bak", 1000, 100);
+        file(d, "notes.txt", 1000, 100);
+        std::os::unix::fs::symlink(&target, d.join("app.2026-01-02.log")).unwrap();
+        std::os::unix::fs::symlink("app.2026-01-03.log", d.join("app.log")).unwrap();
+        file(d, "app.2026-01-03.log", 10, 0);
+        let errors = run(settings(d, Some(1), Some(0)), day(3), SystemTime::now());
+        assert_eq!(
+            names(d),
+            [
+                "app.2026-01-01.log.bak",
+                "app.2026-01-02.log",
+                "app.2026-01-03.log",
+                "app.log",
+                "notes.txt"
+            ]
+        );
+        assert_eq!(fs::read(&target).unwrap(), vec![b'x'; 1000]);
+        assert_eq!(errors.len(), 1, "the link named like a file: {errors:?}");
+    }
+
+    /// zstd, like gzip: the archive holds the file exactly, keeps its
+    /// permissions and time, and the plain file goes.
+    #[cfg(all(unix, feature = "zstd"))]
+    #[test]
+    fn a_file_is_compressed_with_zstd_into_an_equal_archive() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let text: Vec<u8> = (0..20_000)
+            .flat_map(|i| format!("2026-11-26T10:00:00Z INFO request {i} done\n").into_bytes())
+            .collect();
+        let old = d.join("app.log");
+        fs::write(&old, &text).unwrap();
+        fs::set_permissions(&old, fs::Permissions::from_mode(0o640)).unwrap();
+        fs::write(d.join("app.log.1"), b"").unwrap();
+        let mut settings = settings(d, None, None);
+        settings.naming = never();
+        settings.compress = Some(Compression::Zstd);
+        let errors = run(settings, index(1), SystemTime::now());
+        assert_eq!(errors, Vec::<String>::new());
+        assert_eq!(names(d), ["app.log.1", "app.log.zst"]);
+        let zst = d.join("app.log.zst");
+        let meta = fs::metadata(&zst).unwrap();
+        assert_eq!(meta.permissions().mode() & 0o777, 0o640);
+        assert!(meta.len() < text.len() as u64 / 10, "{} bytes", meta.len());
+        let mut back = Vec::new();
+        io::Read::read_to_end(
+            &mut *decode(Compression::Zstd, fs::File::open(&zst).unwrap()).unwrap(),
+            &mut back,
+        )
+        .unwrap();
+        assert_eq!(back, text);
+    }
+
+    /// A `.zst` left beside its plain file (a cut-short run), or one that
+    /// is not zstd at all, or asks for a 2 GiB window: the plain file goes
+    /// only where the archive holds it exactly.
+    #[cfg(feature = "zstd")]
+    #[test]
+    fn a_plain_file_is_removed_only_if_its_zst_holds_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let zst = |bytes: &[u8]| zstd::stream::encode_all(bytes, 3).unwrap();
+        fs::write(d.join("app.log"), b"line 1\n").unwrap();
+        fs::write(d.join("app.log.zst"), zst(b"line 1\n")).unwrap();
+        fs::write(d.join("app.log.1"), b"records\n").unwrap();
+        fs::write(d.join("app.log.1.zst"), zst(b"records\nand more\n")).unwrap();
+        fs::write(d.join("app.log.2"), b"records\n").unwrap();
+        // A frame header asking for a window of 2^31 bytes.
+        fs::write(
+            d.join("app.log.2.zst"),
+            [0x28, 0xb5, 0x2f, 0xfd, 0x00, 0xa8],
+        )
+        .unwrap();
+        fs::write(d.join("app.log.3"), b"").unwrap();
+        let mut settings = settings(d, None, None);
+        settings.naming = never();
+        settings.compress = Some(Compression::Zstd);
+        let errors = run(settings, index(3), SystemTime::now());
+        assert_eq!(
+            names(d),
+            [
+                "app.log.1",
+                "app.log.1.zst",
+                "app.log.2",
+                "app.log.2.zst",
+                "app.log.3",
+                "app.log.zst"
+            ]
+        );
+        assert_eq!(errors.len(), 2, "{errors:?}");
+    }
+
+    /// Switching from gzip to zstd: the old `.gz` archives still count for
+    /// retention and are removed oldest first.
+    #[cfg(feature = "zstd")]
+    #[test]
+    fn gz_and_zst_archives_count_together_for_retention() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        file(d, "app.2026-01-01.log.gz", 10, 3);
+        file(d, "app.2026-01-02.log.zst", 10, 2);
+        file(d, "app.2026-01-03.log", 10, 1);
+        file(d, "app.2026-01-04.log", 10, 0);
+        let mut settings = settings(d, None, None);
+        settings.max_files = Some(2);
+        settings.compress = Some(Compression::Zstd);
+        let errors = run(settings, day(4), SystemTime::now());
+        assert_eq!(errors, Vec::<String>::new());
+        assert_eq!(names(d), ["app.2026-01-03.log.zst", "app.2026-01-04.log"]);
     }
 }

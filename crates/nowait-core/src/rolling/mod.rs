@@ -1,5 +1,6 @@
-//! Rolling files: a new file per period (minute, hour, day) and/or once a
-//! size is reached, old files gzipped and pruned off the writer thread.
+//! Rolling files: a new file per period (minute, hour, day, week) and/or
+//! once a size is reached, old files compressed and pruned off the writer
+//! thread, a link to the current file.
 //!
 //! * [`naming`]: the file names (those of `tracing_appender::rolling`,
 //!   plus an index for size rotation) and parsing them back.
@@ -38,8 +39,52 @@ pub enum Rotation {
     Hourly,
     /// A new file every day (`prefix.YYYY-MM-DD`).
     Daily,
+    /// A new file every week, on Sunday at midnight (`prefix.YYYY-MM-DD`,
+    /// the date of that Sunday), as `tracing_appender`'s
+    /// `Rotation::WEEKLY`.
+    Weekly,
     /// No new file by time (only by size, if [`Rolling::max_size`] is set).
     Never,
+}
+
+/// How a [`Rolling`] sink compresses the files it rotated out
+/// ([`Rolling::compress_with`]).
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::{Compression, Rolling};
+///
+/// # let dir = tempfile::tempdir().unwrap();
+/// let how = if cfg!(feature = "zstd") { Compression::Zstd } else { Compression::Gzip };
+/// let rolling = Rolling::hourly(dir.path(), "app.log").compress_with(how);
+/// # let _ = rolling;
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Compression {
+    /// gzip (`NAME.gz`, level 6, through `flate2`): readable everywhere
+    /// (`zcat`, `zgrep`, `less`). Feature `gzip` (on by default).
+    Gzip,
+    /// Zstandard (`NAME.zst`, level 3, through the `zstd` crate, which
+    /// builds the reference C library): at this level usually smaller
+    /// than gzip's default and faster to compress and to read
+    /// (`zstdcat`, `zstdgrep`); `benches/rolling_compress_ab.py` measures
+    /// it against gzip on log lines. Feature `zstd`.
+    Zstd,
+}
+
+impl Compression {
+    /// The extension an archive of this kind gets, with its dot.
+    pub(crate) fn extension(self) -> &'static str {
+        match self {
+            Compression::Gzip => ".gz",
+            Compression::Zstd => ".zst",
+        }
+    }
+
+    /// Every kind, for telling archives apart by name.
+    pub(crate) const ALL: [Compression; 2] = [Compression::Gzip, Compression::Zstd];
 }
 
 /// A rolling file sink's settings, for [`Sink::rolling`](crate::Sink::rolling).
@@ -51,18 +96,19 @@ pub enum Rotation {
 /// starts a second file within one period, it gets an index after the
 /// period (`app.2026-11-23.1.log`, `.2`, ...): the first file keeps the
 /// plain name, so globs such as `app.*` and `*.log` still find every file.
-/// Compressed files end in `.gz` (`app.2026-11-23.1.log.gz`).
+/// Compressed files end in `.gz` (`app.2026-11-23.1.log.gz`) or, with
+/// [`Compression::Zstd`], `.zst`.
 ///
 /// # Migrating from tracing-appender
 ///
 /// | tracing-appender | nowait |
 /// |---|---|
 /// | `rolling::daily(dir, "app.log")` | `Sink::rolling(Rolling::daily(dir, "app.log"))` |
-/// | `rolling::hourly(dir, p)`, `minutely`, `never` | `Rolling::hourly(dir, p)`, `minutely`, `never` |
+/// | `rolling::hourly(dir, p)`, `minutely`, `weekly`, `never` | `Rolling::hourly(dir, p)`, `minutely`, `weekly`, `never` |
 /// | `Builder::new().rotation(r)` | `Rolling::new(dir).rotation(r)` |
 /// | `.filename_prefix(p)`, `.filename_suffix(s)` | the same |
 /// | `.max_log_files(n)` | the same |
-/// | — | [`max_size`](Rolling::max_size), [`compress`](Rolling::compress), [`local_time`](Rolling::local_time) |
+/// | — | [`max_size`](Rolling::max_size), [`max_age`](Rolling::max_age), [`max_total_size`](Rolling::max_total_size), [`compress`](Rolling::compress), [`local_time`](Rolling::local_time), [`rotate_at`](Rolling::rotate_at), [`symlink`](Rolling::symlink) |
 ///
 /// # When files roll
 ///
@@ -135,8 +181,15 @@ pub struct Rolling {
     pub(crate) rotation: Rotation,
     pub(crate) max_size: Option<u64>,
     pub(crate) max_files: Option<usize>,
-    pub(crate) compress: bool,
+    pub(crate) max_age: Option<std::time::Duration>,
+    pub(crate) max_total: Option<u64>,
+    pub(crate) compress: Option<Compression>,
     pub(crate) local: bool,
+    /// Seconds after midnight at which a day (or a week) starts; `None`
+    /// for midnight.
+    pub(crate) at: Option<(u8, u8)>,
+    /// The name of the symbolic link to the current file, if any.
+    pub(crate) link: Option<String>,
     /// The wall clock files are named and rolled by.
     pub(crate) clock: fn() -> SystemTime,
 }
@@ -161,8 +214,12 @@ impl Rolling {
             rotation: Rotation::Never,
             max_size: None,
             max_files: None,
-            compress: false,
+            max_age: None,
+            max_total: None,
+            compress: None,
             local: false,
+            at: None,
+            link: None,
             clock: SystemTime::now,
         }
     }
@@ -191,6 +248,21 @@ impl Rolling {
     /// ```
     pub fn hourly(dir: impl AsRef<Path>, prefix: impl AsRef<Path>) -> Rolling {
         Rolling::with(dir, prefix, Rotation::Hourly)
+    }
+
+    /// A new file every week, on Sunday at midnight:
+    /// `dir/prefix.YYYY-MM-DD`, the date of that Sunday, as
+    /// `tracing_appender::rolling::weekly(dir, prefix)`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let rolling = nowait_core::Rolling::weekly(dir.path(), "app.log");
+    /// # let _ = rolling;
+    /// ```
+    pub fn weekly(dir: impl AsRef<Path>, prefix: impl AsRef<Path>) -> Rolling {
+        Rolling::with(dir, prefix, Rotation::Weekly)
     }
 
     /// A new file every day: `dir/prefix.YYYY-MM-DD`, as
@@ -257,7 +329,7 @@ impl Rolling {
         self
     }
 
-    /// The end of every file name, before `.gz` (an empty string means
+    /// The end of every file name, before `.gz` or `.zst` (an empty string means
     /// none).
     ///
     /// # Examples
@@ -287,6 +359,53 @@ impl Rolling {
     /// ```
     pub fn max_log_files(mut self, n: usize) -> Rolling {
         self.max_files = Some(n);
+        self
+    }
+
+    /// Removes, after each rotation and at start, the sink's files last
+    /// modified more than `age` ago (the modification time as listed,
+    /// against the sink's [`clock`](Rolling::clock)), except the current
+    /// one. A compressed file keeps the modification time of the file it
+    /// holds. As with [`max_log_files`](Rolling::max_log_files), only
+    /// regular files with names of this sink's pattern count; nothing is
+    /// followed. Can be combined with the other limits: a file goes as
+    /// soon as one of them says so, oldest first.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    ///
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// // Two weeks of logs, never more than 2 GiB of them.
+    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app.log")
+    ///     .max_age(Duration::from_secs(14 * 86_400))
+    ///     .max_total_size(2 << 30);
+    /// # let _ = rolling;
+    /// ```
+    pub fn max_age(mut self, age: std::time::Duration) -> Rolling {
+        self.max_age = Some(age);
+        self
+    }
+
+    /// Keeps the sink's files before the current one (compressed or not)
+    /// to at most `bytes` together, removing the oldest first after each
+    /// rotation and at start. The current file does not count, and is
+    /// never removed (bound it with [`max_size`](Rolling::max_size)).
+    /// Sizes are those of the files as listed; only regular files with
+    /// names of this sink's pattern count, and nothing is followed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let rolling = nowait_core::Rolling::hourly(dir.path(), "app.log")
+    ///     .max_size(256 << 20)
+    ///     .max_total_size(2 << 30);
+    /// # let _ = rolling;
+    /// ```
+    pub fn max_total_size(mut self, bytes: u64) -> Rolling {
+        self.max_total = Some(bytes);
         self
     }
 
@@ -333,13 +452,57 @@ impl Rolling {
     /// # let _ = rolling;
     /// ```
     pub fn compress(mut self, on: bool) -> Rolling {
-        self.compress = on;
+        self.compress = on.then_some(Compression::Gzip);
+        self
+    }
+
+    /// Compresses each file once it is rotated out, with `how`, on the
+    /// housekeeping thread: as [`compress(true)`](Rolling::compress)
+    /// does with gzip, the same way (temporary name, permissions of the
+    /// original, renamed into place, original removed last, a cut-short
+    /// compression finished at the next start). [`Compression::Zstd`]
+    /// writes `NAME.zst` and needs the `zstd` feature.
+    ///
+    /// Archives of either kind count for retention, so switching from one
+    /// to the other keeps the old archives in the count.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Compression, Rolling};
+    ///
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let rolling = Rolling::daily(dir.path(), "app.log").compress_with(Compression::Gzip);
+    /// # let _ = rolling;
+    /// ```
+    pub fn compress_with(mut self, how: Compression) -> Rolling {
+        self.compress = Some(how);
         self
     }
 
     /// Rolls at local-time boundaries (local midnight, hour) and names the
     /// files with the local date (default: UTC). The offset is read on the
-    /// writer thread at each rotation. Needs the `local-time` feature.
+    /// writer thread when a period starts and ends, from the process's time
+    /// zone (`TZ`, else the system's), through `chrono`; a zone that cannot
+    /// be read counts as UTC. Needs the `local-time` feature.
+    ///
+    /// # Daylight saving
+    ///
+    /// A file holds one stretch of time in which the local period text
+    /// (`2026-11-01-01`) does not change, records in the order written;
+    /// a text that comes back later gets the next index (`.1`).
+    ///
+    /// * Spring forward: the hour that does not exist gets no file and the
+    ///   rotation does not wait for it (`…-01` is followed by `…-03`); a
+    ///   day ends at local midnight on the new offset, not an hour late.
+    /// * Fall back: the hour that repeats stays in its hour's file, after
+    ///   the records of its first pass; no file is replaced, reopened out
+    ///   of order or split. (With [`Rotation::Minutely`] each repeated
+    ///   minute comes back after its first pass ended, so it gets `.1`.)
+    ///
+    /// Zones that shift by half an hour (Australia/Lord_Howe) work the
+    /// same way. `tests/rolling_dst.rs` checks both changes in
+    /// America/New_York, Europe/Berlin and Australia/Lord_Howe.
     ///
     /// # Examples
     ///
@@ -350,6 +513,82 @@ impl Rolling {
     /// ```
     pub fn local_time(mut self, on: bool) -> Rolling {
         self.local = on;
+        self
+    }
+
+    /// Starts each day (with [`Rotation::Weekly`], each week's Sunday) at
+    /// `hour:minute` instead of midnight: with `rotate_at(3, 0)` the file
+    /// `app.2026-11-26.log` takes the records from 03:00 on 26 November
+    /// to 02:59:59 on the 27th. The time is UTC, or local time with
+    /// [`local_time`](Rolling::local_time) (where a daylight-saving change
+    /// skips or repeats it, see there). A file is named after the day its
+    /// period starts on.
+    ///
+    /// Only for [`Rotation::Daily`] and [`Rotation::Weekly`], with
+    /// `hour < 24` and `minute < 60`:
+    /// [`Builder::build`](crate::Builder::build) refuses anything else.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// // Quietest hour: a new file at 04:30 every day.
+    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app.log").rotate_at(4, 30);
+    /// # let _ = rolling;
+    /// ```
+    pub fn rotate_at(mut self, hour: u8, minute: u8) -> Rolling {
+        self.at = Some((hour, minute));
+        self
+    }
+
+    /// Keeps a symbolic link `dir/name` to the file being written
+    /// (`app.log` → `app.2026-11-26.log`), so that `tail -F dir/app.log`
+    /// follows the sink across rotations. The link is made at start and
+    /// moved at each rotation on the writer thread, atomically: a new link
+    /// under a temporary name (`.NAME.tmp`), renamed over the old one, so
+    /// the name always points to a file. It points by file name (a
+    /// relative link), so it stays right if the directory moves.
+    ///
+    /// `name` must be a plain file name, and not one of the sink's own
+    /// file names: [`Builder::build`](crate::Builder::build) refuses it
+    /// otherwise (with [`Rotation::Never`] and a prefix `app.log`, the
+    /// current file already is `app.log`). Retention never counts,
+    /// follows or removes the link.
+    ///
+    /// Whatever else is found under `name` (a file or a directory someone
+    /// put there) is left alone: the link is not made, which the sink says
+    /// once while it lasts and counts in
+    /// [`SinkStats::rotation_errors`](crate::SinkStats::rotation_errors);
+    /// so is any other failure to make it.
+    ///
+    /// On Windows a symbolic link needs the "Create symbolic links"
+    /// privilege (administrators) or Developer Mode. Without it the sink
+    /// makes no link, says so once and counts it, and does not try again:
+    /// a hard link or a copy would not follow the rotation, and a hard
+    /// link would give the current file a second name, which the sink
+    /// refuses to append to in a shared directory.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Level, Rolling, Sink};
+    ///
+    /// let dir = tempfile::tempdir().unwrap();
+    /// let (logger, guard) = Builder::new()
+    ///     .sink(Sink::rolling(
+    ///         Rolling::daily(dir.path(), "app").filename_suffix("log").symlink("app.log"),
+    ///     ))
+    ///     .build()
+    ///     .unwrap();
+    /// logger.log(Level::Info, "hello").unwrap();
+    /// drop(guard);
+    /// # #[cfg(unix)] {
+    /// let target = std::fs::read_link(dir.path().join("app.log")).unwrap();
+    /// assert_eq!(target.to_str().unwrap().len(), "app.YYYY-MM-DD.log".len());
+    /// # }
+    /// ```
+    pub fn symlink(mut self, name: impl Into<String>) -> Rolling {
+        self.link = Some(name.into());
         self
     }
 
@@ -395,11 +634,17 @@ impl Rolling {
         }
     }
 
+    /// Seconds after midnight at which a period starts ([`rotate_at`](Rolling::rotate_at)).
+    pub(crate) fn start_of_day(&self) -> i64 {
+        self.at
+            .map_or(0, |(h, m)| i64::from(h) * 3600 + i64::from(m) * 60)
+    }
+
     /// `dir/app.YYYY-MM-DD.log`, for the sink's name.
     pub(crate) fn pattern(&self) -> String {
         let period = match self.rotation {
             Rotation::Never => "",
-            Rotation::Daily => "YYYY-MM-DD",
+            Rotation::Daily | Rotation::Weekly => "YYYY-MM-DD",
             Rotation::Hourly => "YYYY-MM-DD-HH",
             Rotation::Minutely => "YYYY-MM-DD-HH-MM",
         };
@@ -422,20 +667,68 @@ impl Rolling {
         if self.rotation == Rotation::Never && self.prefix.is_none() && self.suffix.is_none() {
             return Err("a rolling sink without rotation by time needs a filename_prefix or filename_suffix".into());
         }
+        if let Some(link) = &self.link {
+            self.check_link(link)?;
+        }
+        if let Some((hour, minute)) = self.at {
+            if !matches!(self.rotation, Rotation::Daily | Rotation::Weekly) {
+                return Err("rotate_at needs Rotation::Daily or Rotation::Weekly".into());
+            }
+            if hour >= 24 || minute >= 60 {
+                return Err(format!(
+                    "rotate_at({hour}, {minute}): hour must be below 24 and minute below 60"
+                ));
+            }
+        }
         if self.max_files == Some(0) {
             return Err("max_log_files must be at least 1".into());
         }
         if self.max_size == Some(0) {
             return Err("max_size must not be zero".into());
         }
-        if self.compress && !cfg!(feature = "gzip") {
-            return Err("compress(true) needs nowait-core's `gzip` feature".into());
+        match self.compress {
+            Some(Compression::Gzip) if !cfg!(feature = "gzip") => {
+                return Err("compress(true) needs nowait-core's `gzip` feature".into());
+            }
+            Some(Compression::Zstd) if !cfg!(feature = "zstd") => {
+                return Err("Compression::Zstd needs nowait-core's `zstd` feature".into());
+            }
+            _ => {}
         }
         if self.local && !cfg!(feature = "local-time") {
             return Err("local_time(true) needs nowait-core's `local-time` feature".into());
         }
         Ok(())
     }
+}
+
+impl Rolling {
+    /// Why `link` cannot name the link to the current file, if it cannot:
+    /// neither it nor its temporary may be a name of the sink's files.
+    fn check_link(&self, link: &str) -> Result<(), String> {
+        if link.is_empty() || link == "." || link == ".." || link.contains(['/', '\\', '\0']) {
+            return Err(format!(
+                "symlink needs a plain file name, without '/', '\\' or NUL, got {link:?}"
+            ));
+        }
+        let naming = self.naming();
+        for name in [link.to_owned(), link_tmp(link)] {
+            // `NAME.gz.tmp` is the temporary of an archive of `NAME`.
+            let stem = name.strip_suffix(".tmp").unwrap_or(&name);
+            if naming.parse(&name).is_some() || naming.parse(stem).is_some() {
+                return Err(format!(
+                    "symlink {link:?}: {name:?} is a name of the sink's own files"
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The temporary name a new link to the current file is made under,
+/// before it is renamed over `link`.
+pub(crate) fn link_tmp(link: &str) -> String {
+    format!(".{link}.tmp")
 }
 
 /// The names in `dir`, sorted: what the rolling tests compare.

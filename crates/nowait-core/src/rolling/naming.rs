@@ -4,18 +4,20 @@
 //!
 //! 1. the prefix (`filename_prefix`),
 //! 2. the period (`YYYY-MM-DD`, `YYYY-MM-DD-HH` or `YYYY-MM-DD-HH-MM`;
-//!    none for [`Rotation::Never`]),
+//!    for [`Rotation::Weekly`] the `YYYY-MM-DD` of the Sunday the week
+//!    starts on, as `tracing_appender`'s `Rotation::WEEKLY`; none for
+//!    [`Rotation::Never`]),
 //! 3. the index within the period, for the second and later files of one
 //!    period (size rotation): `1`, `2`, ...; the first file has none,
 //! 4. the suffix (`filename_suffix`),
 //!
-//! then `.gz` once compressed. These are the names `tracing_appender::rolling`
+//! then `.gz` or `.zst` once compressed. These are the names `tracing_appender::rolling`
 //! gives (`prefix.2026-11-23.suffix`) plus the index, so that a glob on
 //! `prefix.*` or `*.suffix` still finds every file.
 
 use crate::timefmt::civil_from_days;
 
-use super::Rotation;
+use super::{Compression, Rotation};
 
 /// A file's place in the sequence: period text, then index. Ordered
 /// chronologically (period texts are fixed-width and zero-padded).
@@ -25,15 +27,26 @@ pub(crate) struct Key {
     pub(crate) index: u32,
 }
 
+/// Days from the Sunday on or before day `days` (since 1970-01-01, a
+/// Thursday) to it.
+fn since_sunday(days: i64) -> i64 {
+    (days + 4).rem_euclid(7)
+}
+
 /// The period text of the instant `secs` (Unix seconds, already shifted by
-/// the UTC offset for local time) and the length of the period in seconds.
+/// the UTC offset for local time and back by the time of day rotations
+/// happen at).
 pub(crate) fn period(rotation: Rotation, secs: i64) -> String {
-    let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+    let mut days = secs.div_euclid(86_400);
+    if rotation == Rotation::Weekly {
+        days -= since_sunday(days);
+    }
+    let (y, m, d) = civil_from_days(days);
     let sod = secs.rem_euclid(86_400);
     let (hh, mm) = (sod / 3600, sod / 60 % 60);
     match rotation {
         Rotation::Never => String::new(),
-        Rotation::Daily => format!("{y:04}-{m:02}-{d:02}"),
+        Rotation::Daily | Rotation::Weekly => format!("{y:04}-{m:02}-{d:02}"),
         Rotation::Hourly => format!("{y:04}-{m:02}-{d:02}-{hh:02}"),
         Rotation::Minutely => format!("{y:04}-{m:02}-{d:02}-{hh:02}-{mm:02}"),
     }
@@ -47,6 +60,10 @@ pub(crate) fn next_boundary(rotation: Rotation, secs: i64) -> Option<i64> {
         Rotation::Minutely => 60,
         Rotation::Hourly => 3600,
         Rotation::Daily => 86_400,
+        Rotation::Weekly => {
+            let day = secs.div_euclid(86_400);
+            return Some((day - since_sunday(day) + 7) * 86_400);
+        }
     };
     Some(secs - secs.rem_euclid(len) + len)
 }
@@ -79,10 +96,14 @@ impl Naming {
         name
     }
 
-    /// The key of a file name of this sink, and whether it is compressed;
+    /// The key of a file name of this sink, and whether it is compressed
+    /// (`.gz` or `.zst`);
     /// `None` for any other name (never touched by retention).
     pub(crate) fn parse(&self, name: &str) -> Option<(Key, bool)> {
-        let (name, gz) = match name.strip_suffix(".gz") {
+        let (name, gz) = match Compression::ALL
+            .iter()
+            .find_map(|c| name.strip_suffix(c.extension()))
+        {
             Some(stem) => (stem, true),
             None => (name, false),
         };
@@ -123,14 +144,17 @@ impl Naming {
         if tokens.next().is_some() {
             return None;
         }
-        Some((Key { period, index }, gz))
+        let key = Key { period, index };
+        // Exactly the name this key gets: the steps above alone let a
+        // separator be taken twice (`app..log` for `app.log`).
+        (self.name(&key) == name).then_some((key, gz))
     }
 
     /// Whether `s` has the shape of this rotation's period text.
     fn is_period(&self, s: &str) -> bool {
         let shape: &[u8] = match self.rotation {
             Rotation::Never => b"",
-            Rotation::Daily => b"dddd-dd-dd",
+            Rotation::Daily | Rotation::Weekly => b"dddd-dd-dd",
             Rotation::Hourly => b"dddd-dd-dd-dd",
             Rotation::Minutely => b"dddd-dd-dd-dd-dd",
         };
@@ -139,6 +163,54 @@ impl Naming {
                 b'd' => c.is_ascii_digit(),
                 _ => c == k,
             })
+    }
+}
+
+/// The fuzz target `rolling_names`: names found in a directory others
+/// can write are matched exactly. The first byte picks the rotation and
+/// whether there is a prefix and a suffix; the rest, split at `0xff`, is
+/// the prefix, the suffix and a file name. Whatever [`Naming::parse`]
+/// accepts must be exactly the name the sink gives that key (plus `.gz` or
+/// `.zst` when it says compressed), so retention and compression can never
+/// take a name that is not the sink's.
+#[cfg(feature = "fuzzing")]
+pub(crate) fn fuzz_names(data: &[u8]) {
+    let Some((&first, rest)) = data.split_first() else {
+        return;
+    };
+    let rotation = [
+        Rotation::Minutely,
+        Rotation::Hourly,
+        Rotation::Daily,
+        Rotation::Weekly,
+        Rotation::Never,
+    ][usize::from(first % 5)];
+    let mut parts = rest.split(|&b| b == 0xff).map(String::from_utf8_lossy);
+    let (prefix, suffix, name) = (parts.next(), parts.next(), parts.next());
+    let Some(name) = name else { return };
+    // As `filename_prefix` and `filename_suffix` keep them.
+    let keep = |p: Option<std::borrow::Cow<'_, str>>, on: bool| {
+        p.filter(|p| on && !p.is_empty()).map(|p| p.into_owned())
+    };
+    let naming = Naming {
+        prefix: keep(prefix, first & 0x10 != 0),
+        suffix: keep(suffix, first & 0x20 != 0),
+        rotation,
+    };
+    if let Some((key, compressed)) = naming.parse(&name) {
+        let plain = naming.name(&key);
+        let exact = if compressed {
+            Compression::ALL
+                .iter()
+                .any(|c| name.strip_suffix(c.extension()) == Some(plain.as_str()))
+        } else {
+            name == plain
+        };
+        assert!(
+            exact,
+            "{name:?} parsed as {key:?} of {naming:?}, named {plain:?}"
+        );
+        assert!(key.period.is_empty() == (rotation == Rotation::Never));
     }
 }
 
@@ -182,6 +254,25 @@ mod tests {
             "2026-11-24"
         );
         assert_eq!(next_boundary(Rotation::Never, t), None);
+    }
+
+    /// Weeks start on Sunday at midnight and are named after that Sunday,
+    /// as `tracing_appender`'s weekly rotation names them.
+    #[test]
+    fn weeks_start_on_sunday_and_are_named_after_it() {
+        // 2026-11-22 is a Sunday; 2026-11-23T09:41:07Z a Monday.
+        let sunday = 1_795_305_600;
+        for t in [sunday, sunday + 1, 1_795_426_867, sunday + 7 * 86_400 - 1] {
+            assert_eq!(period(Rotation::Weekly, t), "2026-11-22", "{t}");
+            assert_eq!(
+                next_boundary(Rotation::Weekly, t),
+                Some(sunday + 7 * 86_400)
+            );
+        }
+        assert_eq!(period(Rotation::Weekly, sunday - 1), "2026-11-15");
+        assert_eq!(period(Rotation::Weekly, sunday + 7 * 86_400), "2026-11-29");
+        // Before 1970 too (a clock set wrong is no reason to misname).
+        assert_eq!(period(Rotation::Weekly, -1), "1969-12-28");
     }
 
     #[test]
@@ -234,7 +325,27 @@ mod tests {
         for (n, k, name) in cases {
             assert_eq!(n.name(&k), name);
             assert_eq!(n.parse(name), Some((k.clone(), false)), "{name}");
-            assert_eq!(n.parse(&format!("{name}.gz")), Some((k, true)), "{name}.gz");
+            assert_eq!(
+                n.parse(&format!("{name}.gz")),
+                Some((k.clone(), true)),
+                "{name}.gz"
+            );
+            assert_eq!(
+                n.parse(&format!("{name}.zst")),
+                Some((k, true)),
+                "{name}.zst"
+            );
+        }
+    }
+
+    /// With a prefix and a suffix and no period, the dot between them
+    /// must not be taken twice: `app..log` is not `app.log`.
+    #[test]
+    fn a_doubled_separator_is_not_ours() {
+        let n = naming(Some("app"), Some("log"), Rotation::Never);
+        assert_eq!(n.parse("app.log"), Some((key("", 0), false)));
+        for name in ["app..log", "app..log.gz", "app..log.zst", "app.1..log"] {
+            assert_eq!(n.parse(name), None, "{name}");
         }
     }
 
@@ -246,6 +357,8 @@ mod tests {
             "app.2026-11-23.xlog",
             "app.2026-11-23.log.tmp",
             "app.2026-11-23.gz.tmp",
+            "app.2026-11-23.log.zst.tmp",
+            "app.2026-11-23.log.gz.zst",
             "app.2026-1-23.log",
             "app.2026-11-23.01.log",
             "app.2026-11-23.1.2.log",

@@ -98,6 +98,24 @@ pub(crate) fn rename_new(from: &Path, to: &Path) -> io::Result<()> {
     std::fs::remove_file(from)
 }
 
+/// Points the symbolic link `link` at `target` (a name in the link's
+/// directory), replacing what `link` was atomically: a new link at `tmp`
+/// (which must not exist; `symlink` never follows or replaces a name),
+/// then renamed over `link`. A failed rename removes `tmp`. The caller
+/// checks that `link` is no file of anyone's before.
+pub(crate) fn replace_link(target: &Path, tmp: &Path, link: &Path) -> io::Result<()> {
+    std::os::unix::fs::symlink(target, tmp)?;
+    std::fs::rename(tmp, link).inspect_err(|_| {
+        let _ = std::fs::remove_file(tmp);
+    })
+}
+
+/// Whether an error from [`replace_link`] will come back at every try
+/// whatever the directory holds (never on Unix).
+pub(crate) fn links_unsupported(_e: &io::Error) -> bool {
+    false
+}
+
 /// Why an open failed, in words where the name is not a regular file:
 /// systems say `ELOOP`, `EMLINK` or `EFTYPE` for a link with
 /// `O_NOFOLLOW`, `ENXIO` for a FIFO without a reader with `O_NONBLOCK`.

@@ -99,6 +99,30 @@ pub(crate) fn rename_new(from: &Path, to: &Path) -> io::Result<()> {
     Ok(())
 }
 
+/// Points the symbolic link `link` at `target` (a name in the link's
+/// directory), replacing what `link` was atomically: a new file link at
+/// `tmp` (which must not exist), then renamed over `link` (`MoveFileExW`
+/// with `MOVEFILE_REPLACE_EXISTING` replaces the link itself, never what
+/// it points to). A failed rename removes `tmp`. The caller checks that
+/// `link` is no file of anyone's before.
+///
+/// Creating a symbolic link needs the "Create symbolic links" privilege
+/// (administrators) or Developer Mode; without it the first step fails
+/// with `ERROR_PRIVILEGE_NOT_HELD` ([`links_unsupported`]).
+pub(crate) fn replace_link(target: &Path, tmp: &Path, link: &Path) -> io::Result<()> {
+    std::os::windows::fs::symlink_file(target, tmp)?;
+    std::fs::rename(tmp, link).inspect_err(|_| {
+        let _ = std::fs::remove_file(tmp);
+    })
+}
+
+/// Whether an error from [`replace_link`] will come back at every try
+/// whatever the directory holds: the process may not create symbolic
+/// links.
+pub(crate) fn links_unsupported(e: &io::Error) -> bool {
+    e.raw_os_error() == Some(windows_sys::Win32::Foundation::ERROR_PRIVILEGE_NOT_HELD as i32)
+}
+
 /// `file` if it is a regular file, not a reparse point, with one name.
 fn checked(file: File) -> io::Result<File> {
     let info = super::file::handle_info(&file)?;
