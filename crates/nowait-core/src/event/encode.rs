@@ -295,6 +295,7 @@ impl EventBuf {
     /// b.span(SiteKey::of(&INNER), &[]);
     /// assert_eq!(a.as_bytes(), b.as_bytes());
     /// ```
+    #[inline]
     pub fn spans(&mut self, encoded_spans: &[u8]) {
         self.end_span();
         self.bytes.extend_from_slice(encoded_spans);
