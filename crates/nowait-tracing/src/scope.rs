@@ -62,7 +62,6 @@ struct Entry {
     epoch: Option<u64>,
 }
 
-#[derive(Default)]
 struct Stack {
     entries: Vec<Entry>,
     /// Entries in use (`entries[depth..]` are kept for their buffers).
@@ -70,7 +69,12 @@ struct Stack {
 }
 
 thread_local! {
-    static STACK: RefCell<Stack> = RefCell::new(Stack::default());
+    static STACK: RefCell<Stack> = const {
+        RefCell::new(Stack {
+            entries: Vec::new(),
+            depth: 0,
+        })
+    };
     /// An enter or exit on this thread could not be recorded (the stack was
     /// borrowed, or gone at thread exit): the stack no longer mirrors the
     /// registry's, so it answers nothing from then on.

@@ -295,6 +295,7 @@ impl EventBuf {
     /// b.span(SiteKey::of(&INNER), &[]);
     /// assert_eq!(a.as_bytes(), b.as_bytes());
     /// ```
+    #[inline]
     pub fn spans(&mut self, encoded_spans: &[u8]) {
         self.end_span();
         self.bytes.extend_from_slice(encoded_spans);
@@ -684,12 +685,10 @@ impl EventBuf {
     /// ```
     pub fn debug(&mut self, name: FieldName<'_>, value: &dyn fmt::Debug) -> fmt::Result {
         self.fixed(name, [0, T_RENDERED, 0, 0, 0, 0]);
-        let at = self.bytes.len() - 4;
-        let result = render(&mut self.bytes, format_args!("{value:?}"));
-        let len = (self.bytes.len() - at - 4).min(u32::MAX as usize) as u32;
-        if let Some(len_bytes) = self.bytes.get_mut(at..at + 4) {
-            len_bytes.copy_from_slice(&len.to_le_bytes());
-        }
+        let start = self.bytes.len();
+        let result = render_debug(&mut self.bytes, value);
+        let len = u32::try_from(self.bytes.len() - start).unwrap_or(u32::MAX);
+        self.bytes[start - 4..start].copy_from_slice(&len.to_le_bytes());
         result
     }
 
@@ -837,6 +836,16 @@ impl EventBuf {
 fn render(bytes: &mut Vec<u8>, value: fmt::Arguments<'_>) -> fmt::Result {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         Utf8Sink(bytes).write_fmt(value)
+    }))
+    .unwrap_or(Err(fmt::Error))
+}
+
+/// [`render`] of one `Debug` value: its `Debug::fmt` runs under the one
+/// formatter `fmt::write` makes, with no `Arguments` of our own around it.
+#[inline]
+fn render_debug(bytes: &mut Vec<u8>, value: &dyn fmt::Debug) -> fmt::Result {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        fmt::write(&mut Utf8Sink(bytes), format_args!("{value:?}"))
     }))
     .unwrap_or(Err(fmt::Error))
 }
