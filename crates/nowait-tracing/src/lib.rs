@@ -111,6 +111,8 @@
 
 use std::fmt;
 
+#[cfg(feature = "opentelemetry")]
+mod otel;
 mod registered;
 mod scope;
 
@@ -167,6 +169,9 @@ pub struct NowaitLayer {
     /// This instance's identity in the per-thread span cache (`scope`):
     /// renewed when the layer is added to a subscriber.
     layer: u64,
+    /// Where the spans' OpenTelemetry contexts are read.
+    #[cfg(feature = "opentelemetry")]
+    otel: otel::Otel,
 }
 
 impl NowaitLayer {
@@ -183,6 +188,8 @@ impl NowaitLayer {
         NowaitLayer {
             logger,
             layer: scope::next_layer(),
+            #[cfg(feature = "opentelemetry")]
+            otel: otel::Otel::default(),
         }
     }
 
@@ -291,6 +298,11 @@ where
         })
     }
 
+    #[cfg(feature = "opentelemetry")]
+    fn on_register_dispatch(&self, subscriber: &tracing_core::Dispatch) {
+        self.otel.register(subscriber);
+    }
+
     fn on_layer(&mut self, _: &mut S) {
         // A clone added to a second subscriber must not share span ids.
         self.layer = scope::next_layer();
@@ -386,10 +398,20 @@ where
         let meta = event.metadata();
         ensure_registered(meta);
         let logger = &self.logger;
+        // Read before the buffer is taken: it may start the OpenTelemetry
+        // span, which runs the tracer's code.
+        #[cfg(feature = "opentelemetry")]
+        let trace = ctx
+            .event_span(event)
+            .and_then(|span| self.otel.context(&span.id()));
         with_event_buf(|buf| {
             buf.begin(SiteKey::of(meta));
             if logger.records_thread() {
                 buf.thread();
+            }
+            #[cfg(feature = "opentelemetry")]
+            if let Some(cx) = trace {
+                buf.trace_context(cx);
             }
             // Inside an entered span: its chain of spans, encoded on the
             // first event of this enter. No span entered on this thread:

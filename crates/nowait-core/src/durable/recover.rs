@@ -303,7 +303,12 @@ fn rewrite_event(p: &mut [u8], time: impl Fn(u64) -> u64, cat: &Catalog) -> Opti
             sites.push(8);
         }
         if event.thread().is_some() {
-            thread = Some(offset_in(p, event.items_bytes()) - 4);
+            // The thread item ends the header, or comes before a trace
+            // item that does.
+            let trace = event
+                .trace_context()
+                .map_or(0, |_| crate::event::TraceContext::ENCODED_LEN);
+            thread = Some(offset_in(p, event.items_bytes()) - trace - 4);
         }
         for item in event.items() {
             match item {
