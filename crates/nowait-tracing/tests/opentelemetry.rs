@@ -100,9 +100,10 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 /// What one thread logs: an event outside any span, then in a span, in
-/// a span nested in it, in the first again, and one with the first as its
-/// explicit parent after it was exited. Each event names the span it
-/// expects (`who` tells the threads apart).
+/// a span nested in it, in the first again, one with the first as its
+/// explicit parent after it was exited, and in a second root span entered
+/// where the first was. Each event names the span it expects (`who` tells
+/// the threads apart).
 fn log_in_spans(who: &'static str) {
     tracing::info!(who, expect = "none", "outside");
     let outer = tracing::info_span!("outer", who);
@@ -115,6 +116,8 @@ fn log_in_spans(who: &'static str) {
     }
     tracing::info!(parent: &outer, who, expect = "outer", "explicit parent");
     tracing::info!(who, expect = "none", "outside again");
+    let second = tracing::info_span!("second", who);
+    second.in_scope(|| tracing::info!(who, expect = "second", "in second"));
 }
 
 #[test]
@@ -168,7 +171,7 @@ fn every_record_carries_the_ids_of_the_span_it_was_logged_in() {
         assert!(span.span_context.is_sampled());
         spans.insert((span.name.to_string(), who), ids);
     }
-    assert_eq!(spans.len(), 4, "{spans:?}");
+    assert_eq!(spans.len(), 6, "{spans:?}");
     for who in ["a", "b"] {
         let outer = &spans[&("outer".to_owned(), who.to_owned())];
         let inner = &spans[&("inner".to_owned(), who.to_owned())];
@@ -182,7 +185,7 @@ fn every_record_carries_the_ids_of_the_span_it_was_logged_in() {
     );
 
     let records = rx.records();
-    assert_eq!(records.len(), 12, "{records:#?}");
+    assert_eq!(records.len(), 14, "{records:#?}");
     let mut in_span = 0;
     for rec in &records {
         let who = word(rec, "who=str:'").trim_end_matches('\'');
@@ -197,12 +200,12 @@ fn every_record_carries_the_ids_of_the_span_it_was_logged_in() {
         assert_eq!((trace, span), (&want_trace[..], &want_span[..]), "{rec}");
         assert_eq!(flags, "1", "sampled: {rec}");
     }
-    assert_eq!(in_span, 8);
+    assert_eq!(in_span, 10);
 
     // The JSON sink: the same ids, as keys of their own.
     let text = json.take();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 12, "{text}");
+    assert_eq!(lines.len(), 14, "{text}");
     for line in lines {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         let who = v["fields"]["who"].as_str().unwrap();
