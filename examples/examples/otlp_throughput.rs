@@ -11,6 +11,9 @@
 //! are timed on the logging thread alone instead: the push cost, with the
 //! sink working on the writer thread meanwhile.
 //!
+//! An `https://` URL is reached over TLS; `NOWAIT_OTLP_CA=PEM` names the
+//! CA that signed the receiver's certificate (else the platform's store).
+//!
 //! Prints one JSON object. Run:
 //! `cargo run --release -p nowait-examples --example otlp_throughput -- --sink otlp http://127.0.0.1:4318 [--push] [N]`
 
@@ -21,7 +24,13 @@ use nowait_benches::macro_request_event;
 
 fn sink(kind: &str, url: &str, path: &std::path::Path) -> Sink {
     match kind {
-        "otlp" => Sink::otlp(Otlp::new(url)).buffer_size(256 << 20),
+        "otlp" => {
+            let mut otlp = Otlp::new(url);
+            if let Some(ca) = std::env::var_os("NOWAIT_OTLP_CA") {
+                otlp = otlp.ca_certificate(ca);
+            }
+            Sink::otlp(otlp).buffer_size(256 << 20)
+        }
         _ => Sink::file(path).format(Json::new()).buffer_size(256 << 20),
     }
 }
@@ -36,7 +45,7 @@ fn main() {
         .unwrap_or_else(|| "file".into());
     let url = args
         .iter()
-        .find(|a| a.starts_with("http://"))
+        .find(|a| a.starts_with("http://") || a.starts_with("https://"))
         .cloned()
         .unwrap_or_default();
     let n: usize = args

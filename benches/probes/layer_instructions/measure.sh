@@ -6,10 +6,14 @@
 #
 #   benches/probes/layer_instructions/measure.sh [MODE SHAPE]...
 #   (default: layer and floor, each shape)
+#
+# PROBE_FEATURES=otel-layer (mode `otel`: tracing-opentelemetry's layer
+# before ours) or PROBE_FEATURES=opentelemetry (the same, and the layer's
+# `opentelemetry` feature, which reads each event's span context).
 set -eu
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 cd "$root"
-cargo build --release -q -p layer-instructions
+cargo build --release -q -p layer-instructions ${PROBE_FEATURES:+--features "$PROBE_FEATURES"}
 bin="${CARGO_TARGET_DIR:-$root/target}/release/layer-instructions"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT

@@ -103,8 +103,8 @@ fn strip_colours(out: &[u8]) -> Vec<u8> {
 /// Arbitrary bytes as a record, formatted by every format: Text (plain,
 /// every option on, colours, uptime), the `tracing-subscriber` JSON
 /// schema (thread, file, line, flattened), nowait's JSON schema, syslog
-/// around Text and JSON (line and octet-counted framing), journald and
-/// `Plain`. The first byte picks the level, the kind (event, text, other)
+/// around Text and JSON (line and octet-counted framing), journald,
+/// `Plain` and OTLP's protobuf (with the `otlp` feature). The first byte picks the level, the kind (event, text, other)
 /// and which call site and thread an event's header names (see
 /// `fuzz_world`); the rest is the payload.
 ///
@@ -140,6 +140,7 @@ pub fn format_event(data: &[u8]) {
                     .with_thread_ids(true)
                     .with_file(true)
                     .with_line_number(true)
+                    .with_trace_ids(true)
                     .with_timer(Timer::Uptime),
             ),
             true,
@@ -238,6 +239,18 @@ pub fn format_event(data: &[u8]) {
     out.clear();
     Plain.format(&record, &mut out);
     check_line(&out, false, "plain");
+    // OTLP: one whole `log_records` entry.
+    #[cfg(feature = "otlp")]
+    {
+        let mut otlp = crate::otlp::MakeOtlp.make_format(&sink);
+        out.clear();
+        otlp.format(&record, &mut out);
+        assert_eq!(
+            crate::otlp::encode::entry_len(&out),
+            Some(out.len()),
+            "otlp: not one entry"
+        );
+    }
 }
 
 /// Points an event's header at the fuzz world: a site key other than 0

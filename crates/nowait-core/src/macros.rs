@@ -356,7 +356,7 @@ macro_rules! __nowait_bind {
             &$site,
             $crate::__nowait_plain_message!($def ($($fmt)?) [$($bound)*])
                 $(&& $crate::__nowait_field_plain!($how $f))*
-                && [""$(, ::core::stringify!($how))*].len() <= 253,
+                && [""$(, ::core::stringify!($how))*].len() <= 252,
             || {
                 let mut __n = $crate::__nowait_message_size!(($($fmt)?) [$($bound)*]);
                 $(__n += $crate::__nowait_field_size!($how $f);)*

@@ -5,7 +5,9 @@
 //!   answers as each test scripts it: fields checked exactly, 503 then
 //!   recovery, 400, partial success, a receiver killed mid-run and started
 //!   again, one that never answers. After each, every accepted record is
-//!   accounted for exactly, per reason.
+//!   accounted for exactly, per reason. The same four faults also run
+//!   over TLS beside plain (`tls::the_fault_table_holds_over_tls_as_in_plain`,
+//!   which prints the table).
 //! * rotel (`rotel-agent`, a Rust OpenTelemetry collector from PyPI),
 //!   which proves an independent implementation takes our bytes.
 //!
@@ -689,6 +691,17 @@ mod tls {
         client_ca: Option<&Ca>,
         script: &str,
     ) -> Receiver {
+        start_on(dir, server, client_ca, script, 0)
+    }
+
+    /// [`start`] on `port` (0: a free one).
+    fn start_on(
+        dir: &Path,
+        server: &(String, String),
+        client_ca: Option<&Ca>,
+        script: &str,
+        port: u16,
+    ) -> Receiver {
         let (cert, key) = (dir.join("server.pem"), dir.join("server.key"));
         std::fs::write(&cert, &server.0).unwrap();
         std::fs::write(&key, &server.1).unwrap();
@@ -698,7 +711,7 @@ mod tls {
             std::fs::write(&path, ca.pem()).unwrap();
             tls += &format!(",{}", path.display());
         }
-        Receiver::start_with(dir, script, 0, &[tls])
+        Receiver::start_with(dir, script, port, &[tls])
     }
 
     fn https(rx: &Receiver) -> String {
@@ -963,6 +976,228 @@ mod tls {
                 .to_string();
             assert!(err.contains(expect), "{err}");
             assert!(!err.contains(&key_only), "{err}");
+        }
+    }
+
+    // === the fault table, plain and over TLS ===
+
+    /// The faults of the plain tests above, each run as they are.
+    #[derive(Clone, Copy, Debug)]
+    enum Fault {
+        /// 503 twice with `Retry-After: 1`, then 200.
+        Retry503,
+        /// The first request refused with 400, the rest accepted.
+        Refused400,
+        /// Every answer a partial success rejecting 3 records.
+        Partial,
+        /// The receiver killed mid-run, started again on its port.
+        Killed,
+    }
+
+    /// One row of the table: what the sink was given, what arrived (each
+    /// record accepted by a receiver, once), and how the sink counted it.
+    struct Row {
+        fault: Fault,
+        tls: bool,
+        accepted: u64,
+        arrived: u64,
+        stats: SinkStats,
+    }
+
+    /// A receiver of `script` on `port`, over TLS with `server`'s
+    /// certificate if given, and the endpoint and trust to reach it.
+    fn receiver(
+        dir: &Path,
+        server: Option<&(String, String)>,
+        script: &str,
+        port: u16,
+    ) -> Receiver {
+        match server {
+            Some(server) => start_on(dir, server, None, script, port),
+            None => Receiver::start(dir, script, port),
+        }
+    }
+
+    fn otlp_for(rx: &Receiver, ca: Option<&Ca>) -> Otlp {
+        match ca {
+            Some(ca) => Otlp::new(&https(rx)).ca_certificate_pem(ca.pem()),
+            None => Otlp::new(&rx.url()),
+        }
+    }
+
+    /// Runs `fault` against the tests' receiver, over TLS if `ca` is given
+    /// (the receiver's certificate signed by it), asserting what its plain
+    /// test asserts of the counts.
+    fn run_fault(fault: Fault, ca: Option<&Ca>) -> Row {
+        let dir = tempfile::tempdir().unwrap();
+        let server = ca.map(|ca| ca.leaf(&["127.0.0.1"], false));
+        let start = |script: &str, port: u16| receiver(dir.path(), server.as_ref(), script, port);
+        let others = MemoryWriter::default();
+        let build = |otlp: Sink| {
+            Builder::new()
+                .shutdown_timeout(Duration::from_secs(10))
+                .sink(Sink::writer(others.clone()).format(Plain))
+                .sink(otlp)
+                .build()
+                .unwrap()
+        };
+        let (accepted, rx, extra, logger) = match fault {
+            Fault::Retry503 => {
+                let rx = start("503:1,503:1,ok", 0);
+                let (logger, guard) = build(Sink::otlp(otlp_for(&rx, ca)));
+                log_seqs(&logger, 0..1000);
+                let begun = Instant::now();
+                while logger.stats().sinks[1].records_written < 1000 {
+                    assert!(
+                        begun.elapsed() < Duration::from_secs(15),
+                        "{:?}",
+                        logger.stats()
+                    );
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                drop(guard);
+                (1000, rx, None, logger)
+            }
+            Fault::Refused400 => {
+                let rx = start("400,ok", 0);
+                let (logger, guard) = build(Sink::otlp(otlp_for(&rx, ca)));
+                log_seqs(&logger, 0..100);
+                let _ = logger.flush();
+                log_seqs(&logger, 100..200);
+                drop(guard);
+                (200, rx, None, logger)
+            }
+            Fault::Partial => {
+                let rx = start("partial:3", 0);
+                let (logger, guard) = build(Sink::otlp(otlp_for(&rx, ca).max_batch_bytes(4096)));
+                for i in 0..5 {
+                    log_seqs(&logger, i * 100..(i + 1) * 100);
+                    let _ = logger.flush();
+                }
+                drop(guard);
+                (500, rx, None, logger)
+            }
+            Fault::Killed => {
+                let mut rx = start("ok", 0);
+                let port = rx.port;
+                let (logger, guard) = build(
+                    Sink::otlp(otlp_for(&rx, ca).max_batch_bytes(16 << 10)).buffer_size(64 << 10),
+                );
+                let total = 30_000;
+                let mut second = None;
+                for i in 0..total / 100 {
+                    log_seqs(&logger, i * 100..(i + 1) * 100);
+                    if i == 60 {
+                        rx.kill();
+                    }
+                    if i == 200 {
+                        second = Some(start("ok", port));
+                    }
+                    std::thread::sleep(Duration::from_millis(2));
+                }
+                drop(guard);
+                (total, second.unwrap(), Some(rx), logger)
+            }
+        };
+        drop(extra);
+        let stats = logger.stats();
+        assert_eq!(
+            stats.sinks[0].records_written, accepted,
+            "the other sink lost nothing"
+        );
+        let s = stats.sinks[1].clone();
+        assert_accounted(&s, accepted);
+        // Both receivers of `Killed` append to the same file.
+        let reqs = rx.requests();
+        let (marks, seqs) = tally(&reqs);
+        let arrived = seqs.len() as u64;
+        let text = others.take();
+        match fault {
+            Fault::Retry503 => {
+                assert_eq!((s.records_written, s.dropped()), (1000, 0), "{s:?}");
+                assert_eq!((reqs[0].status, reqs[1].status), (503, 503));
+                assert!(reqs[1].at - reqs[0].at >= 0.95, "Retry-After honoured");
+                assert!(reqs[2].at - reqs[1].at >= 0.95, "Retry-After honoured");
+                assert!(seqs.values().all(|&n| n == 1), "each record accepted once");
+                assert!(text.contains("(retry after 1 s)"), "{text}");
+            }
+            Fault::Refused400 => {
+                assert_eq!(reqs[0].status, 400);
+                let refused = reqs[0].records.iter().filter_map(|r| seq(&r.1)).count() as u64;
+                assert!(refused > 0);
+                assert_eq!(s.dropped_rejected, refused, "{s:?}");
+                assert_eq!(s.records_written, 200 - refused, "{s:?}");
+                assert_eq!(marks.get("REJ").copied().unwrap_or(0), refused);
+                assert_eq!(arrived, s.records_written);
+                assert!(text.contains("400 Bad Request: bad"), "{text}");
+            }
+            Fault::Partial => {
+                let rejected: u64 = reqs.iter().map(|r| r.rejected).sum();
+                assert_eq!(s.dropped_rejected, rejected, "{s:?}");
+                assert_eq!(s.records_written + rejected, 500, "{s:?}");
+                assert_eq!(arrived, s.records_written);
+            }
+            Fault::Killed => {
+                let max_request = reqs.iter().map(|r| r.records.len() as u64).max().unwrap();
+                assert!(arrived >= s.records_written, "{arrived} {s:?}");
+                assert!(
+                    arrived - s.records_written <= max_request,
+                    "{arrived} {s:?}"
+                );
+                assert!(s.dropped_overflow + s.dropped_failed > 0, "{s:?}");
+                assert!(text.contains("recovered after"), "{text}");
+            }
+        }
+        Row {
+            fault,
+            tls: ca.is_some(),
+            accepted,
+            arrived,
+            stats: s,
+        }
+    }
+
+    /// The fault tests' four faults, plain and over TLS: in each, every
+    /// record the sink accepted is written or counted under exactly one
+    /// reason, what arrived agrees with what was counted written, and the
+    /// notices say what happened. Prints the table.
+    #[test]
+    fn the_fault_table_holds_over_tls_as_in_plain() {
+        let _serial = serial();
+        if !python_receiver_available() {
+            return;
+        }
+        let ca = Ca::new("nowait test CA");
+        let mut rows = Vec::new();
+        for fault in [
+            Fault::Retry503,
+            Fault::Refused400,
+            Fault::Partial,
+            Fault::Killed,
+        ] {
+            rows.push(run_fault(fault, None));
+            rows.push(run_fault(fault, Some(&ca)));
+        }
+        eprintln!(
+            "| receiver | TLS | fault | accepted | arrived | written | failed | (of which rejected) | overflow | abandoned | written + counted |"
+        );
+        eprintln!("|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|");
+        for r in &rows {
+            let s = &r.stats;
+            eprintln!(
+                "| otlp_receiver.py | {} | {:?} | {} | {} | {} | {} | {} | {} | {} | {} |",
+                if r.tls { "yes" } else { "no" },
+                r.fault,
+                r.accepted,
+                r.arrived,
+                s.records_written,
+                s.dropped_failed,
+                s.dropped_rejected,
+                s.dropped_overflow,
+                s.abandoned,
+                nowait_testkit::outcomes(s),
+            );
+            assert_eq!(nowait_testkit::outcomes(s), r.accepted);
         }
     }
 }

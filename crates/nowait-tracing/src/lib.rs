@@ -95,6 +95,51 @@
 //! `… [truncated]` (the longest first), so it is written as one
 //! shortened line.
 //!
+//! # Logs joined to traces (feature `opentelemetry`)
+//!
+//! With the `opentelemetry` feature and `tracing-opentelemetry`'s layer in
+//! the same subscriber, each event records the OpenTelemetry span it is
+//! logged in (its explicit parent, else the current span): trace id, span
+//! id and trace flags, 26 bytes in the record. The OTLP sink sends them as
+//! `LogRecord.trace_id`, `span_id` and `flags`; JSON writes `trace_id` and
+//! `span_id` keys; text does with
+//! [`Text::with_trace_ids`](nowait_core::Text::with_trace_ids). An event
+//! outside any span, or in a span without a valid OpenTelemetry context,
+//! carries none and costs nothing more than the lookup. Fields a program
+//! logs under the names `trace_id` and `span_id` still work as without
+//! the feature (the OTLP sink takes hex ones as the record's ids).
+//!
+//! Reading the context goes through `tracing-opentelemetry`'s
+//! `get_otel_context` (its span data is private to it): a registry
+//! lookup, an uncontended lock, and starting the OpenTelemetry span if it
+//! was not yet, as `tracing-opentelemetry`'s own `on_event` does.
+//!
+#![cfg_attr(feature = "opentelemetry", doc = "```")]
+#![cfg_attr(not(feature = "opentelemetry"), doc = "```ignore")]
+//! use nowait_core::{Builder, Json, Sink};
+//! use opentelemetry::trace::TracerProvider as _;
+//! use tracing_subscriber::prelude::*;
+//!
+//! # let dir = tempfile::tempdir().unwrap();
+//! # let path = dir.path().join("app.json");
+//! let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+//! let (layer, guard) = nowait_tracing::layer(
+//!     Builder::new().sink(Sink::file(&path).format(Json::new().without_time())),
+//! )?;
+//! let subscriber = tracing_subscriber::registry()
+//!     .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("app")))
+//!     .with(layer);
+//! tracing::subscriber::with_default(subscriber, || {
+//!     tracing::info_span!("request").in_scope(|| tracing::info!("handled"));
+//! });
+//! drop(guard);
+//! let line = std::fs::read_to_string(&path)?;
+//! let line: serde_json::Value = serde_json::from_str(&line)?;
+//! assert_eq!(line["trace_id"].as_str().map(str::len), Some(32));
+//! assert_eq!(line["span_id"].as_str().map(str::len), Some(16));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # Migrating from `tracing_appender::non_blocking`
 //!
 //! ```text
@@ -112,6 +157,8 @@
 use std::fmt;
 
 mod limits;
+#[cfg(feature = "opentelemetry")]
+mod otel;
 mod registered;
 mod scope;
 
@@ -172,6 +219,9 @@ pub struct NowaitLayer {
     layer: u64,
     /// Rate limits and sampling per call site ([`NowaitLayer::with_limits`]).
     limits: Option<std::sync::Arc<limits::Limits>>,
+    /// Where the spans' OpenTelemetry contexts are read.
+    #[cfg(feature = "opentelemetry")]
+    otel: otel::Otel,
 }
 
 impl NowaitLayer {
@@ -189,6 +239,8 @@ impl NowaitLayer {
             logger,
             layer: scope::next_layer(),
             limits: None,
+            #[cfg(feature = "opentelemetry")]
+            otel: otel::Otel::default(),
         }
     }
 
@@ -246,6 +298,31 @@ impl NowaitLayer {
     /// ```
     pub fn logger(&self) -> &Logger {
         &self.logger
+    }
+}
+
+#[cfg(feature = "opentelemetry")]
+impl NowaitLayer {
+    /// The trace context of the span `event` is logged in: for a
+    /// contextual event inside a span entered through this layer, the one
+    /// kept for this `enter` (read on its first event); else read through
+    /// the registry.
+    fn trace_context<S>(
+        &self,
+        event: &Event<'_>,
+        ctx: &Context<'_, S>,
+    ) -> Option<nowait_core::event::TraceContext>
+    where
+        S: Subscriber + for<'a> LookupSpan<'a>,
+    {
+        if event.is_contextual() {
+            let read = |id| self.otel.context(&Id::from_u64(id));
+            if let Some(cx) = scope::trace_context(self.layer, read) {
+                return cx;
+            }
+        }
+        ctx.event_span(event)
+            .and_then(|span| self.otel.context(&span.id()))
     }
 }
 
@@ -341,6 +418,11 @@ where
             Level::Warn => LevelFilter::WARN,
             Level::Error => LevelFilter::ERROR,
         })
+    }
+
+    #[cfg(feature = "opentelemetry")]
+    fn on_register_dispatch(&self, subscriber: &tracing_core::Dispatch) {
+        self.otel.register(subscriber);
     }
 
     fn on_layer(&mut self, _: &mut S) {
@@ -442,10 +524,18 @@ where
             return;
         }
         let logger = &self.logger;
+        // Read before the buffer is taken: it may start the OpenTelemetry
+        // span, which runs the tracer's code.
+        #[cfg(feature = "opentelemetry")]
+        let trace = self.trace_context(event, &ctx);
         with_event_buf(|buf| {
             buf.begin(SiteKey::of(meta));
             if logger.records_thread() {
                 buf.thread();
+            }
+            #[cfg(feature = "opentelemetry")]
+            if let Some(cx) = trace {
+                buf.trace_context(cx);
             }
             // Inside an entered span: its chain of spans, encoded on the
             // first event of this enter. No span entered on this thread:

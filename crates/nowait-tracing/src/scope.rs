@@ -17,6 +17,10 @@
 //! Memory: one entry per level of nesting this thread has reached, each
 //! keeping a chain buffer of at most [`MAX_KEPT`] bytes between enters.
 //!
+//! With the `opentelemetry` feature, an entry also keeps its span's trace
+//! context, read on the first event of the `enter` (it cannot change once
+//! read: reading starts the OpenTelemetry span, whose ids are then fixed).
+//!
 //! `Span::record` can change a span's fields after a chain was encoded:
 //! every record bumps [`EPOCH`], and a chain encoded at an older epoch is
 //! encoded again.
@@ -60,6 +64,9 @@ struct Entry {
     /// The encoded chain, valid if `epoch` is `Some` and current.
     chain: EventBuf,
     epoch: Option<u64>,
+    /// The span's trace context, once read in this `enter`.
+    #[cfg(feature = "opentelemetry")]
+    trace: Option<Option<nowait_core::event::TraceContext>>,
 }
 
 struct Stack {
@@ -120,10 +127,16 @@ pub(crate) fn enter(layer: u64, id: u64) {
                 duplicate,
                 chain: EventBuf::new(),
                 epoch: None,
+                #[cfg(feature = "opentelemetry")]
+                trace: None,
             });
         } else {
             let e = &mut s.entries[depth];
             (e.layer, e.id, e.duplicate, e.epoch) = (layer, id, duplicate, None);
+            #[cfg(feature = "opentelemetry")]
+            {
+                e.trace = None;
+            }
         }
         s.depth += 1;
         let _ = DEPTH.try_with(|d| d.set(s.depth));
@@ -248,4 +261,71 @@ fn encode_chain(
     }
     top.epoch = Some(now);
     true
+}
+
+/// For a contextual event of `layer`: the current span's trace context,
+/// read with `read(id)` on the first event of its `enter` and kept for the
+/// others; `Some(None)` if no span is entered on this thread, `None` if the
+/// stack cannot answer (the caller asks the registry). `read` runs with
+/// the stack released: it may run a tracer's code, which may enter spans.
+#[cfg(feature = "opentelemetry")]
+#[inline]
+pub(crate) fn trace_context(
+    layer: u64,
+    read: impl FnOnce(u64) -> Option<nowait_core::event::TraceContext>,
+) -> Option<Option<nowait_core::event::TraceContext>> {
+    if LOST.try_with(Cell::get).unwrap_or(true) {
+        return None;
+    }
+    if DEPTH.try_with(Cell::get).unwrap_or(1) == 0 {
+        return Some(None);
+    }
+    trace_in_stack(layer, read)
+}
+
+#[cfg(feature = "opentelemetry")]
+#[inline(never)]
+fn trace_in_stack(
+    layer: u64,
+    read: impl FnOnce(u64) -> Option<nowait_core::event::TraceContext>,
+) -> Option<Option<nowait_core::event::TraceContext>> {
+    enum Found {
+        Kept(Option<nowait_core::event::TraceContext>),
+        Read { at: usize, id: u64 },
+    }
+    let found = STACK
+        .try_with(|s| {
+            let s = s.try_borrow().ok()?;
+            if s.depth == 0 {
+                return Some(Found::Kept(None));
+            }
+            let at = s.entries[..s.depth].iter().rposition(|e| !e.duplicate)?;
+            let top = &s.entries[at];
+            if top.layer != layer {
+                return None;
+            }
+            Some(match top.trace {
+                Some(cx) => Found::Kept(cx),
+                None => Found::Read { at, id: top.id },
+            })
+        })
+        .ok()
+        .flatten()?;
+    let (at, id) = match found {
+        Found::Kept(cx) => return Some(cx),
+        Found::Read { at, id } => (at, id),
+    };
+    let cx = read(id);
+    // Kept if that entry is still the current one.
+    let _ = STACK.try_with(|s| {
+        if let Ok(mut s) = s.try_borrow_mut() {
+            let depth = s.depth;
+            if let Some(e) = s.entries[..depth].get_mut(at) {
+                if e.layer == layer && e.id == id && !e.duplicate {
+                    e.trace = Some(cx);
+                }
+            }
+        }
+    });
+    Some(cx)
 }

@@ -63,6 +63,10 @@
 //!
 //! * `tracing` (default): the `tracing-subscriber` layer from
 //!   `nowait-tracing`, re-exported here.
+//! * `opentelemetry`: the `tracing` layer records, with each event, the
+//!   OpenTelemetry span it is logged in as `tracing-opentelemetry` keeps
+//!   it; the OTLP sink sends its trace and span ids, JSON writes them
+//!   (see `nowait_tracing`'s docs).
 //! * `log` (default): the `log` facade front end from `nowait-log`,
 //!   re-exported as [`log`].
 //! * `signals` (default): SIGTERM/SIGINT draining

@@ -8,6 +8,8 @@
 //! ```text
 //! layer-instructions MODE SHAPE N
 //!   MODE   layer | floor | macro (nowait::info!, global logger; SHAPE req only)
+//!          | otel (tracing-opentelemetry's layer with an SDK tracer, then
+//!          ours; built with feature otel-layer or opentelemetry)
 //!   SHAPE  req      path, status, latency_us and "served" (the latency_load call)
 //!          fmt      target "app", a, b and "request {} done" with one argument
 //!          spanreq  req inside an entered span with two fields
@@ -132,6 +134,18 @@ fn main() {
             let (logger, guard) = builder().build().expect("a logger");
             nowait::set_global(logger.clone()).expect("the first global logger");
             run();
+            drop(guard);
+            report(&logger);
+        }
+        #[cfg(feature = "otel-layer")]
+        "otel" => {
+            use opentelemetry::trace::TracerProvider as _;
+            let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+            let otel = tracing_opentelemetry::layer().with_tracer(provider.tracer("probe"));
+            let (layer, guard) = nowait_tracing::layer(builder()).expect("a logger");
+            let logger = layer.logger().clone();
+            let subscriber = tracing_subscriber::registry().with(otel).with(layer);
+            tracing::subscriber::with_default(subscriber, run);
             drop(guard);
             report(&logger);
         }

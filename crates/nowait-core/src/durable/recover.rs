@@ -303,7 +303,12 @@ fn rewrite_event(p: &mut [u8], time: impl Fn(u64) -> u64, cat: &Catalog) -> Opti
             sites.push(8);
         }
         if event.thread().is_some() {
-            thread = Some(offset_in(p, event.items_bytes()) - 4);
+            // The thread item ends the header, or comes before a trace
+            // item that does.
+            let trace = event
+                .trace_context()
+                .map_or(0, |_| crate::event::TraceContext::ENCODED_LEN);
+            thread = Some(offset_in(p, event.items_bytes()) - trace - 4);
         }
         for item in event.items() {
             match item {
@@ -714,4 +719,29 @@ fn read_head(mut file: &std::fs::File, buf: &mut [u8]) -> io::Result<()> {
     use std::io::{Read, Seek};
     file.seek(io::SeekFrom::Start(0))?;
     file.read_exact(buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{EventBuf, FieldName, TraceContext};
+
+    #[test]
+    fn a_recovered_event_keeps_its_trace_context_and_gets_its_thread_renumbered() {
+        let cx = TraceContext::new([7; 16], [9; 8], 1);
+        let mut buf = EventBuf::new();
+        buf.begin_inline(5, "app");
+        buf.thread();
+        buf.trace_context(cx);
+        buf.u64(FieldName::Inline("n"), 1);
+        let mut p = buf.as_bytes().to_vec();
+        let old = Event::parse(&p).unwrap().thread().unwrap();
+        let mut catalog = Catalog::default();
+        catalog.threads.insert(old, old + 1000);
+        assert_eq!(rewrite_event(&mut p, |t| t, &catalog), Some(5));
+        let event = Event::parse(&p).unwrap();
+        assert_eq!(event.thread(), Some(old + 1000));
+        assert_eq!(event.trace_context(), Some(cx));
+        assert_eq!(event.items().count(), 1);
+    }
 }

@@ -112,7 +112,7 @@ impl Callsite {
     }
 
     /// Sets the field names, in the order events refer to them by index.
-    /// Only the first 253 can be referred to by index.
+    /// Only the first 252 can be referred to by index.
     ///
     /// # Examples
     ///

@@ -32,6 +32,7 @@ pub struct Event<'a> {
     site: u64,
     target: Option<&'a [u8]>,
     thread: Option<u32>,
+    trace: Option<TraceContext>,
     items: &'a [u8],
 }
 
@@ -61,11 +62,20 @@ impl<'a> Event<'a> {
             }
             _ => None,
         };
+        // One compare when there is none.
+        let trace = match r.0.first() {
+            Some(&ITEM_TRACE) => TraceContext::decode(r.0),
+            _ => None,
+        };
+        if trace.is_some() {
+            r.0 = &r.0[TraceContext::ENCODED_LEN..];
+        }
         Some(Event {
             time_nanos,
             site,
             target,
             thread,
+            trace,
             items: r.0,
         })
     }
@@ -128,11 +138,30 @@ impl<'a> Event<'a> {
         self.thread
     }
 
+    /// The OpenTelemetry span the event was logged in, if its front end
+    /// recorded one (the `tracing` layer with its `opentelemetry` feature).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::event::{Event, TraceContext};
+    ///
+    /// # let mut buf = nowait_core::__private::event::EventBuf::new();
+    /// # buf.begin_inline(5, "db");
+    /// # buf.trace_context(TraceContext::new([1; 16], [2; 8], 1));
+    /// # let payload = buf.as_bytes();
+    /// let cx = Event::parse(payload).unwrap().trace_context().unwrap();
+    /// assert_eq!(cx.span_id(), [2; 8]);
+    /// ```
+    pub fn trace_context(&self) -> Option<TraceContext> {
+        self.trace
+    }
+
     pub(crate) fn target_bytes(&self) -> Option<&'a [u8]> {
         self.target
     }
 
-    /// The encoded items (after the header and the thread item).
+    /// The encoded items (after the header and the thread and trace items).
     pub(crate) fn items_bytes(&self) -> &'a [u8] {
         self.items
     }

@@ -100,7 +100,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    /// A field of the call site's field list (index at most 252).
+    /// A field of the call site's field list (index at most 251).
     #[inline(always)]
     pub(crate) fn name(&mut self, index: u8) {
         debug_assert!(usize::from(index) <= super::MAX_FIELD_INDEX);
@@ -182,7 +182,7 @@ mod tests {
             buf.f64(FieldName::Index(3), 1e300);
             buf.bool(FieldName::Index(4), false);
             buf.char(FieldName::Index(5), '\u{1b}');
-            buf.str(FieldName::Index(252), "x\"y");
+            buf.str(FieldName::Index(251), "x\"y");
             buf.str(FieldName::Index(6), "");
             let expected = buf.as_bytes().to_vec();
 
@@ -227,7 +227,7 @@ mod tests {
             c.bool(false);
             c.name(5);
             c.char('\u{1b}');
-            c.name(252);
+            c.name(251);
             c.str("x\"y");
             c.name(6);
             c.str("");

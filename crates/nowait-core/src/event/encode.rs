@@ -5,11 +5,13 @@
 //! All integers are little-endian.
 //!
 //! ```text
-//! event   := time:u64 site:u64 [target] [thread] item*
+//! event   := time:u64 site:u64 [target] [thread] [trace] item*
 //! time    := ns since the Unix epoch | raw clock ticks with the top bit set
 //! target  := len:u16 bytes                      (only when site == 0)
 //! thread  := 0xFF number:u32                    (the producer thread, see below)
-//! item    := index:u8 value                     (0..=252: the call site's field #index)
+//! trace   := 0xFC trace_id:[u8; 16] span_id:[u8; 8] flags:u8
+//!                                               (the OpenTelemetry span it was logged in)
+//! item    := index:u8 value                     (0..=251: the call site's field #index)
 //!          | 0xFD len:u8 name value             (a field named inline)
 //!          | 0xFE site:u64 len:u32 field-items  (one enclosing span, outermost first)
 //! value   := 0 len:u32 bytes    a string, printed quoted in text
@@ -24,6 +26,12 @@
 //! given to each thread on its first event, whose name and `ThreadId` the
 //! thread registers then, once, for the writer to look up (see
 //! [`EventBuf::thread`]).
+//!
+//! The trace item is there only when the front end knows the
+//! OpenTelemetry span the event was logged in ([`EventBuf::trace_context`],
+//! read back as [`Event::trace_context`]): an event without one is not a
+//! byte longer. Its tag is one a field index cannot take, and it is read
+//! only in the header, so an item list never contains it.
 //!
 //! Front ends without call sites (the `log` facade's) give the source file
 //! and line, when a format prints them, as the inline fields
@@ -62,7 +70,7 @@ use super::*;
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FieldName<'a> {
     /// The call site's field number `n` (see [`Callsite::field`]). Indices
-    /// above 252 cannot be encoded; use `Inline` for those.
+    /// above 251 cannot be encoded; use `Inline` for those.
     Index(usize),
     /// A name carried in the event itself (up to 255 bytes), for front ends
     /// without static field lists (the `log` facade's key-values).
@@ -102,8 +110,10 @@ pub struct EventBuf {
     /// Length of the event header (time, site and inline target): 0 for a
     /// buffer used without `begin`.
     head: usize,
-    /// Whether the header ends in a thread item.
+    /// Whether the header has a thread item.
     thread: bool,
+    /// Whether the header ends in a trace item.
+    trace: bool,
 }
 
 impl EventBuf {
@@ -154,6 +164,7 @@ impl EventBuf {
         self.bytes.extend_from_slice(&b);
         self.head = HEADER;
         self.thread = false;
+        self.trace = false;
     }
 
     /// Replaces the contents with an event `payload` writes, whose header
@@ -167,6 +178,7 @@ impl EventBuf {
         self.span_len_at = None;
         self.head = super::header_size(thread);
         self.thread = thread;
+        self.trace = false;
     }
 
     /// Starts an event without a registered call site: its target travels in
@@ -190,6 +202,7 @@ impl EventBuf {
         self.bytes.extend_from_slice(target.as_bytes());
         self.head = self.bytes.len();
         self.thread = false;
+        self.trace = false;
     }
 
     /// Records the calling thread (for formats that print thread names or
@@ -213,7 +226,7 @@ impl EventBuf {
     /// ```
     #[inline]
     pub fn thread(&mut self) {
-        if self.head == 0 || self.bytes.len() != self.head || self.thread {
+        if self.head == 0 || self.bytes.len() != self.head || self.thread || self.trace {
             return;
         }
         let number = super::thread::current();
@@ -221,6 +234,40 @@ impl EventBuf {
         self.bytes.extend_from_slice(&number.to_le_bytes());
         self.head = self.bytes.len();
         self.thread = true;
+    }
+
+    /// Records the OpenTelemetry span the event is logged in: call it
+    /// after [`begin`](EventBuf::begin) or
+    /// [`begin_inline`](EventBuf::begin_inline) and
+    /// [`thread`](EventBuf::thread), before any item. Anywhere else, or a
+    /// second time, it does nothing.
+    ///
+    /// Adds 26 bytes; every format shows it (OTLP's `trace_id`, `span_id`
+    /// and `flags`; `trace_id` and `span_id` in JSON, and in text when
+    /// asked, see [`Text::with_trace_ids`](crate::Text::with_trace_ids)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::event::{Event, TraceContext};
+    ///
+    /// let cx = TraceContext::new([1; 16], [2; 8], 1);
+    /// let mut buf = nowait_core::__private::event::EventBuf::new();
+    /// buf.begin_inline(0, "app");
+    /// buf.thread();
+    /// buf.trace_context(cx);
+    /// let event = Event::parse(buf.as_bytes()).unwrap();
+    /// assert_eq!(event.trace_context(), Some(cx));
+    /// assert!(event.thread().is_some());
+    /// ```
+    #[inline]
+    pub fn trace_context(&mut self, cx: TraceContext) {
+        if self.head == 0 || self.bytes.len() != self.head || self.trace {
+            return;
+        }
+        self.bytes.extend_from_slice(&cx.encode());
+        self.head = self.bytes.len();
+        self.trace = true;
     }
 
     /// Opens an enclosing span (outermost first): the fields that follow,
@@ -334,6 +381,7 @@ impl EventBuf {
         self.span_len_at = None;
         self.head = 0;
         self.thread = false;
+        self.trace = false;
     }
 
     /// The encoded fields of a buffer used without `begin` (see

@@ -77,10 +77,12 @@ pub(crate) mod direct;
 pub(crate) mod encode;
 pub(crate) mod message;
 mod thread;
+mod trace;
 
 pub use callsite::{lookup_callsite, Callsite, SiteKey};
 pub use decode::{Args, Event, Item, Items, SpanFields, Value};
 pub use encode::FieldName;
+pub use trace::TraceContext;
 
 // The encoding side, for nowait's own front ends through `__private`.
 pub(crate) use callsite::register_callsite;
@@ -101,11 +103,12 @@ pub(crate) use decode::offset_in;
 pub(crate) use decode::Reader as ByteReader;
 pub(crate) use thread::ThreadCache;
 
+pub(crate) const ITEM_TRACE: u8 = 0xFC;
 pub(crate) const ITEM_INLINE: u8 = 0xFD;
 pub(crate) const ITEM_SPAN: u8 = 0xFE;
 pub(crate) const ITEM_THREAD: u8 = 0xFF;
 /// Highest field index an event can refer to.
-pub(crate) const MAX_FIELD_INDEX: usize = 0xFC;
+pub(crate) const MAX_FIELD_INDEX: usize = 0xFB;
 
 pub(crate) const T_STR: u8 = 0;
 pub(crate) const T_RENDERED: u8 = 1;

@@ -64,6 +64,8 @@ pub(crate) struct Options {
     pub(crate) line: bool,
     pub(crate) thread_ids: bool,
     pub(crate) thread_names: bool,
+    /// The OpenTelemetry trace and span ids of events that carry them.
+    pub(crate) trace_ids: bool,
 }
 
 impl Default for Options {
@@ -76,6 +78,7 @@ impl Default for Options {
             line: false,
             thread_ids: false,
             thread_names: false,
+            trace_ids: false,
         }
     }
 }
@@ -127,6 +130,12 @@ impl Options {
     /// Whether the logging thread's id is printed.
     pub(crate) fn with_thread_ids(self, thread_ids: bool) -> Options {
         Options { thread_ids, ..self }
+    }
+
+    /// Whether the ids of the OpenTelemetry span an event was logged in
+    /// are printed.
+    pub(crate) fn with_trace_ids(self, trace_ids: bool) -> Options {
+        Options { trace_ids, ..self }
     }
 
     /// Whether front ends must record the thread in each event.

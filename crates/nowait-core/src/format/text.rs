@@ -213,6 +213,41 @@ impl Text {
         self.options(|o| o.with_thread_ids(on))
     }
 
+    /// Whether to end the line with the ids of the OpenTelemetry span the
+    /// event was logged in, as `trace_id=<32 hex digits>
+    /// span_id=<16 hex digits>` (default `false`, as
+    /// `tracing_subscriber::fmt()` prints neither). Only events whose
+    /// front end recorded the span have them (see
+    /// [`TraceContext`](crate::event::TraceContext)); fields a program
+    /// logs under those names print as any field.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::event::TraceContext;
+    /// use nowait_core::{kind, Builder, Level, Sink, Text};
+    ///
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("app.log");
+    /// let text = Text::new().without_time().with_trace_ids(true);
+    /// let (logger, guard) = Builder::new().sink(Sink::file(&path).format(text)).build()?;
+    /// let mut buf = nowait_core::__private::event::EventBuf::new();
+    /// buf.begin_inline(0, "app");
+    /// buf.trace_context(TraceContext::new([0xab; 16], [0xcd; 8], 1));
+    /// buf.str(nowait_core::event::FieldName::Inline("message"), "hi");
+    /// logger.push(Level::Info, kind::EVENT, &[buf.as_bytes()])?;
+    /// drop(guard);
+    /// let line = std::fs::read_to_string(&path)?;
+    /// assert_eq!(
+    ///     line,
+    ///     format!(" INFO app: hi trace_id={} span_id={}\n", "ab".repeat(16), "cd".repeat(8))
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_trace_ids(self, on: bool) -> Text {
+        self.options(|o| o.with_trace_ids(on))
+    }
+
     /// Sets the options shared with [`Json`](crate::Json).
     fn options(mut self, set: impl FnOnce(Options) -> Options) -> Text {
         self.options = set(self.options);
@@ -684,7 +719,28 @@ impl TextFormat {
         if !message_seen && out.len() > at {
             out.remove(at);
         }
+        self.trace_ids(event, at, out);
         out.push(b'\n');
+    }
+
+    /// ` trace_id=… span_id=…` at the end of the line, if asked for and
+    /// the event has them; `at` is where the message and fields start.
+    #[inline]
+    fn trace_ids(&self, event: Event<'_>, at: usize, out: &mut Vec<u8>) {
+        if !self.options.trace_ids {
+            return;
+        }
+        let Some(cx) = event.trace_context() else {
+            return;
+        };
+        if out.len() > at {
+            out.push(b' ');
+        }
+        self.field_name("trace_id", out);
+        cx.write_trace_id_hex(out);
+        out.push(b' ');
+        self.field_name("span_id", out);
+        cx.write_span_id_hex(out);
     }
 
     /// The rest of the line of an event without a known call site: its
@@ -725,6 +781,7 @@ impl TextFormat {
             out.push(b' ');
         }
         self.target(ev.target(), at.of(ev.site.as_deref()), out);
+        let body = out.len();
         match message {
             Some(value) => {
                 message_with(value, ev.site.as_ref(), out, &mut self.scratch, escape_into);
@@ -733,6 +790,7 @@ impl TextFormat {
             None => out.extend_from_slice(rest.strip_prefix(b" ").unwrap_or(&rest)),
         }
         self.rest = rest;
+        self.trace_ids(event, body, out);
         out.push(b'\n');
     }
 }

@@ -32,6 +32,7 @@ use crate::Level;
 const VARINT: u8 = 0;
 const I64: u8 = 1;
 const LEN: u8 = 2;
+const I32: u8 = 5;
 
 /// The tag of `ScopeLogs.log_records` (field 2, length-delimited): the
 /// first byte of every entry the format writes.
@@ -293,6 +294,15 @@ pub(crate) struct OtlpFormat {
     text: Vec<u8>,
 }
 
+/// A record's trace context: `LogRecord.trace_id`, `span_id` and `flags`,
+/// each written if known.
+#[derive(Clone, Copy, Debug, Default)]
+struct Ids {
+    trace: Option<[u8; 16]>,
+    span: Option<[u8; 8]>,
+    flags: Option<u8>,
+}
+
 /// A trace or span id from a field of that name: its hex text as bytes, if
 /// it is `N` bytes of hex (all zeros is "no id" in OTLP, kept as it is).
 fn hex_id<const N: usize>(value: Value<'_>) -> Option<[u8; N]> {
@@ -319,18 +329,18 @@ impl OtlpFormat {
         name: &str,
         value: Value<'_>,
         site: Option<&Arc<Callsite>>,
-        ids: &mut ([u8; 16], [u8; 8], bool, bool),
+        ids: &mut Ids,
     ) {
         match name {
             "trace_id" => {
                 if let Some(id) = hex_id::<16>(value) {
-                    (ids.0, ids.2) = (id, true);
+                    ids.trace = Some(id);
                     return;
                 }
             }
             "span_id" => {
                 if let Some(id) = hex_id::<8>(value) {
-                    (ids.1, ids.3) = (id, true);
+                    ids.span = Some(id);
                     return;
                 }
             }
@@ -377,14 +387,7 @@ impl OtlpFormat {
 
     /// The record's fields, around the attributes gathered in `self.attrs`
     /// and the message in `self.msg`, as one `log_records` entry.
-    fn finish(
-        &mut self,
-        time: u64,
-        observed: u64,
-        level: Level,
-        ids: ([u8; 16], [u8; 8], bool, bool),
-        out: &mut Vec<u8>,
-    ) {
+    fn finish(&mut self, time: u64, observed: u64, level: Level, ids: Ids, out: &mut Vec<u8>) {
         let rec = &mut self.rec;
         rec.clear();
         if time != 0 {
@@ -397,11 +400,16 @@ impl OtlpFormat {
         bytes_field(1, &utf8(&self.msg), &mut self.val);
         bytes_field(5, &self.val, rec);
         rec.extend_from_slice(&self.attrs);
-        if ids.2 {
-            bytes_field(9, &ids.0, rec);
+        if let Some(flags) = ids.flags {
+            // flags = 8 (fixed32): the W3C trace flags in the low byte.
+            rec.push(tag(8, I32));
+            rec.extend_from_slice(&u32::from(flags).to_le_bytes());
         }
-        if ids.3 {
-            bytes_field(10, &ids.1, rec);
+        if let Some(id) = ids.trace {
+            bytes_field(9, &id, rec);
+        }
+        if let Some(id) = ids.span {
+            bytes_field(10, &id, rec);
         }
         fixed64_field(11, observed, rec);
         out.push(LOG_RECORD_TAG);
@@ -413,12 +421,21 @@ impl OtlpFormat {
         let observed = system_nanos(SystemTime::now());
         self.attrs.clear();
         self.msg.clear();
-        let mut ids = ([0u8; 16], [0u8; 8], false, false);
+        let mut ids = Ids::default();
         let Some(event) = Event::parse(record.payload()) else {
             self.msg.extend_from_slice(b"<malformed event>");
             self.nowait_target();
             return self.finish(observed, observed, record.level(), ids, out);
         };
+        // The span the event was logged in; fields named `trace_id` and
+        // `span_id` (below) override its ids.
+        if let Some(cx) = event.trace_context() {
+            ids = Ids {
+                trace: Some(cx.trace_id()),
+                span: Some(cx.span_id()),
+                flags: Some(cx.flags()),
+            };
+        }
         let site = event.site().and_then(|k| self.sites.get(k.get()));
         let ev = Resolved { site, event };
         let mut location = Location::default();
@@ -525,7 +542,7 @@ impl Format for OtlpFormat {
             self.msg
                 .extend_from_slice(format!("<kind {} record>", record.kind()).as_bytes());
         }
-        let ids = ([0u8; 16], [0u8; 8], false, false);
+        let ids = Ids::default();
         self.finish(now, now, record.level(), ids, out);
     }
 
@@ -548,7 +565,7 @@ impl Format for OtlpFormat {
                 key_value(6, name, value, &mut self.val, &mut self.attrs);
             }
         }
-        let ids = ([0u8; 16], [0u8; 8], false, false);
+        let ids = Ids::default();
         self.finish(
             time,
             system_nanos(SystemTime::now()),
@@ -673,5 +690,34 @@ mod tests {
         assert_eq!(hex_id::<8>(Value::Str(b"00f067aa0ba902b")), None);
         assert_eq!(hex_id::<8>(Value::Str(b"00f067aa0ba902bz")), None);
         assert_eq!(hex_id::<8>(Value::U64(7)), None);
+    }
+
+    #[test]
+    fn the_trace_context_gives_trace_id_span_id_and_flags() {
+        let cx = crate::event::TraceContext::new([0xab; 16], [0xcd; 8], 1);
+        let mut buf = crate::__private::event::EventBuf::new();
+        buf.begin_inline(1, "t");
+        buf.trace_context(cx);
+        let mut f = OtlpFormat::default();
+        let mut out = Vec::new();
+        f.format(
+            &Record::new(Level::Info, kind::EVENT, buf.as_bytes()),
+            &mut out,
+        );
+        let body = &out[1 + read_varint(&out[1..]).unwrap().1..];
+        let got: Vec<_> = fields(body).map(Option::unwrap).collect();
+        let find = |n: u64| got.iter().find(|f| f.0 == n).map(|f| (f.1, f.3));
+        assert_eq!(find(8), Some((I32, &[1, 0, 0, 0][..])), "flags, fixed32");
+        assert_eq!(find(9), Some((LEN, &[0xab; 16][..])));
+        assert_eq!(find(10), Some((LEN, &[0xcd; 8][..])));
+        // Without one: none of the three.
+        buf.begin_inline(1, "t");
+        out.clear();
+        f.format(
+            &Record::new(Level::Info, kind::EVENT, buf.as_bytes()),
+            &mut out,
+        );
+        let body = &out[1 + read_varint(&out[1..]).unwrap().1..];
+        assert!(fields(body).all(|f| !matches!(f.unwrap().0, 8..=10)));
     }
 }

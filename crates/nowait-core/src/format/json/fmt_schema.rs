@@ -353,6 +353,16 @@ impl FmtJson {
         if o.needs_thread() {
             self.thread(event.thread(), start, out);
         }
+        if let Some(cx) = event.trace_context().filter(|_| o.trace_ids) {
+            key(out, start, "trace_id");
+            out.push(b'"');
+            cx.write_trace_id_hex(out);
+            out.extend_from_slice(b"\"");
+            key(out, start, "span_id");
+            out.push(b'"');
+            cx.write_span_id_hex(out);
+            out.push(b'"');
+        }
         out.extend_from_slice(b"}\n");
     }
 

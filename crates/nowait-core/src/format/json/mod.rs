@@ -79,6 +79,12 @@ use super::{is_bidi_control, plain_len, Format, MakeFormat, Options, SinkInfo, T
 ///   `name` and the span's fields. A span field set again with
 ///   `Span::record` appears twice, in order; JSON parsers keep the last.
 ///
+/// Two more keys follow on the lines of events logged in an OpenTelemetry
+/// span whose front end recorded it (see
+/// [`TraceContext`](crate::event::TraceContext)): `trace_id` and
+/// `span_id`, in lowercase hex. In the default schema they are there
+/// unless [`with_trace_ids(false)`](Json::with_trace_ids).
+///
 /// # Records a backtrace released (both schemas)
 ///
 /// A record that a sink's [`BacktraceBuffer`](crate::BacktraceBuffer) kept and a
@@ -149,7 +155,7 @@ impl Default for Json {
     fn default() -> Json {
         Json {
             schema: JsonSchema::TracingSubscriber,
-            options: Options::default(),
+            options: Options::default().with_trace_ids(true),
             flatten: false,
             current_span: true,
             span_list: true,
@@ -322,6 +328,42 @@ impl Json {
     /// ```
     pub fn with_thread_ids(self, on: bool) -> Json {
         self.options(|o| o.with_thread_ids(on))
+    }
+
+    /// Whether to write the ids of the OpenTelemetry span the event was
+    /// logged in as `trace_id` (32 hex digits) and `span_id` (16), last
+    /// on the line (default `true`). Only events whose front end recorded
+    /// the span have them (see [`TraceContext`](crate::event::TraceContext));
+    /// nowait's own schema always writes them when there are some.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::event::TraceContext;
+    /// use nowait_core::{kind, Builder, Json, Level, Sink};
+    ///
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("app.json");
+    /// let json = Json::new().without_time().with_target(false);
+    /// let (logger, guard) = Builder::new().sink(Sink::file(&path).format(json)).build()?;
+    /// let mut buf = nowait_core::__private::event::EventBuf::new();
+    /// buf.begin_inline(0, "app");
+    /// buf.trace_context(TraceContext::new([0xab; 16], [0xcd; 8], 1));
+    /// logger.push(Level::Info, kind::EVENT, &[buf.as_bytes()])?;
+    /// drop(guard);
+    /// let line = std::fs::read_to_string(&path)?;
+    /// assert_eq!(
+    ///     line,
+    ///     format!(
+    ///         "{{\"level\":\"INFO\",\"fields\":{{}},\"trace_id\":\"{}\",\"span_id\":\"{}\"}}\n",
+    ///         "ab".repeat(16),
+    ///         "cd".repeat(8)
+    ///     )
+    /// );
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn with_trace_ids(self, on: bool) -> Json {
+        self.options(|o| o.with_trace_ids(on))
     }
 
     /// Sets the options shared with [`Text`](crate::Text).

@@ -130,7 +130,15 @@ impl NowaitJson {
         out.extend_from_slice(b"},\"spans\":[");
         out.extend_from_slice(&spans);
         (self.fields, self.spans) = (fields, spans);
-        out.extend_from_slice(b"]}\n");
+        out.push(b']');
+        if let Some(cx) = event.trace_context() {
+            out.extend_from_slice(b",\"trace_id\":\"");
+            cx.write_trace_id_hex(out);
+            out.extend_from_slice(b"\",\"span_id\":\"");
+            cx.write_span_id_hex(out);
+            out.push(b'"');
+        }
+        out.extend_from_slice(b"}\n");
     }
 }
 

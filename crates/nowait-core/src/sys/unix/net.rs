@@ -170,6 +170,11 @@ impl Stream {
                     AddressFamily::INET6
                 };
                 let fd = socket(family, SocketType::STREAM)?;
+                // The writer sends whole batches: Nagle's algorithm would
+                // only hold a request's last segment back until the peer's
+                // delayed ACK (tens of ms per OTLP request, TLS records
+                // most of all). As on Windows.
+                let _ = rustix::net::sockopt::set_tcp_nodelay(&fd, true);
                 let r = rustix::net::connect(&fd, addr);
                 (fd, r)
             }
@@ -450,6 +455,15 @@ mod tests {
         let mut got = [0u8; 4];
         conn.read_exact(&mut got).unwrap();
         assert_eq!(&got, b"two\n");
+    }
+
+    #[test]
+    fn tcp_streams_send_without_the_nagle_delay() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut s = Stream::new(Peer::Tcp(listener.local_addr().unwrap()));
+        write_all(&mut s, b"x");
+        let fd = s.poll_fd().expect("a connection");
+        assert!(rustix::net::sockopt::tcp_nodelay(fd).unwrap());
     }
 
     #[test]

@@ -1,0 +1,245 @@
+//! Logs joined to traces, end to end: `tracing-opentelemetry` with the
+//! OpenTelemetry SDK's tracer (spans exported to the SDK's in-memory
+//! exporter, whose ids are the truth here), the `NowaitLayer` with its
+//! `opentelemetry` feature, nowait's OTLP sink, and the tests' OTLP
+//! receiver (`nowait-core/tests/otlp_receiver.py`, which decodes with
+//! OpenTelemetry's own protobuf types). Every record's `trace_id`,
+//! `span_id` and `flags` must be those of the span it was logged in:
+//! nested spans, two threads, an explicit parent, and none outside any
+//! span. A JSON sink beside it writes the same ids.
+#![cfg(all(unix, feature = "opentelemetry", not(miri)))] // processes and sockets
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use nowait_core::{Builder, Json, Otlp, Sink};
+use nowait_testkit::MemoryWriter;
+use opentelemetry::trace::TracerProvider as _;
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
+use tracing_subscriber::prelude::*;
+
+fn receiver_available() -> bool {
+    let ok = Command::new("python3")
+        .args([
+            "-c",
+            "import opentelemetry.proto.collector.logs.v1.logs_service_pb2",
+        ])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !ok {
+        nowait_testkit::skip_missing_tool(
+            "python3 with opentelemetry-proto is not installed (run ci/deps-otlp.sh)",
+        );
+    }
+    ok
+}
+
+/// The tests' receiver, answering 200 to everything; killed on drop.
+struct Receiver {
+    child: Child,
+    port: u16,
+    out: PathBuf,
+}
+
+impl Receiver {
+    fn start(dir: &Path) -> Receiver {
+        let out = dir.join("received.txt");
+        let script =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../nowait-core/tests/otlp_receiver.py");
+        let mut child = Command::new("python3")
+            .arg(&script)
+            .arg("0")
+            .arg(&out)
+            .arg("ok")
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs");
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .strip_prefix("PORT ")
+            .and_then(|p| p.trim().parse().ok())
+            .unwrap_or_else(|| panic!("receiver said {line:?}"));
+        Receiver { child, port, out }
+    }
+
+    /// The accepted records (not nowait's notices), as the receiver
+    /// printed them.
+    fn records(&self) -> Vec<String> {
+        std::fs::read_to_string(&self.out)
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.strip_prefix("REC "))
+            .filter(|r| !r.contains("target=str:'nowait'"))
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+impl Drop for Receiver {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The value of `key=` in a receiver's record line (up to the next space
+/// or attribute separator).
+fn word<'a>(rec: &'a str, key: &str) -> &'a str {
+    let at = rec.find(key).unwrap_or_else(|| panic!("{key} in {rec}")) + key.len();
+    rec[at..].split([' ', '|']).next().unwrap()
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// What one thread logs: an event outside any span, then in a span, in
+/// a span nested in it, in the first again, one with the first as its
+/// explicit parent after it was exited, and in a second root span entered
+/// where the first was. Each event names the span it expects (`who` tells
+/// the threads apart).
+fn log_in_spans(who: &'static str) {
+    tracing::info!(who, expect = "none", "outside");
+    let outer = tracing::info_span!("outer", who);
+    {
+        let _outer = outer.enter();
+        tracing::info!(who, expect = "outer", "in outer");
+        let inner = tracing::info_span!("inner", who);
+        inner.in_scope(|| tracing::info!(who, expect = "inner", "in inner"));
+        tracing::warn!(who, expect = "outer", "in outer again");
+    }
+    tracing::info!(parent: &outer, who, expect = "outer", "explicit parent");
+    tracing::info!(who, expect = "none", "outside again");
+    let second = tracing::info_span!("second", who);
+    second.in_scope(|| tracing::info!(who, expect = "second", "in second"));
+}
+
+#[test]
+fn every_record_carries_the_ids_of_the_span_it_was_logged_in() {
+    if !receiver_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start(dir.path());
+    let exporter = InMemorySpanExporter::default();
+    let provider = SdkTracerProvider::builder()
+        .with_simple_exporter(exporter.clone())
+        .build();
+    let json = MemoryWriter::default();
+    let (layer, guard) = nowait_tracing::layer(
+        Builder::new()
+            .sink(Sink::otlp(Otlp::new(&format!(
+                "http://127.0.0.1:{}",
+                rx.port
+            ))))
+            .sink(Sink::writer(json.clone()).format(Json::new().without_time())),
+    )
+    .unwrap();
+    let subscriber = tracing_subscriber::registry()
+        .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")))
+        .with(layer);
+    let dispatch = tracing::Dispatch::new(subscriber);
+    std::thread::scope(|s| {
+        for who in ["a", "b"] {
+            let dispatch = &dispatch;
+            s.spawn(move || tracing::dispatcher::with_default(dispatch, || log_in_spans(who)));
+        }
+    });
+    drop(dispatch);
+    drop(guard);
+    provider.force_flush().unwrap();
+
+    // The spans as exported: (name, who) -> (trace id, span id).
+    let mut spans = BTreeMap::new();
+    for span in exporter.get_finished_spans().unwrap() {
+        let who = span
+            .attributes
+            .iter()
+            .find(|kv| kv.key.as_str() == "who")
+            .map(|kv| kv.value.as_str().into_owned())
+            .unwrap();
+        let ids = (
+            hex(&span.span_context.trace_id().to_bytes()),
+            hex(&span.span_context.span_id().to_bytes()),
+        );
+        assert!(span.span_context.is_sampled());
+        spans.insert((span.name.to_string(), who), ids);
+    }
+    assert_eq!(spans.len(), 6, "{spans:?}");
+    for who in ["a", "b"] {
+        let outer = &spans[&("outer".to_owned(), who.to_owned())];
+        let inner = &spans[&("inner".to_owned(), who.to_owned())];
+        assert_eq!(outer.0, inner.0, "one trace per thread");
+        assert_ne!(outer.1, inner.1);
+    }
+    assert_ne!(
+        spans[&("outer".to_owned(), "a".to_owned())].0,
+        spans[&("outer".to_owned(), "b".to_owned())].0,
+        "two root spans, two traces"
+    );
+
+    let records = rx.records();
+    assert_eq!(records.len(), 14, "{records:#?}");
+    let mut in_span = 0;
+    for rec in &records {
+        let who = word(rec, "who=str:'").trim_end_matches('\'');
+        let expect = word(rec, "expect=str:'").trim_end_matches('\'');
+        let (trace, span, flags) = (word(rec, "trace="), word(rec, "span="), word(rec, "flags="));
+        if expect == "none" {
+            assert_eq!((trace, span, flags), ("", "", "0"), "{rec}");
+            continue;
+        }
+        in_span += 1;
+        let (want_trace, want_span) = &spans[&(expect.to_owned(), who.to_owned())];
+        assert_eq!((trace, span), (&want_trace[..], &want_span[..]), "{rec}");
+        assert_eq!(flags, "1", "sampled: {rec}");
+    }
+    assert_eq!(in_span, 10);
+
+    // The JSON sink: the same ids, as keys of their own.
+    let text = json.take();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 14, "{text}");
+    for line in lines {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        let who = v["fields"]["who"].as_str().unwrap();
+        match v["fields"]["expect"].as_str().unwrap() {
+            "none" => assert!(
+                v.get("trace_id").is_none() && v.get("span_id").is_none(),
+                "{line}"
+            ),
+            expect => {
+                let (trace, span) = &spans[&(expect.to_owned(), who.to_owned())];
+                assert_eq!(v["trace_id"], trace.as_str(), "{line}");
+                assert_eq!(v["span_id"], span.as_str(), "{line}");
+            }
+        }
+    }
+}
+
+/// Without a `tracing-opentelemetry` layer in the subscriber, events carry
+/// no trace context and lines are as without the feature.
+#[test]
+fn without_an_opentelemetry_layer_nothing_is_added() {
+    let json = MemoryWriter::default();
+    let (layer, guard) = nowait_tracing::layer(
+        Builder::new().sink(Sink::writer(json.clone()).format(Json::new().without_time())),
+    )
+    .unwrap();
+    let subscriber = tracing_subscriber::registry().with(layer);
+    tracing::subscriber::with_default(subscriber, || {
+        tracing::info_span!("outer").in_scope(|| tracing::info!("in outer"));
+    });
+    drop(guard);
+    assert_eq!(
+        json.take(),
+        "{\"level\":\"INFO\",\"fields\":{\"message\":\"in outer\"},\"target\":\"opentelemetry\",\
+         \"span\":{\"name\":\"outer\"},\"spans\":[{\"name\":\"outer\"}]}\n"
+    );
+}
