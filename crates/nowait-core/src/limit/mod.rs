@@ -582,6 +582,36 @@ mod tests {
     }
 
     #[test]
+    fn threads_in_one_window_admit_exactly_per_and_count_the_rest() {
+        // Twice as many threads as counter stripes: they share stripes.
+        const THREADS: u64 = 2 * STRIPES as u64;
+        const CALLS: u64 = if cfg!(miri) { 10 } else { 20_000 };
+        let l = SiteLimit::rate(7, SEC, "f", 1);
+        let start = std::sync::Barrier::new(THREADS as usize);
+        let admitted: u64 = std::thread::scope(|s| {
+            let threads: Vec<_> = (0..THREADS)
+                .map(|_| {
+                    s.spawn(|| {
+                        start.wait();
+                        (0..CALLS)
+                            .filter(|_| {
+                                let admitted = l.admit_rate(|| 3 * SEC, 7, SEC).is_some();
+                                if !admitted {
+                                    l.count_suppressed();
+                                }
+                                admitted
+                            })
+                            .count() as u64
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).sum()
+        });
+        assert_eq!(admitted, 7);
+        assert_eq!(l.suppressed(), THREADS * CALLS - 7);
+    }
+
+    #[test]
     fn a_call_that_read_the_clock_just_before_the_turn_counts_in_the_new_window() {
         let l = SiteLimit::rate(1, SEC, "f", 1);
         assert_eq!(l.admit_rate(|| 2 * SEC, 1, SEC), Some(2));
