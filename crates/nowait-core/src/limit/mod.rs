@@ -231,8 +231,9 @@ impl SiteLimit {
                 w = window_of(now());
                 continue;
             }
-            // Step 2 (and a clock that went back).
-            if s == 0 || d > 0 || d < -1 {
+            // Step 2: a later window, or (step 3) a clock that went back;
+            // `d` in -1..=0 is the word's window.
+            if s == 0 || !(-1..=0).contains(&d) {
                 match self.window.compare_exchange(s, w | 1, Relaxed, Relaxed) {
                     Ok(_) => return Some(w >> COUNT_BITS),
                     Err(seen) => {
