@@ -15,10 +15,19 @@
 //!   only read, and each thread counts on its own counter line, so two
 //!   threads should cost about what one does.
 //!
-//! The logger drains into a null sink (a ring of 64 MiB, so that the
+//! * `layer/…`: `tracing::warn!` through `NowaitLayer`:
+//!   `unlimited` (a layer without `with_limits`, the baseline),
+//!   `limits, site unlimited` (a layer with limits, at a call site no
+//!   directive matches: the table lookup, then the logged call), and
+//!   `limited, suppressed` (over its site's limit, `1/1h`: the table
+//!   lookup, the window check and one counter increment; no encoding).
+//!   `tracing`'s own dispatch runs in all three.
+//!
+//! The loggers drain into a null sink (a ring of 64 MiB, so that the
 //! logged calls rarely find it full; drops are counted and printed).
 //!
-//! Run: `cargo bench -p nowait-benches --bench ratelimit`.
+//! Run: `cargo bench -p nowait-benches --bench ratelimit` (the layer's
+//! cases alone: `... --bench ratelimit -- layer/`).
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -93,5 +102,45 @@ fn calls(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, calls);
+fn layer_calls(c: &mut Criterion) {
+    use tracing_subscriber::prelude::*;
+
+    let (logger, _guard) = Builder::new()
+        .capacity(64 << 20)
+        .sink(Sink::writer(std::io::sink()))
+        .build()
+        .unwrap();
+    let plain = tracing_subscriber::registry().with(nowait::NowaitLayer::new(logger.clone()));
+    let limited = tracing_subscriber::registry().with(
+        nowait::NowaitLayer::new(logger.clone())
+            .with_limits("bench::limited=1/1h")
+            .unwrap(),
+    );
+
+    let mut group = c.benchmark_group("layer");
+    tracing::subscriber::with_default(plain, || {
+        group.bench_function("unlimited", |b| {
+            b.iter(|| tracing::warn!(target: "bench::unlimited", n = black_box(200u64), "GET /index.html"))
+        });
+    });
+    tracing::subscriber::with_default(limited, || {
+        group.bench_function("limits, site unlimited", |b| {
+            b.iter(|| tracing::warn!(target: "bench::unlimited", n = black_box(200u64), "GET /index.html"))
+        });
+        group.bench_function("limited, suppressed", |b| {
+            b.iter(|| tracing::warn!(target: "bench::limited", n = black_box(200u64), "GET /index.html"))
+        });
+    });
+    group.finish();
+
+    logger.flush().unwrap();
+    let stats = logger.stats();
+    eprintln!(
+        "layer: suppressed {} (rate limit); dropped: {}",
+        stats.suppressed_rate_limit,
+        stats.dropped()
+    );
+}
+
+criterion_group!(benches, calls, layer_calls);
 criterion_main!(benches);

@@ -125,8 +125,8 @@ const fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
 /// carries a `sample_rate` field (N), for consumers that re-weight; the
 /// draws are per thread and seeded with
 /// [`set_sample_seed`](crate::set_sample_seed). A limit admits at most N
-/// calls per window, one more where threads' clocks disagree at the
-/// window's turn.
+/// calls per window, whatever the number of threads; a call that read the
+/// clock just before a window's turn counts in the new window.
 ///
 /// # Examples
 ///

@@ -1,15 +1,15 @@
 //! The synchronisation primitives nowait uses, swapped for loom's under
-//! `cfg(loom)` so that the loom models (`ring/loom_models.rs`) check the
-//! real code.
+//! `cfg(loom)` so that the loom models (`ring/loom_models.rs`,
+//! `limit/loom_models.rs`) check the real code.
 //!
 //! The ring's storage (`ring/region.rs`) is the only other place where a
 //! loom build differs: loom's atomics and cells stand in there for the
 //! bytes of the region, which loom cannot see.
 
 #[cfg(loom)]
-pub(crate) use loom::sync::atomic::{AtomicU64, AtomicU8};
+pub(crate) use loom::sync::atomic::{AtomicBool, AtomicU64, AtomicU8};
 #[cfg(not(loom))]
-pub(crate) use std::sync::atomic::{AtomicU64, AtomicU8};
+pub(crate) use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8};
 
 /// Loom's cell and the pointers that track an access to it, for the
 /// ring's region.
@@ -18,21 +18,23 @@ pub(crate) use loom::cell::{ConstPtr, MutPtr, UnsafeCell};
 
 pub(crate) use std::sync::atomic::Ordering;
 
-/// Threads and shared ownership for the ring's tests and loom models.
+/// Threads, shared ownership and a lock for the tests and loom models.
 #[cfg(all(test, loom))]
-pub(crate) use loom::{sync::Arc, thread};
+pub(crate) use loom::{
+    sync::{Arc, Mutex},
+    thread,
+};
 #[cfg(all(test, not(loom)))]
 pub(crate) use std::{sync::Arc, thread};
 
 /// Atomics no loom model needs to see, std's in every build: a value only
 /// one thread touches at a time (the consumer's own position in a deferred
-/// ring), a count kept across a model's executions, or a `static` of a
-/// call site (a rate limit's window and counters), which loom's atomics
-/// cannot initialise.
+/// ring), a count kept across a model's executions, or a process-wide
+/// `static` (the sampling seed), which loom's atomics cannot initialise.
 pub(crate) mod untracked {
     #[cfg(all(loom, test))]
     pub(crate) use std::sync::atomic::AtomicUsize;
-    pub(crate) use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64};
+    pub(crate) use std::sync::atomic::{AtomicU32, AtomicU64};
 }
 
 /// Keeps a ring's mapped memory alive for as long as anything holds it.

@@ -1,4 +1,4 @@
-//! Loom models of the ring. Run with `bash ci/loom.sh`
+//! Loom models of the ring. Run with `bash ci/loom.sh ring`
 //! (`RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p nowait-core
 //! --release --lib ring::loom_models`).
 //!

@@ -11,7 +11,7 @@ pub(super) const REPORT_EVERY: Duration = Duration::from_secs(1);
 /// A count of losses not yet reported in the output, with the window in
 /// which they happened (as observed by the writer, to its wake-up interval).
 #[derive(Debug, Default)]
-pub(super) struct Loss {
+pub(crate) struct Loss {
     seen: u64,
     reported: u64,
     first: Option<SystemTime>,
@@ -22,7 +22,7 @@ pub(super) struct Loss {
 impl Loss {
     /// A loss whose counter already stands at `total`, none of it to
     /// report.
-    pub(super) fn already_reported(total: u64) -> Loss {
+    pub(crate) fn already_reported(total: u64) -> Loss {
         Loss {
             seen: total,
             reported: total,
@@ -31,7 +31,7 @@ impl Loss {
     }
 
     /// Takes in the current value of a monotonic counter.
-    pub(super) fn observe(&mut self, total: u64, now: SystemTime) {
+    pub(crate) fn observe(&mut self, total: u64, now: SystemTime) {
         self.grew = total > self.seen;
         if self.grew {
             self.seen = total;
@@ -42,7 +42,7 @@ impl Loss {
 
     /// The loss to report now, if any: once it stopped growing, or every
     /// [`REPORT_EVERY`] while it grows, or at once if `force`.
-    pub(super) fn take(
+    pub(crate) fn take(
         &mut self,
         now: SystemTime,
         force: bool,

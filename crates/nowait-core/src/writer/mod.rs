@@ -30,7 +30,7 @@
 mod backtrace;
 mod finish;
 mod lanes;
-mod loss;
+pub(crate) mod loss;
 mod sink_state;
 mod start;
 

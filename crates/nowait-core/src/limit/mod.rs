@@ -11,24 +11,36 @@
 //! `window` packs the window's number (the monotonic clock in
 //! nanoseconds divided by the period, the low 40 bits of it, in the high
 //! bits) and the records admitted in it (the low [`COUNT_BITS`] bits).
+//! Window numbers compare modulo 2^40: `d`, the calling thread's window
+//! minus the word's, is signed.
 //!
 //! 1. Read the clock, compute the window number `w`, load the word.
-//! 2. If `w` is later than the word's window (or the word is still 0):
+//! 2. If the word is still 0 or `d > 0` (a later window):
 //!    compare-exchange it to `(w, 1)`; the winner is admitted, a loser
 //!    goes back to step 2 with the word it saw. This is the only
 //!    compare-exchange, once per period.
-//! 3. If the word's count reached the limit: suppressed (a load, no
+//! 3. If `d < -1` (the word is more than one window ahead): read the
+//!    clock again and go back to step 2 with the new `w`; if it is still
+//!    so, the clock went back (the wall clock, which times windows until
+//!    the tick clock is calibrated and under Miri, was set back), or the
+//!    site was idle for 2^39 windows and the numbers wrapped; the thread
+//!    opens its window as in step 2. A thread that read the clock just
+//!    before the turn (`d == -1`) counts in the word's window.
+//! 4. If the word's count reached the limit: suppressed (a load, no
 //!    store on the window's line).
-//! 4. Else `fetch_add(1)`: admitted if the count it returned was below
-//!    the limit. The window can only have moved forward meanwhile, so the
+//! 5. Else `fetch_add(1)`: admitted if the count it returned was below
+//!    the limit. The window can only have been replaced meanwhile, so the
 //!    increment counts in whatever window holds it.
 //!
-//! Invariant: at most `per` calls are admitted per window, plus the
-//! window's opener when threads' clocks disagree by less than a period
-//! (the opener of a window already full for a thread a little behind).
-//! The count never overflows into the window bits: it is incremented only
-//! after a load saw it below `per` (`per < 2^23`), so it stays below
-//! `per` plus the number of threads.
+//! Invariant: while the word holds a window, at most `per` calls are
+//! admitted in it, its opener included: the opener sets the count to 1
+//! and every other admitted call moved it from a distinct value below
+//! `per`. The word's window only moves forward, except in step 3's
+//! clock change, which may admit up to `per` more. The count never
+//! overflows into the window bits: it is incremented only after a load
+//! saw it below `per` (`per < 2^23`), so it stays below `per` plus the
+//! number of threads. The loom models (`limit/loom_models.rs`) check
+//! both, and that every call is either admitted or counted.
 //!
 //! # Sampling
 //!
@@ -52,8 +64,9 @@
 //! stops, on every flush and at shutdown), and [`Stats`](crate::Stats)
 //! sums them when asked.
 
-use crate::sync::untracked::{AtomicBool, AtomicU32, AtomicU64};
+use crate::sync::untracked::{AtomicU32, AtomicU64 as StaticU64};
 use crate::sync::Ordering::Relaxed;
+use crate::sync::{AtomicBool, AtomicU64};
 use std::cell::Cell;
 use std::fmt::Write as _;
 use std::time::SystemTime;
@@ -90,7 +103,8 @@ pub struct SiteLimit {
     file: &'static str,
     line: u32,
     /// Whether the site was handed to a logger's writer thread (set once,
-    /// before the first suppressed count).
+    /// by the thread that hands it over; the writer reports the counts
+    /// made before too, since it starts a new site from 0).
     watched: AtomicBool,
     /// Rate rule: window number and admitted count (module docs).
     window: CachePadded<AtomicU64>,
@@ -98,32 +112,48 @@ pub struct SiteLimit {
     suppressed: [CachePadded<AtomicU64>; STRIPES],
 }
 
+/// A function that is `const` outside loom models (loom's atomics have no
+/// `const` constructor, and a model builds its sites at run time).
+macro_rules! const_unless_loom {
+    ($(#[$m:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
+        #[cfg(not(loom))]
+        $(#[$m])* $vis const fn $name($($arg: $ty),*) -> $ret $body
+        #[cfg(loom)]
+        $(#[$m])* $vis fn $name($($arg: $ty),*) -> $ret $body
+    };
+}
+
 impl SiteLimit {
-    /// At most `per` records every `period_ns` nanoseconds.
-    ///
-    /// # Panics
-    ///
-    /// If `per` is 0 or above 2^23, or `period_ns` is 0: in a `static`,
-    /// at compile time.
-    pub const fn rate(per: u32, period_ns: u64, file: &'static str, line: u32) -> SiteLimit {
-        assert!(
-            per > 0 && per <= MAX_PER,
-            "a rate limit keeps 1 to 8388608 records per period"
-        );
-        assert!(period_ns > 0, "a rate limit's period must not be 0");
-        SiteLimit::new(Rule::Rate { per, period_ns }, file, line)
+    const_unless_loom! {
+        /// At most `per` records every `period_ns` nanoseconds.
+        ///
+        /// # Panics
+        ///
+        /// If `per` is 0 or above 2^23, or `period_ns` is 0: in a `static`,
+        /// at compile time.
+        pub fn rate(per: u32, period_ns: u64, file: &'static str, line: u32) -> SiteLimit {
+            assert!(
+                per > 0 && per <= MAX_PER,
+                "a rate limit keeps 1 to 8388608 records per period"
+            );
+            assert!(period_ns > 0, "a rate limit's period must not be 0");
+            SiteLimit::new(Rule::Rate { per, period_ns }, file, line)
+        }
     }
 
-    /// One call in `one_in` kept, at random.
-    ///
-    /// # Panics
-    ///
-    /// If `one_in` is 0: in a `static`, at compile time.
-    pub const fn sample(one_in: u32, file: &'static str, line: u32) -> SiteLimit {
-        assert!(one_in > 0, "sampling keeps 1 in N calls, N at least 1");
-        SiteLimit::new(Rule::Sample { one_in }, file, line)
+    const_unless_loom! {
+        /// One call in `one_in` kept, at random.
+        ///
+        /// # Panics
+        ///
+        /// If `one_in` is 0: in a `static`, at compile time.
+        pub fn sample(one_in: u32, file: &'static str, line: u32) -> SiteLimit {
+            assert!(one_in > 0, "sampling keeps 1 in N calls, N at least 1");
+            SiteLimit::new(Rule::Sample { one_in }, file, line)
+        }
     }
 
+    #[cfg(not(loom))]
     const fn new(rule: Rule, file: &'static str, line: u32) -> SiteLimit {
         SiteLimit {
             rule,
@@ -135,21 +165,29 @@ impl SiteLimit {
         }
     }
 
+    #[cfg(loom)]
+    fn new(rule: Rule, file: &'static str, line: u32) -> SiteLimit {
+        SiteLimit {
+            rule,
+            file,
+            line,
+            watched: AtomicBool::new(false),
+            window: CachePadded::new(AtomicU64::new(0)),
+            suppressed: std::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))),
+        }
+    }
+
     /// Whether this call may log; a `false` is counted, and the site is
     /// handed to the global logger the first time.
     #[inline]
     pub fn admit(&'static self) -> bool {
-        let admitted = match self.rule {
-            Rule::Rate { per, period_ns } => self.admit_rate(per, period_ns),
-            Rule::Sample { one_in } => draw(one_in),
-        };
+        let admitted = self.check(crate::clock::mono_nanos);
         if !admitted {
-            if !self.watched.load(Relaxed) {
+            self.suppress(|site| {
                 if let Some(logger) = crate::global() {
-                    self.watch(logger);
+                    site.watch(logger);
                 }
-            }
-            self.count_suppressed();
+            });
         }
         admitted
     }
@@ -158,39 +196,71 @@ impl SiteLimit {
     /// by its logger (the `tracing` layer's).
     #[inline]
     pub fn admit_watched(&'static self) -> bool {
-        let admitted = match self.rule {
-            Rule::Rate { per, period_ns } => self.admit_rate(per, period_ns),
-            Rule::Sample { one_in } => draw(one_in),
-        };
+        let admitted = self.check(crate::clock::mono_nanos);
         if !admitted {
             self.count_suppressed();
         }
         admitted
     }
 
+    /// The rule's verdict, `now` reading the monotonic clock.
     #[inline]
-    fn admit_rate(&self, per: u32, period_ns: u64) -> bool {
-        let w = (crate::clock::mono_nanos() / period_ns) << COUNT_BITS;
+    fn check(&self, now: impl Fn() -> u64) -> bool {
+        match self.rule {
+            Rule::Rate { per, period_ns } => self.admit_rate(now, per, period_ns).is_some(),
+            Rule::Sample { one_in } => draw(one_in),
+        }
+    }
+
+    /// The rate rule (module docs, steps 1 to 5): `Some(window)`, the
+    /// number of the window the call was admitted in, or `None`.
+    #[inline]
+    fn admit_rate(&self, now: impl Fn() -> u64, per: u32, period_ns: u64) -> Option<u64> {
+        let window_of = |ns: u64| (ns / period_ns) << COUNT_BITS;
+        // Step 1.
+        let mut w = window_of(now());
         let mut s = self.window.load(Relaxed);
+        let mut read_again = false;
         loop {
-            // Step 2: a later window (compared modulo 2^40), or none yet.
-            if s == 0 || (w.wrapping_sub(s & !COUNT_MASK) as i64) > 0 {
+            // Windows from the word's to `w`, modulo 2^40 (exact: both
+            // are multiples of 2^COUNT_BITS).
+            let d = (w.wrapping_sub(s & !COUNT_MASK) as i64) >> COUNT_BITS;
+            // Step 3.
+            if d < -1 && !read_again {
+                read_again = true;
+                w = window_of(now());
+                continue;
+            }
+            // Step 2: a later window, or (step 3) a clock that went back;
+            // `d` in -1..=0 is the word's window.
+            if s == 0 || !(-1..=0).contains(&d) {
                 match self.window.compare_exchange(s, w | 1, Relaxed, Relaxed) {
-                    Ok(_) => return true,
+                    Ok(_) => return Some(w >> COUNT_BITS),
                     Err(seen) => {
                         s = seen;
                         continue;
                     }
                 }
             }
-            // Step 3.
-            if s & COUNT_MASK >= u64::from(per) {
-                return false;
-            }
             // Step 4.
+            if s & COUNT_MASK >= u64::from(per) {
+                return None;
+            }
+            // Step 5.
             let prev = self.window.fetch_add(1, Relaxed);
-            return prev & COUNT_MASK < u64::from(per);
+            return (prev & COUNT_MASK < u64::from(per)).then_some(prev >> COUNT_BITS);
         }
+    }
+
+    /// Counts a suppressed call; first offers the site to `hand_off`
+    /// unless it was handed over already (`hand_off` may decline: without
+    /// a logger, a later suppressed call offers it again).
+    #[inline]
+    fn suppress(&'static self, hand_off: impl FnOnce(&'static SiteLimit)) {
+        if !self.watched.load(Relaxed) {
+            hand_off(self);
+        }
+        self.count_suppressed();
     }
 
     #[inline]
@@ -203,10 +273,15 @@ impl SiteLimit {
     /// first logger).
     #[cold]
     pub fn watch(&'static self, logger: &Logger) {
-        if self.watched.swap(true, Relaxed) {
-            return;
+        self.hand_off(|site| logger.watch_limit(site));
+    }
+
+    /// Gives the site to `to`, unless it was given before: once per site,
+    /// however many threads race here.
+    fn hand_off(&'static self, to: impl FnOnce(&'static SiteLimit)) {
+        if !self.watched.swap(true, Relaxed) {
+            to(self);
         }
-        logger.watch_limit(self);
     }
 
     /// `Some(n)` for a site that keeps one call in `n`: what a kept record
@@ -353,11 +428,11 @@ const fn parse_period(s: &str) -> Option<u64> {
 
 /// The seed of every thread's generator, and how many times it was set
 /// (a thread reseeds when it sees a new generation).
-static SEED: AtomicU64 = AtomicU64::new(0x2545_F491_4F6C_DD1D);
+static SEED: StaticU64 = StaticU64::new(0x2545_F491_4F6C_DD1D);
 static SEED_GENERATION: AtomicU32 = AtomicU32::new(0);
 /// Threads that drew since the seed was last set (each gets its own
 /// stream).
-static DRAWERS: AtomicU64 = AtomicU64::new(0);
+static DRAWERS: StaticU64 = StaticU64::new(0);
 /// Threads that counted a suppression (their stripe).
 static STRIPE_NEXT: AtomicU32 = AtomicU32::new(0);
 
@@ -440,7 +515,10 @@ fn stripe() -> usize {
         .unwrap_or(0)
 }
 
-#[cfg(test)]
+#[cfg(all(loom, test))]
+mod loom_models;
+
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 
@@ -488,6 +566,99 @@ mod tests {
         assert!(L.admit_watched());
         std::thread::sleep(std::time::Duration::from_millis(45));
         assert!(L.admit_watched());
+    }
+
+    const SEC: u64 = 1_000_000_000;
+
+    #[test]
+    fn a_rate_admits_exactly_per_while_the_word_holds_a_window() {
+        let l = SiteLimit::rate(2, SEC, "f", 1);
+        let at = |t: u64| l.admit_rate(|| t, 2, SEC);
+        assert_eq!(at(5 * SEC), Some(5));
+        assert_eq!(at(5 * SEC + 1), Some(5));
+        assert_eq!(at(5 * SEC + 2), None);
+        // The count stays saturated: no increment once a load saw it full.
+        assert_eq!(l.window.load(Relaxed) & COUNT_MASK, 2);
+        assert_eq!(at(6 * SEC), Some(6));
+    }
+
+    #[test]
+    fn threads_in_one_window_admit_exactly_per_and_count_the_rest() {
+        // Twice as many threads as counter stripes: they share stripes.
+        const THREADS: u64 = 2 * STRIPES as u64;
+        const CALLS: u64 = if cfg!(miri) { 10 } else { 20_000 };
+        let l = SiteLimit::rate(7, SEC, "f", 1);
+        let start = std::sync::Barrier::new(THREADS as usize);
+        let admitted: u64 = std::thread::scope(|s| {
+            let threads: Vec<_> = (0..THREADS)
+                .map(|_| {
+                    s.spawn(|| {
+                        start.wait();
+                        (0..CALLS)
+                            .filter(|_| {
+                                let admitted = l.admit_rate(|| 3 * SEC, 7, SEC).is_some();
+                                if !admitted {
+                                    l.count_suppressed();
+                                }
+                                admitted
+                            })
+                            .count() as u64
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|t| t.join().unwrap()).sum()
+        });
+        assert_eq!(admitted, 7);
+        assert_eq!(l.suppressed(), THREADS * CALLS - 7);
+    }
+
+    #[test]
+    fn a_call_that_read_the_clock_just_before_the_turn_counts_in_the_new_window() {
+        let l = SiteLimit::rate(1, SEC, "f", 1);
+        assert_eq!(l.admit_rate(|| 2 * SEC, 1, SEC), Some(2));
+        assert_eq!(l.admit_rate(|| 2 * SEC - 1, 1, SEC), None);
+    }
+
+    #[test]
+    fn a_clock_that_went_back_opens_a_new_window() {
+        // The wall clock before calibration, then the tick clock (whose
+        // origin is the machine's boot): a site that filled a window must
+        // not wait decades for the tick clock to reach it.
+        let l = SiteLimit::rate(1, SEC, "f", 1);
+        let wall = 1_790_000_000 * SEC;
+        assert_eq!(l.admit_rate(|| wall, 1, SEC), Some(1_790_000_000));
+        assert_eq!(l.admit_rate(|| wall, 1, SEC), None);
+        assert_eq!(l.admit_rate(|| 86_400 * SEC, 1, SEC), Some(86_400));
+        assert_eq!(l.admit_rate(|| 86_400 * SEC, 1, SEC), None);
+        assert_eq!(l.admit_rate(|| 86_401 * SEC, 1, SEC), Some(86_401));
+    }
+
+    #[test]
+    fn a_stale_clock_reading_is_read_again_before_it_opens_a_window() {
+        let l = SiteLimit::rate(1, SEC, "f", 1);
+        assert_eq!(l.admit_rate(|| 10 * SEC, 1, SEC), Some(10));
+        // A thread that read 7s, stalled, and reads 10.5s the second time.
+        let reads = Cell::new(0);
+        let now = || {
+            reads.set(reads.get() + 1);
+            if reads.get() == 1 {
+                7 * SEC
+            } else {
+                10 * SEC + SEC / 2
+            }
+        };
+        assert_eq!(l.admit_rate(now, 1, SEC), None);
+        assert_eq!(reads.get(), 2);
+    }
+
+    #[test]
+    fn a_site_idle_for_half_the_window_numbers_opens_a_new_window() {
+        // Window numbers compare modulo 2^40: after 2^39 idle windows the
+        // word's window looks ahead of the clock's.
+        let l = SiteLimit::rate(1, 1_000, "f", 1);
+        assert_eq!(l.admit_rate(|| 5_000, 1, 1_000), Some(5));
+        let later = (5 + (1 << 39) + 7) * 1_000;
+        assert!(l.admit_rate(|| later, 1, 1_000).is_some());
     }
 
     #[test]
