@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::event::{
     header_size, register_callsite, size, with_event_buf, Callsite, EventBuf, FieldName, SiteKey,
+    TraceContext,
 };
 use crate::ring::Payload;
 use crate::{kind, Level, Logger, PushError};
@@ -46,6 +47,31 @@ pub mod fuzz {
     pub use crate::__fuzz::{durable_recover, filter_parse, format_event, rolling_names};
     #[cfg(feature = "otlp")]
     pub use crate::__fuzz::{otlp_env, otlp_response};
+}
+
+/// Where the macros find the OpenTelemetry span they are called in: a
+/// front end that knows it (the `tracing` layer with its `opentelemetry`
+/// feature: the span it tracks on this thread) installs it once.
+static TRACE_SOURCE: std::sync::OnceLock<fn() -> Option<TraceContext>> = std::sync::OnceLock::new();
+
+/// Installs the function the macros ask for the trace context of the span
+/// they are called in; the first one stays. Returns whether this one was
+/// installed. It must never panic, nor block, and must answer from state of
+/// the calling thread's own (a macro may run in a thread-local destructor).
+pub fn set_trace_source(source: fn() -> Option<TraceContext>) -> bool {
+    TRACE_SOURCE.set(source).is_ok()
+}
+
+/// Whether `logger` is the global logger, the one the macros log to.
+pub fn is_global(logger: &Logger) -> bool {
+    crate::global().is_some_and(|g| std::sync::Arc::ptr_eq(&g.shared, &logger.shared))
+}
+
+/// The trace context of the span a macro is called in, if a front end
+/// installed a source: one load and a branch without one.
+#[inline]
+fn current_trace() -> Option<TraceContext> {
+    TRACE_SOURCE.get().and_then(|source| source())
 }
 
 /// Pushes an encoded event ([`kind::EVENT`]) like
@@ -141,19 +167,27 @@ pub fn emit(
     if !site.registered.load(Ordering::Acquire) {
         site.register();
     }
+    let trace = current_trace();
     if plain {
         let thread = logger.records_thread().then(crate::event::thread_number);
         let event = Direct {
-            len: header_size(thread.is_some()) + size(),
+            len: header_size(thread.is_some(), trace.is_some()) + size(),
             time: crate::clock::now(),
             site: SiteKey::of(site),
             thread,
+            trace,
             write,
         };
         if event.len <= logger.max_record_len() {
             let _ = logger.push_payload(site.level, kind::EVENT, &event);
         } else {
-            push_cut(logger, site.level, &event, event.thread.is_some());
+            push_cut(
+                logger,
+                site.level,
+                &event,
+                event.thread.is_some(),
+                trace.is_some(),
+            );
         }
         // A call site whose values are all plain never reaches the general
         // encoder below: `plain` is a constant there, so `encode` is not
@@ -164,6 +198,9 @@ pub fn emit(
         buf.begin(SiteKey::of(site));
         if logger.records_thread() {
             buf.thread();
+        }
+        if let Some(cx) = trace {
+            buf.trace_context(cx);
         }
         if encode(buf).is_err() {
             logger.discarded();
@@ -178,9 +215,9 @@ pub fn emit(
 /// that call sites share it.
 #[cold]
 #[inline(never)]
-fn push_cut(logger: &crate::Logger, level: Level, event: &dyn Payload, thread: bool) {
+fn push_cut(logger: &crate::Logger, level: Level, event: &dyn Payload, thread: bool, trace: bool) {
     with_event_buf(|buf| {
-        buf.load_encoded(event, thread);
+        buf.load_encoded(event, thread, trace);
         let _ = logger.push_event(level, buf);
     });
 }
@@ -192,6 +229,7 @@ struct Direct<W> {
     time: u64,
     site: SiteKey,
     thread: Option<u32>,
+    trace: Option<TraceContext>,
     /// Writes the items after the header.
     write: W,
 }
@@ -205,7 +243,7 @@ impl<W: Fn(&mut Cursor<'_>)> Payload for Direct<W> {
     #[inline]
     fn write_to(&self, dst: &mut [u8]) {
         let mut cursor = Cursor::new(dst);
-        cursor.header(self.time, self.site, self.thread);
+        cursor.header(self.time, self.site, self.thread, self.trace.as_ref());
         (self.write)(&mut cursor);
         debug_assert!(
             cursor.is_done(),

@@ -171,14 +171,19 @@ impl EventBuf {
     /// is time, call site and, with `thread`, the thread item (the macros'
     /// direct encoding, when the event is too large for a record and must
     /// be cut here first).
-    pub(crate) fn load_encoded(&mut self, payload: &dyn crate::ring::Payload, thread: bool) {
+    pub(crate) fn load_encoded(
+        &mut self,
+        payload: &dyn crate::ring::Payload,
+        thread: bool,
+        trace: bool,
+    ) {
         self.bytes.clear();
         self.bytes.resize(payload.payload_len(), 0);
         payload.write_to(&mut self.bytes);
         self.span_len_at = None;
-        self.head = super::header_size(thread);
+        self.head = super::header_size(thread, trace);
         self.thread = thread;
-        self.trace = false;
+        self.trace = trace;
     }
 
     /// Starts an event without a registered call site: its target travels in
