@@ -53,13 +53,19 @@ pub mod fuzz {
 /// front end that knows it (the `tracing` layer with its `opentelemetry`
 /// feature: the span it tracks on this thread) installs it once.
 static TRACE_SOURCE: std::sync::OnceLock<fn() -> Option<TraceContext>> = std::sync::OnceLock::new();
+/// Whether [`TRACE_SOURCE`] is set: the macros' one load and branch when
+/// it is not.
+static HAS_TRACE_SOURCE: AtomicBool = AtomicBool::new(false);
 
 /// Installs the function the macros ask for the trace context of the span
 /// they are called in; the first one stays. Returns whether this one was
-/// installed. It must never panic, nor block, and must answer from state of
-/// the calling thread's own (a macro may run in a thread-local destructor).
+/// installed. It must not panic nor block, and must answer from the
+/// calling thread's own state (a macro may run in a thread-local
+/// destructor).
 pub fn set_trace_source(source: fn() -> Option<TraceContext>) -> bool {
-    TRACE_SOURCE.set(source).is_ok()
+    let set = TRACE_SOURCE.set(source).is_ok();
+    HAS_TRACE_SOURCE.store(true, Ordering::Release);
+    set
 }
 
 /// Whether `logger` is the global logger, the one the macros log to.
@@ -67,9 +73,10 @@ pub fn is_global(logger: &Logger) -> bool {
     crate::global().is_some_and(|g| std::sync::Arc::ptr_eq(&g.shared, &logger.shared))
 }
 
-/// The trace context of the span a macro is called in, if a front end
-/// installed a source: one load and a branch without one.
-#[inline]
+/// The trace context of the span a macro is called in, from the installed
+/// source.
+#[cold]
+#[inline(never)]
 fn current_trace() -> Option<TraceContext> {
     TRACE_SOURCE.get().and_then(|source| source())
 }
@@ -167,27 +174,28 @@ pub fn emit(
     if !site.registered.load(Ordering::Acquire) {
         site.register();
     }
-    let trace = current_trace();
+    let trace = if HAS_TRACE_SOURCE.load(Ordering::Relaxed) {
+        current_trace()
+    } else {
+        None
+    };
     if plain {
         let thread = logger.records_thread().then(crate::event::thread_number);
         let event = Direct {
-            len: header_size(thread.is_some(), trace.is_some()) + size(),
+            len: header_size(thread.is_some()) + size(),
             time: crate::clock::now(),
             site: SiteKey::of(site),
             thread,
-            trace,
             write,
         };
-        if event.len <= logger.max_record_len() {
+        if let Some(cx) = trace {
+            // In a span a tracer knows: the event goes through the
+            // thread's buffer, which puts the trace item in.
+            push_traced(logger, site.level, &event, event.thread.is_some(), cx);
+        } else if event.len <= logger.max_record_len() {
             let _ = logger.push_payload(site.level, kind::EVENT, &event);
         } else {
-            push_cut(
-                logger,
-                site.level,
-                &event,
-                event.thread.is_some(),
-                trace.is_some(),
-            );
+            push_cut(logger, site.level, &event, event.thread.is_some());
         }
         // A call site whose values are all plain never reaches the general
         // encoder below: `plain` is a constant there, so `encode` is not
@@ -215,9 +223,27 @@ pub fn emit(
 /// that call sites share it.
 #[cold]
 #[inline(never)]
-fn push_cut(logger: &crate::Logger, level: Level, event: &dyn Payload, thread: bool, trace: bool) {
+fn push_cut(logger: &crate::Logger, level: Level, event: &dyn Payload, thread: bool) {
     with_event_buf(|buf| {
-        buf.load_encoded(event, thread, trace);
+        buf.load_encoded(event, thread);
+        let _ = logger.push_event(level, buf);
+    });
+}
+
+/// A plain event with a trace context: written into the thread's buffer,
+/// the trace item put into its header, then pushed (cut if too large).
+#[cold]
+#[inline(never)]
+fn push_traced(
+    logger: &crate::Logger,
+    level: Level,
+    event: &dyn Payload,
+    thread: bool,
+    cx: TraceContext,
+) {
+    with_event_buf(|buf| {
+        buf.load_encoded(event, thread);
+        buf.insert_trace_context(cx);
         let _ = logger.push_event(level, buf);
     });
 }
@@ -229,7 +255,6 @@ struct Direct<W> {
     time: u64,
     site: SiteKey,
     thread: Option<u32>,
-    trace: Option<TraceContext>,
     /// Writes the items after the header.
     write: W,
 }
@@ -243,7 +268,7 @@ impl<W: Fn(&mut Cursor<'_>)> Payload for Direct<W> {
     #[inline]
     fn write_to(&self, dst: &mut [u8]) {
         let mut cursor = Cursor::new(dst);
-        cursor.header(self.time, self.site, self.thread, self.trace.as_ref());
+        cursor.header(self.time, self.site, self.thread);
         (self.write)(&mut cursor);
         debug_assert!(
             cursor.is_done(),

@@ -7,15 +7,13 @@
 //! that many bytes, then writes them with a [`Cursor`]. This skips the
 //! thread-local buffer, its capacity checks and the copy into the ring.
 
-use super::{
-    SiteKey, TraceContext, ITEM_THREAD, T_ARGS, T_BOOL, T_CHAR, T_F64, T_I64, T_STR, T_U64,
-};
+use super::{SiteKey, ITEM_THREAD, T_ARGS, T_BOOL, T_CHAR, T_F64, T_I64, T_STR, T_U64};
 
 /// Bytes of an event's header: time, call site and, when asked for, the
-/// thread item and the trace item.
+/// thread item.
 #[inline]
-pub(crate) fn header_size(thread: bool, trace: bool) -> usize {
-    super::HEADER + if thread { 5 } else { 0 } + if trace { TraceContext::ENCODED_LEN } else { 0 }
+pub(crate) fn header_size(thread: bool) -> usize {
+    super::HEADER + if thread { 5 } else { 0 }
 }
 
 /// Sizes of the encoded values (tag included, field name not).
@@ -88,15 +86,9 @@ impl<'a> Cursor<'a> {
         self.put(&b);
     }
 
-    /// Time, call site, the optional thread number and trace context.
+    /// Time, call site and the optional thread number.
     #[inline(always)]
-    pub(crate) fn header(
-        &mut self,
-        time: u64,
-        site: SiteKey,
-        thread: Option<u32>,
-        trace: Option<&TraceContext>,
-    ) {
+    pub(crate) fn header(&mut self, time: u64, site: SiteKey, thread: Option<u32>) {
         let mut b = [0u8; 16];
         b[..8].copy_from_slice(&time.to_le_bytes());
         b[8..].copy_from_slice(&site.get().to_le_bytes());
@@ -105,9 +97,6 @@ impl<'a> Cursor<'a> {
             let mut t = [ITEM_THREAD, 0, 0, 0, 0];
             t[1..].copy_from_slice(&number.to_le_bytes());
             self.put(&t);
-        }
-        if let Some(cx) = trace {
-            self.put(&cx.encode());
         }
     }
 
@@ -197,7 +186,7 @@ mod tests {
             buf.str(FieldName::Index(6), "");
             let expected = buf.as_bytes().to_vec();
 
-            let len = header_size(thread, false)
+            let len = header_size(thread)
                 + size::ARGS
                 + size::u64(u64::MAX)
                 + size::i64(i64::MIN)
@@ -220,7 +209,6 @@ mod tests {
                 0x8000_0000_1234_5678,
                 site,
                 thread.then(crate::event::thread_number),
-                None,
             );
             c.args(6);
             c.u64(u64::MAX);
