@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::event::{
     header_size, register_callsite, size, with_event_buf, Callsite, EventBuf, FieldName, SiteKey,
+    TraceContext,
 };
 use crate::ring::Payload;
 use crate::{kind, Level, Logger, PushError};
@@ -46,6 +47,38 @@ pub mod fuzz {
     pub use crate::__fuzz::{durable_recover, filter_parse, format_event, rolling_names};
     #[cfg(feature = "otlp")]
     pub use crate::__fuzz::{otlp_env, otlp_response};
+}
+
+/// Where the macros find the OpenTelemetry span they are called in: a
+/// front end that knows it (the `tracing` layer with its `opentelemetry`
+/// feature: the span it tracks on this thread) installs it once.
+static TRACE_SOURCE: std::sync::OnceLock<fn() -> Option<TraceContext>> = std::sync::OnceLock::new();
+/// Whether [`TRACE_SOURCE`] is set: the macros' one load and branch when
+/// it is not.
+static HAS_TRACE_SOURCE: AtomicBool = AtomicBool::new(false);
+
+/// Installs the function the macros ask for the trace context of the span
+/// they are called in; the first one stays. Returns whether this one was
+/// installed. It must not panic nor block, and must answer from the
+/// calling thread's own state (a macro may run in a thread-local
+/// destructor).
+pub fn set_trace_source(source: fn() -> Option<TraceContext>) -> bool {
+    let set = TRACE_SOURCE.set(source).is_ok();
+    HAS_TRACE_SOURCE.store(true, Ordering::Release);
+    set
+}
+
+/// Whether `logger` is the global logger, the one the macros log to.
+pub fn is_global(logger: &Logger) -> bool {
+    crate::global().is_some_and(|g| std::sync::Arc::ptr_eq(&g.shared, &logger.shared))
+}
+
+/// The trace context of the span a macro is called in, from the installed
+/// source.
+#[cold]
+#[inline(never)]
+fn current_trace() -> Option<TraceContext> {
+    TRACE_SOURCE.get().and_then(|source| source())
 }
 
 /// Pushes an encoded event ([`kind::EVENT`]) like
@@ -141,6 +174,11 @@ pub fn emit(
     if !site.registered.load(Ordering::Acquire) {
         site.register();
     }
+    let trace = if HAS_TRACE_SOURCE.load(Ordering::Relaxed) {
+        current_trace()
+    } else {
+        None
+    };
     if plain {
         let thread = logger.records_thread().then(crate::event::thread_number);
         let event = Direct {
@@ -150,7 +188,11 @@ pub fn emit(
             thread,
             write,
         };
-        if event.len <= logger.max_record_len() {
+        if let Some(cx) = trace {
+            // In a span a tracer knows: the event goes through the
+            // thread's buffer, which puts the trace item in.
+            push_traced(logger, site.level, &event, event.thread.is_some(), cx);
+        } else if event.len <= logger.max_record_len() {
             let _ = logger.push_payload(site.level, kind::EVENT, &event);
         } else {
             push_cut(logger, site.level, &event, event.thread.is_some());
@@ -164,6 +206,9 @@ pub fn emit(
         buf.begin(SiteKey::of(site));
         if logger.records_thread() {
             buf.thread();
+        }
+        if let Some(cx) = trace {
+            buf.trace_context(cx);
         }
         if encode(buf).is_err() {
             logger.discarded();
@@ -181,6 +226,24 @@ pub fn emit(
 fn push_cut(logger: &crate::Logger, level: Level, event: &dyn Payload, thread: bool) {
     with_event_buf(|buf| {
         buf.load_encoded(event, thread);
+        let _ = logger.push_event(level, buf);
+    });
+}
+
+/// A plain event with a trace context: written into the thread's buffer,
+/// the trace item put into its header, then pushed (cut if too large).
+#[cold]
+#[inline(never)]
+fn push_traced(
+    logger: &crate::Logger,
+    level: Level,
+    event: &dyn Payload,
+    thread: bool,
+    cx: TraceContext,
+) {
+    with_event_buf(|buf| {
+        buf.load_encoded(event, thread);
+        buf.insert_trace_context(cx);
         let _ = logger.push_event(level, buf);
     });
 }

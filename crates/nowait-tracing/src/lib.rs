@@ -112,7 +112,17 @@
 //! Reading the context goes through `tracing-opentelemetry`'s
 //! `get_otel_context` (its span data is private to it): a registry
 //! lookup, an uncontended lock, and starting the OpenTelemetry span if it
-//! was not yet, as `tracing-opentelemetry`'s own `on_event` does.
+//! was not yet, as `tracing-opentelemetry`'s own `on_event` does. It is
+//! read once per `enter` of a span and kept for the events after it.
+//!
+//! nowait's own macros (`nowait::info!`, ...) get the same context, inside
+//! a span this layer tracks on the calling thread, when the layer pushes to
+//! the global logger ([`set_global`](nowait_core::set_global) before the
+//! layer joins its subscriber, as `nowait::init` does); the first such
+//! layer answers them. Outside any span that costs a thread-local read. A
+//! context attached with OpenTelemetry's own API alone (no `tracing` span)
+//! is not seen: its `Context::current()` cannot be asked from every place a
+//! macro may run (a thread-local destructor).
 //!
 #![cfg_attr(feature = "opentelemetry", doc = "```")]
 #![cfg_attr(not(feature = "opentelemetry"), doc = "```ignore")]
@@ -422,7 +432,8 @@ where
 
     #[cfg(feature = "opentelemetry")]
     fn on_register_dispatch(&self, subscriber: &tracing_core::Dispatch) {
-        self.otel.register(subscriber);
+        let for_macros = nowait_core::__private::is_global(&self.logger);
+        self.otel.register(subscriber, self.layer, for_macros);
     }
 
     fn on_layer(&mut self, _: &mut S) {

@@ -102,17 +102,25 @@ fn hex(bytes: &[u8]) -> String {
 /// What one thread logs: an event outside any span, then in a span, in
 /// a span nested in it, in the first again, one with the first as its
 /// explicit parent after it was exited, and in a second root span entered
-/// where the first was. Each event names the span it expects (`who` tells
-/// the threads apart).
+/// where the first was; nowait's own macros outside, in the nested span
+/// and in the first. Each event names the span it expects (`who` tells the
+/// threads apart).
 fn log_in_spans(who: &'static str) {
     tracing::info!(who, expect = "none", "outside");
+    nowait_core::info!(who = who, expect = "none", "a macro outside");
     let outer = tracing::info_span!("outer", who);
     {
         let _outer = outer.enter();
         tracing::info!(who, expect = "outer", "in outer");
         let inner = tracing::info_span!("inner", who);
-        inner.in_scope(|| tracing::info!(who, expect = "inner", "in inner"));
+        inner.in_scope(|| {
+            tracing::info!(who, expect = "inner", "in inner");
+            nowait_core::info!(who = who, expect = "inner", "a macro in inner");
+        });
         tracing::warn!(who, expect = "outer", "in outer again");
+        // The macros' general path (a value that is not plain) as well.
+        let n = std::num::Wrapping(7u8);
+        nowait_core::warn!(who = who, expect = "outer", n = ?n, "a macro in outer");
     }
     tracing::info!(parent: &outer, who, expect = "outer", "explicit parent");
     tracing::info!(who, expect = "none", "outside again");
@@ -141,6 +149,9 @@ fn every_record_carries_the_ids_of_the_span_it_was_logged_in() {
             .sink(Sink::writer(json.clone()).format(Json::new().without_time())),
     )
     .unwrap();
+    // The macros log to the global logger: the layer's, set before the
+    // layer joins the subscriber, as `nowait::init` does.
+    nowait_core::set_global(layer.logger().clone()).unwrap();
     let subscriber = tracing_subscriber::registry()
         .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")))
         .with(layer);
@@ -185,7 +196,7 @@ fn every_record_carries_the_ids_of_the_span_it_was_logged_in() {
     );
 
     let records = rx.records();
-    assert_eq!(records.len(), 14, "{records:#?}");
+    assert_eq!(records.len(), 20, "{records:#?}");
     let mut in_span = 0;
     for rec in &records {
         let who = word(rec, "who=str:'").trim_end_matches('\'');
@@ -200,12 +211,12 @@ fn every_record_carries_the_ids_of_the_span_it_was_logged_in() {
         assert_eq!((trace, span), (&want_trace[..], &want_span[..]), "{rec}");
         assert_eq!(flags, "1", "sampled: {rec}");
     }
-    assert_eq!(in_span, 10);
+    assert_eq!(in_span, 14);
 
     // The JSON sink: the same ids, as keys of their own.
     let text = json.take();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 14, "{text}");
+    assert_eq!(lines.len(), 20, "{text}");
     for line in lines {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         let who = v["fields"]["who"].as_str().unwrap();

@@ -171,6 +171,19 @@ impl EventBuf {
     /// is time, call site and, with `thread`, the thread item (the macros'
     /// direct encoding, when the event is too large for a record and must
     /// be cut here first).
+    /// Puts `cx`'s trace item at the end of the header of an event loaded
+    /// with [`load_encoded`](EventBuf::load_encoded) (the items after it
+    /// move); nothing if it has one.
+    pub(crate) fn insert_trace_context(&mut self, cx: TraceContext) {
+        if self.head == 0 || self.trace {
+            return;
+        }
+        let head = self.head;
+        self.bytes.splice(head..head, cx.encode());
+        self.head = head + TraceContext::ENCODED_LEN;
+        self.trace = true;
+    }
+
     pub(crate) fn load_encoded(&mut self, payload: &dyn crate::ring::Payload, thread: bool) {
         self.bytes.clear();
         self.bytes.resize(payload.payload_len(), 0);
