@@ -46,6 +46,15 @@ impl Counters {
         ] {
             c.store(0, Relaxed);
         }
+        // The limited call sites' counts so far are the parent's. A list
+        // whose lock a thread of the parent held at the fork stays as it
+        // is (no wait, no allocation here): its sites then count and
+        // report the parent's calls again.
+        if let Ok(list) = self.limits.try_lock() {
+            for site in list.iter() {
+                site.forget_before_fork();
+            }
+        }
     }
 }
 

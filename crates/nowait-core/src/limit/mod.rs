@@ -110,6 +110,9 @@ pub struct SiteLimit {
     window: CachePadded<AtomicU64>,
     /// Suppressed calls, per stripe of threads; monotonic.
     suppressed: [CachePadded<AtomicU64>; STRIPES],
+    /// In a forked child: the sum of `suppressed` at the fork, the
+    /// parent's to report (zero in the process that watched the site).
+    before_fork: AtomicU64,
 }
 
 /// A function that is `const` outside loom models (loom's atomics have no
@@ -162,6 +165,7 @@ impl SiteLimit {
             watched: AtomicBool::new(false),
             window: CachePadded::new(AtomicU64::new(0)),
             suppressed: [const { CachePadded::new(AtomicU64::new(0)) }; STRIPES],
+            before_fork: AtomicU64::new(0),
         }
     }
 
@@ -174,6 +178,7 @@ impl SiteLimit {
             watched: AtomicBool::new(false),
             window: CachePadded::new(AtomicU64::new(0)),
             suppressed: std::array::from_fn(|_| CachePadded::new(AtomicU64::new(0))),
+            before_fork: AtomicU64::new(0),
         }
     }
 
@@ -293,10 +298,21 @@ impl SiteLimit {
         }
     }
 
-    /// Calls suppressed so far (a sum of counters other threads may be
-    /// adding to: a lower bound of the count a moment later).
+    /// Calls this process suppressed so far (a sum of counters other
+    /// threads may be adding to: a lower bound of the count a moment
+    /// later). In a forked child, those since the fork.
     pub(crate) fn suppressed(&self) -> u64 {
+        self.total().saturating_sub(self.before_fork.load(Relaxed))
+    }
+
+    fn total(&self) -> u64 {
         self.suppressed.iter().map(|c| c.load(Relaxed)).sum()
+    }
+
+    /// In a forked child (`atfork` handler, single-threaded): what was
+    /// suppressed until now is the parent's to report and count.
+    pub(crate) fn forget_before_fork(&self) {
+        self.before_fork.store(self.total(), Relaxed);
     }
 
     pub(crate) fn reason(&self) -> Reason {

@@ -20,16 +20,6 @@ pub(crate) struct Loss {
 }
 
 impl Loss {
-    /// A loss whose counter already stands at `total`, none of it to
-    /// report.
-    pub(crate) fn already_reported(total: u64) -> Loss {
-        Loss {
-            seen: total,
-            reported: total,
-            ..Loss::default()
-        }
-    }
-
     /// Takes in the current value of a monotonic counter.
     pub(crate) fn observe(&mut self, total: u64, now: SystemTime) {
         self.grew = total > self.seen;

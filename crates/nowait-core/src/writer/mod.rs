@@ -180,13 +180,11 @@ impl Writer {
             crate::durable::DurableWriter::new(Arc::clone(file), files)
         });
         // Limited call sites are watched once the logger exists, so none
-        // is known yet, except in a forked child's new writer: what the
-        // parent's writer counted there is the parent's to report.
+        // is known yet, except in a forked child's new writer, whose sites
+        // count from the fork (`SiteLimit::forget_before_fork`): all of it
+        // is the child's to report.
         let limits = match shared.counters.lock_limits() {
-            Some(list) => list
-                .iter()
-                .map(|&site| (site, Loss::already_reported(site.suppressed())))
-                .collect(),
+            Some(list) => list.iter().map(|&site| (site, Loss::default())).collect(),
             None => Vec::new(),
         };
         Writer {
