@@ -253,6 +253,7 @@ mod hooks;
 mod level;
 mod limit;
 mod logger;
+mod loss;
 mod macros;
 #[cfg(feature = "metrics")]
 mod metrics;

@@ -20,8 +20,8 @@
 use std::time::SystemTime;
 
 use super::SiteLimit;
+use crate::loss::Loss;
 use crate::sync::{thread, Arc, Mutex};
-use crate::writer::loss::Loss;
 
 const PERIOD: u64 = 1_000;
 

@@ -58,7 +58,7 @@
 //! picked by the calling thread, so that threads hitting one limited site
 //! share no counter line while they are few. The counters are monotonic;
 //! the total is their sum. The first suppression hands the site to the
-//! logger ([`Counters::limits`](crate::stats::Counters)); the writer
+//! logger (its list of limited sites); the writer
 //! thread sums each site's counters every round and reports the growth
 //! as a notice (at least once a second while it grows, at once when it
 //! stops, on every flush and at shutdown), and [`Stats`](crate::Stats)

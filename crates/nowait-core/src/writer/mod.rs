@@ -30,7 +30,6 @@
 mod backtrace;
 mod finish;
 mod lanes;
-pub(crate) mod loss;
 mod sink_state;
 mod start;
 
@@ -41,7 +40,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use loss::{loss_message, Loss, RING_LOSSES, RING_REASONS};
+use crate::loss::{loss_message, Loss, RING_LOSSES, RING_REASONS};
 
 use crate::record::Record;
 use crate::shared::{consumer, state, FlushScope, Shared};
@@ -544,7 +543,7 @@ impl Writer {
     }
 
     /// Reports the calls that limited call sites suppressed, per site: at
-    /// least once a [`loss::REPORT_EVERY`] while a count grows, at once when
+    /// least once a [`REPORT_EVERY`](crate::loss::REPORT_EVERY) while a count grows, at once when
     /// it stops, and everything pending if `force` (a flush, the shutdown).
     fn report_suppressed(&mut self, now: SystemTime, force: bool) {
         if let Some(list) = self.shared.counters.lock_limits() {

@@ -11,8 +11,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::backtrace::Kept;
-use super::loss::{loss_message, Loss};
 use crate::format::Format;
+use crate::loss::{loss_message, Loss};
 use crate::record::{Notice, Record, Suppressed};
 use crate::shared::Shared;
 use crate::sink::{Opened, Output, Plan, WriteOutcome};
