@@ -158,9 +158,10 @@
 //! error drain the ring before the process dies of its signal, within
 //! [`Builder::crash_timeout`] (1 s) plus 100 ms for a last line such as
 //! `fatal signal SIGSEGV on thread 'worker-3': 10000 records drained in 3
-//! ms, 0 lost`. Measured (`tests/crash.rs`, the process pinned to one CPU
-//! so that the writer had written nothing): 10,000 of 10,000 records on
-//! disk after each of those crashes, 0 of 10,000 without the drain. On
+//! ms, 0 lost`. Measured (`tests/crash.rs`, the logging thread pinned to
+//! one CPU): 10,000 of 10,000 records on disk after each of those crashes;
+//! without the drain, the records a held writer had not written die with
+//! the process. On
 //! Windows an access violation, an illegal instruction, a division by zero
 //! or an in-page error drain the same way (`tests/crash_windows.rs`, under
 //! Wine: 10,000 of 10,000, exit code `0xC0000005`); `abort()`,

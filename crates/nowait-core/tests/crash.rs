@@ -17,49 +17,33 @@ use nowait_core::{Builder, Format, FullPolicy, Level, Plain, Record, Sink, SinkI
 
 const N: usize = 10_000;
 
-/// A format that crashes the writer thread on the record `crash`.
-#[derive(Debug)]
-struct CrashingFormat;
-
-impl Format for CrashingFormat {
-    fn format(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
-        if record.payload() == b"crash" {
-            segfault();
-        }
-        Plain.format(record, out);
-    }
-
-    fn notice(&mut self, notice: &nowait_core::Notice<'_>, out: &mut Vec<u8>) {
-        Plain.notice(notice, out);
-    }
+/// What the writer thread does on reaching a given record.
+#[derive(Clone, Copy, Debug)]
+enum OnRecord {
+    /// Crashes (SIGSEGV) on the record `crash`.
+    Crash,
+    /// Stops for good on the record [`HOLD`]: every later record stays in
+    /// the ring, as behind a writer that has not had its turn yet, however
+    /// the machine schedules the two threads.
+    Hold,
 }
-
-#[derive(Debug)]
-struct MakeCrashing;
-
-impl nowait_core::MakeFormat for MakeCrashing {
-    fn make_format(&self, _: &SinkInfo) -> Box<dyn Format> {
-        Box::new(CrashingFormat)
-    }
-}
-
-/// A format that holds the writer thread for good on the record `hold`:
-/// every later record stays in the ring, as behind a writer that has not
-/// had its turn yet, however the machine schedules the two threads.
-#[derive(Debug)]
-struct HoldingFormat;
 
 /// The record the writer thread stops at when held (half of [`N`]).
 const HOLD: &[u8] = b"line 5000";
 
-impl Format for HoldingFormat {
+/// Plain text, with the writer thread's [`OnRecord`] behaviour.
+#[derive(Debug)]
+struct Trap(OnRecord);
+
+impl Format for Trap {
     fn format(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
-        if record.payload() == HOLD {
-            loop {
+        match self.0 {
+            OnRecord::Crash if record.payload() == b"crash" => segfault(),
+            OnRecord::Hold if record.payload() == HOLD => loop {
                 std::thread::sleep(Duration::from_secs(3600));
-            }
+            },
+            _ => Plain.format(record, out),
         }
-        Plain.format(record, out);
     }
 
     fn notice(&mut self, notice: &nowait_core::Notice<'_>, out: &mut Vec<u8>) {
@@ -67,12 +51,9 @@ impl Format for HoldingFormat {
     }
 }
 
-#[derive(Debug)]
-struct MakeHolding;
-
-impl nowait_core::MakeFormat for MakeHolding {
+impl nowait_core::MakeFormat for OnRecord {
     fn make_format(&self, _: &SinkInfo) -> Box<dyn Format> {
-        Box::new(HoldingFormat)
+        Box::new(Trap(*self))
     }
 }
 
@@ -148,11 +129,11 @@ fn child_entry() {
         // the record `HOLD`, it leaves every later one in the ring. A
         // drain run despite the setting would wait out its long bound.
         builder = builder
-            .format(MakeHolding)
+            .format(OnRecord::Hold)
             .crash_timeout(Duration::from_secs(30));
     }
     if case == "writer" {
-        builder = builder.format(MakeCrashing);
+        builder = builder.format(OnRecord::Crash);
     }
     if case == "hung" {
         builder = builder
