@@ -194,46 +194,28 @@ fn without_the_required_header_records_are_counted_refused() {
 #[cfg(feature = "otlp-tls")]
 mod tls {
     use super::*;
-    use rcgen::{BasicConstraints, Certificate, CertificateParams, DnType, IsCa, KeyPair};
+    use nowait_testkit::ca::Ca;
 
-    struct Ca {
-        cert: Certificate,
-        key: KeyPair,
-    }
-
-    impl Ca {
-        fn new(name: &str) -> Ca {
-            let key = KeyPair::generate().unwrap();
-            let mut params = CertificateParams::new(Vec::<String>::new()).unwrap();
-            params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-            params.distinguished_name.push(DnType::CommonName, name);
-            let cert = params.self_signed(&key).unwrap();
-            Ca { cert, key }
-        }
-
-        /// A server certificate for 127.0.0.1, written beside the
-        /// receiver's output: the receiver's `--tls` option.
-        fn server_option(&self, side: &Path, name: &str) -> String {
-            let key = KeyPair::generate().unwrap();
-            let params = CertificateParams::new(vec!["127.0.0.1".to_owned()]).unwrap();
-            let cert = params.signed_by(&key, &self.cert, &self.key).unwrap();
-            let (c, k) = (
-                side.join(format!("{name}.pem")),
-                side.join(format!("{name}.key")),
-            );
-            std::fs::write(&c, cert.pem()).unwrap();
-            std::fs::write(&k, key.serialize_pem()).unwrap();
-            format!("--tls={},{}", unix_path(&c), unix_path(&k))
-        }
+    /// A server certificate for 127.0.0.1 signed by `ca`, written beside
+    /// the receiver's output: the receiver's `--tls` option.
+    fn server_option(ca: &Ca, side: &Path, name: &str) -> String {
+        let (cert, key) = ca.leaf(&["127.0.0.1"], false);
+        let (c, k) = (
+            side.join(format!("{name}.pem")),
+            side.join(format!("{name}.key")),
+        );
+        std::fs::write(&c, cert).unwrap();
+        std::fs::write(&k, key).unwrap();
+        format!("--tls={},{}", unix_path(&c), unix_path(&k))
     }
 
     #[test]
     fn records_arrive_over_tls_with_a_custom_ca() {
         let Some(side) = linux_side() else { return };
         let ca = Ca::new("nowait test CA");
-        let rx = Receiver::start(&side, "tls", "ok", &[ca.server_option(&side, "tls")]);
+        let rx = Receiver::start(&side, "tls", "ok", &[server_option(&ca, &side, "tls")]);
         let (s, _) = send(
-            Otlp::new(&format!("https://127.0.0.1:{}", rx.port)).ca_certificate_pem(ca.cert.pem()),
+            Otlp::new(&format!("https://127.0.0.1:{}", rx.port)).ca_certificate_pem(ca.pem()),
             1000,
         );
         assert_eq!(s.records_written, 1000, "{s:?}");
@@ -248,11 +230,10 @@ mod tls {
             &side,
             "tls-untrusted",
             "ok",
-            &[ca.server_option(&side, "tls-untrusted")],
+            &[server_option(&ca, &side, "tls-untrusted")],
         );
         let (s, text) = send(
-            Otlp::new(&format!("https://127.0.0.1:{}", rx.port))
-                .ca_certificate_pem(other.cert.pem()),
+            Otlp::new(&format!("https://127.0.0.1:{}", rx.port)).ca_certificate_pem(other.pem()),
             100,
         );
         assert_eq!(s.records_written, 0, "{s:?}");

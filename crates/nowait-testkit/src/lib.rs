@@ -9,7 +9,8 @@
 //! - [`Rng`], a seeded generator so that randomised tests replay;
 //! - [`read_rolled`] and [`read_log`], the text a log file or a rolling
 //!   sink's directory holds; [`debian_tool`] and [`skip_missing_tool`]
-//!   for tests that drive an outside program.
+//!   for tests that drive an outside program;
+//! - (feature `tls`) [`ca::Ca`], certificates made in the test.
 //!
 //! # Dependencies
 //!
@@ -26,6 +27,8 @@ use std::cell::Cell;
 use std::io::{self, Write};
 use std::sync::{Arc, Mutex};
 
+#[cfg(feature = "tls")]
+pub mod ca;
 pub mod child;
 
 /// An in-memory `io::Write` sink: every clone appends to one shared

@@ -499,10 +499,7 @@ mod tests {
     /// first made; a changed setting makes a new one.
     #[test]
     fn the_configuration_is_made_once_per_settings() {
-        let key = rcgen::KeyPair::generate().unwrap();
-        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-        let ca = params.self_signed(&key).unwrap().pem();
+        let ca = nowait_testkit::ca::Ca::new("test CA").pem();
         let otlp = Otlp::new("https://127.0.0.1:1").ca_certificate_pem(ca.clone());
         let a = Session::new(&otlp.tls, "127.0.0.1").unwrap();
         let b = Session::new(&otlp.clone().tls, "127.0.0.1").unwrap();
