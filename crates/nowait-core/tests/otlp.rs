@@ -17,15 +17,15 @@
 #![cfg(all(unix, feature = "otlp", not(miri)))] // processes and sockets
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nowait_core::__private::event::{register_callsite, EventBuf};
 use nowait_core::event::{Callsite, FieldName, SiteKey};
 use nowait_core::{kind, Builder, Level, Otlp, Plain, Sink, SinkStats};
 use nowait_testkit::ca::Ca;
+use nowait_testkit::receiver::Receiver;
 use nowait_testkit::MemoryWriter;
 
 /// The tests run one at a time: [`Fault::Killed`] starts its second
@@ -41,21 +41,6 @@ fn skip(why: &str) {
     nowait_testkit::skip_missing_tool(&format!("{why} (run ci/deps-otlp.sh)"));
 }
 
-fn python_receiver_available() -> bool {
-    let ok = Command::new("python3")
-        .args([
-            "-c",
-            "import opentelemetry.proto.collector.logs.v1.logs_service_pb2",
-        ])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        skip("python3 with opentelemetry-proto is not installed");
-    }
-    ok
-}
-
 /// One decoded request, as the receiver logged it.
 #[derive(Debug)]
 struct Request {
@@ -69,82 +54,30 @@ struct Request {
     records: Vec<(String, String)>,
 }
 
-/// Our receiver, killed on drop.
-struct Receiver {
-    child: Child,
-    port: u16,
-    out: PathBuf,
-}
-
-impl Receiver {
-    fn start(dir: &Path, script: &str, port: u16) -> Receiver {
-        Receiver::start_with(dir, script, port, &[])
-    }
-
-    /// With the receiver's options (`--require-header=...`, `--tls=...`).
-    fn start_with(dir: &Path, script: &str, port: u16, options: &[String]) -> Receiver {
-        let out = dir.join("received.txt");
-        let script_path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/otlp_receiver.py");
-        let mut child = Command::new("python3")
-            .arg(&script_path)
-            .arg(port.to_string())
-            .arg(&out)
-            .arg(script)
-            .args(options)
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 runs");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .strip_prefix("PORT ")
-            .and_then(|p| p.trim().parse().ok())
-            .unwrap_or_else(|| panic!("receiver said {line:?}"));
-        Receiver { child, port, out }
-    }
-
-    fn url(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
-    }
-
-    fn kill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    fn requests(&self) -> Vec<Request> {
-        let text = std::fs::read_to_string(&self.out).unwrap_or_default();
-        let mut reqs: Vec<Request> = Vec::new();
-        for line in text.lines() {
-            let (mark, rest) = line.split_once(' ').unwrap();
-            if mark == "TLSERR" {
-                continue;
-            }
-            if mark == "REQ" {
-                let w: Vec<&str> = rest.splitn(6, ' ').collect();
-                reqs.push(Request {
-                    status: w[0].parse().unwrap(),
-                    rejected: w[1].parse().unwrap(),
-                    gzip: w[3] == "1",
-                    at: w[4].parse().unwrap(),
-                    head: w.get(5).unwrap_or(&"").to_string(),
-                    records: Vec::new(),
-                });
-            } else {
-                let req = reqs.last_mut().unwrap();
-                req.records.push((mark.to_owned(), rest.to_owned()));
-            }
+/// The receiver's requests, each with its records, from its output.
+fn requests(rx: &Receiver) -> Vec<Request> {
+    let mut reqs: Vec<Request> = Vec::new();
+    for line in rx.output().lines() {
+        let (mark, rest) = line.split_once(' ').unwrap();
+        if mark == "TLSERR" {
+            continue;
         }
-        reqs
+        if mark == "REQ" {
+            let w: Vec<&str> = rest.splitn(6, ' ').collect();
+            reqs.push(Request {
+                status: w[0].parse().unwrap(),
+                rejected: w[1].parse().unwrap(),
+                gzip: w[3] == "1",
+                at: w[4].parse().unwrap(),
+                head: w.get(5).unwrap_or(&"").to_string(),
+                records: Vec::new(),
+            });
+        } else {
+            let req = reqs.last_mut().unwrap();
+            req.records.push((mark.to_owned(), rest.to_owned()));
+        }
     }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        self.kill();
-    }
+    reqs
 }
 
 fn is_notice(rec: &str) -> bool {
@@ -208,7 +141,7 @@ static SPAN: u8 = 0;
 #[test]
 fn fields_arrive_exactly_as_the_official_types_decode_them() {
     let _serial = serial();
-    if !python_receiver_available() {
+    if !Receiver::available() {
         return;
     }
     register_callsite(
@@ -264,7 +197,7 @@ fn fields_arrive_exactly_as_the_official_types_decode_them() {
         let s = &stats.sinks[0];
         assert_eq!((s.records_written, s.dropped()), (2, 0), "{s:?}");
         assert_eq!(s.name, format!("otlp:{}/v1/logs", rx.url()));
-        let reqs = rx.requests();
+        let reqs = requests(&rx);
         let recs: Vec<_> = reqs.iter().flat_map(|r| r.records.iter()).collect();
         assert_eq!(recs.len(), 2, "{reqs:?}");
         for r in &reqs {
@@ -323,7 +256,7 @@ fn fields_arrive_exactly_as_the_official_types_decode_them() {
 #[test]
 fn a_receiver_that_never_answers_sheds_alone() {
     let _serial = serial();
-    if !python_receiver_available() {
+    if !Receiver::available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -358,7 +291,7 @@ fn a_receiver_that_never_answers_sheds_alone() {
         text.contains("no answer from the OTLP receiver within 300 ms"),
         "{text}"
     );
-    let reqs = rx.requests();
+    let reqs = requests(&rx);
     assert!(reqs
         .iter()
         .all(|r| r.records.iter().all(|(m, _)| m == "NAK")));
@@ -370,7 +303,7 @@ fn a_receiver_that_never_answers_sheds_alone() {
 #[test]
 fn a_required_authorization_header_401s_without_and_delivers_with() {
     let _serial = serial();
-    if !python_receiver_available() {
+    if !Receiver::available() {
         return;
     }
     let secret = "Bearer t0ps3cr3t-value";
@@ -392,7 +325,7 @@ fn a_required_authorization_header_401s_without_and_delivers_with() {
     assert_accounted(s, 100);
     assert_eq!(s.records_written, 0, "{s:?}");
     assert_eq!(s.dropped_rejected, 100, "{s:?}");
-    let reqs = rx.requests();
+    let reqs = requests(&rx);
     assert!(!reqs.is_empty() && reqs.iter().all(|r| r.status == 401));
     let text = others.take();
     assert!(text.contains("401 Unauthorized"), "{text}");
@@ -413,7 +346,7 @@ fn a_required_authorization_header_401s_without_and_delivers_with() {
     let s = &logger.stats().sinks[1];
     assert_accounted(s, 100);
     assert_eq!((s.records_written, s.dropped()), (100, 0), "{s:?}");
-    let reqs = rx.requests();
+    let reqs = requests(&rx);
     assert!(reqs.iter().all(|r| r.status == 200), "{reqs:?}");
     assert_eq!(tally(&reqs).1.len(), 100);
     assert!(!others.take().contains("t0ps3cr3t"));
@@ -499,7 +432,7 @@ mod tls {
     #[test]
     fn records_arrive_over_tls_with_a_custom_ca() {
         let _serial = serial();
-        if !python_receiver_available() {
+        if !Receiver::available() {
             return;
         }
         let ca = Ca::new("nowait test CA");
@@ -519,7 +452,7 @@ mod tls {
             );
             assert!(s.name.starts_with("otlp:https://127.0.0.1:"), "{}", s.name);
         }
-        let reqs = rx.requests();
+        let reqs = requests(&rx);
         assert!(reqs.iter().all(|r| r.status == 200), "{reqs:?}");
         assert_eq!(tally(&reqs).1.len(), 100);
         // The CA from a file too.
@@ -535,7 +468,7 @@ mod tls {
     #[test]
     fn certificate_errors_fail_counted_with_a_clear_notice() {
         let _serial = serial();
-        if !python_receiver_available() {
+        if !Receiver::available() {
             return;
         }
         let ca = Ca::new("nowait test CA");
@@ -570,7 +503,7 @@ mod tls {
                 "{what}: {}",
                 text.lines().find(|l| l.contains("TLS")).unwrap_or("")
             );
-            assert!(rx.requests().is_empty(), "{what}: nothing got through");
+            assert!(requests(&rx).is_empty(), "{what}: nothing got through");
         }
     }
 
@@ -579,7 +512,7 @@ mod tls {
     #[test]
     fn mutual_tls_accepted_with_a_client_certificate_refused_without() {
         let _serial = serial();
-        if !python_receiver_available() {
+        if !Receiver::available() {
             return;
         }
         let ca = Ca::new("nowait test CA");
@@ -607,7 +540,7 @@ mod tls {
                 .find(|l| l.contains("write failed"))
                 .unwrap_or("")
         );
-        assert_eq!(tally(&rx.requests()).1.len(), 100);
+        assert_eq!(tally(&requests(&rx)).1.len(), 100);
     }
 
     /// A receiver that takes the connection and never says a word of TLS:
@@ -677,7 +610,7 @@ mod tls {
     #[test]
     fn the_platform_store_is_the_default_trust() {
         let _serial = serial();
-        if !python_receiver_available() {
+        if !Receiver::available() {
             return;
         }
         let ca = Ca::new("nowait test CA");
@@ -879,7 +812,7 @@ fn run_fault(fault: Fault, ca: Option<&Ca>) -> Row {
     let s = stats.sinks[1].clone();
     assert_accounted(&s, accepted);
     // Both receivers of `Killed` append to the same file.
-    let reqs = rx.requests();
+    let reqs = requests(&rx);
     let (marks, seqs) = tally(&reqs);
     let arrived = seqs.len() as u64;
     let rejected_marks = marks.get("REJ").copied().unwrap_or(0);
@@ -973,7 +906,7 @@ fn run_fault(fault: Fault, ca: Option<&Ca>) -> Row {
 #[test]
 fn each_fault_is_counted_exactly_plain_and_over_tls() {
     let _serial = serial();
-    if !python_receiver_available() {
+    if !Receiver::available() {
         return;
     }
     let ca = cfg!(feature = "otlp-tls").then(|| Ca::new("nowait test CA"));

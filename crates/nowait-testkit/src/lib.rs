@@ -10,7 +10,9 @@
 //! - [`read_rolled`] and [`read_log`], the text a log file or a rolling
 //!   sink's directory holds; [`debian_tool`] and [`skip_missing_tool`]
 //!   for tests that drive an outside program;
-//! - (feature `tls`) [`ca::Ca`], certificates made in the test.
+//! - (feature `tls`) [`ca::Ca`], certificates made in the test;
+//! - [`receiver::Receiver`], nowait-core's OTLP test receiver run on
+//!   loopback.
 //!
 //! # Dependencies
 //!
@@ -30,6 +32,7 @@ use std::sync::{Arc, Mutex};
 #[cfg(feature = "tls")]
 pub mod ca;
 pub mod child;
+pub mod receiver;
 
 /// An in-memory `io::Write` sink: every clone appends to one shared
 /// buffer, which the test reads back ([`text`](Self::text),

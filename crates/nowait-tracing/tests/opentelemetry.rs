@@ -10,82 +10,23 @@
 #![cfg(all(unix, feature = "opentelemetry", not(miri)))] // processes and sockets
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 
 use nowait_core::{Builder, Json, Otlp, Sink};
+use nowait_testkit::receiver::Receiver;
 use nowait_testkit::MemoryWriter;
 use opentelemetry::trace::TracerProvider as _;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
 use tracing_subscriber::prelude::*;
 
-fn receiver_available() -> bool {
-    let ok = Command::new("python3")
-        .args([
-            "-c",
-            "import opentelemetry.proto.collector.logs.v1.logs_service_pb2",
-        ])
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !ok {
-        nowait_testkit::skip_missing_tool(
-            "python3 with opentelemetry-proto is not installed (run ci/deps-otlp.sh)",
-        );
-    }
-    ok
-}
-
-/// The tests' receiver, answering 200 to everything; killed on drop.
-struct Receiver {
-    child: Child,
-    port: u16,
-    out: PathBuf,
-}
-
-impl Receiver {
-    fn start(dir: &Path) -> Receiver {
-        let out = dir.join("received.txt");
-        let script =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../nowait-core/tests/otlp_receiver.py");
-        let mut child = Command::new("python3")
-            .arg(&script)
-            .arg("0")
-            .arg(&out)
-            .arg("ok")
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("python3 runs");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let port = line
-            .strip_prefix("PORT ")
-            .and_then(|p| p.trim().parse().ok())
-            .unwrap_or_else(|| panic!("receiver said {line:?}"));
-        Receiver { child, port, out }
-    }
-
-    /// The accepted records (not nowait's notices), as the receiver
-    /// printed them.
-    fn records(&self) -> Vec<String> {
-        std::fs::read_to_string(&self.out)
-            .unwrap()
-            .lines()
-            .filter_map(|l| l.strip_prefix("REC "))
-            .filter(|r| !r.contains("target=str:'nowait'"))
-            .map(str::to_owned)
-            .collect()
-    }
-}
-
-impl Drop for Receiver {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+/// The accepted records (not nowait's notices), as the receiver printed
+/// them.
+fn records(rx: &Receiver) -> Vec<String> {
+    rx.output()
+        .lines()
+        .filter_map(|l| l.strip_prefix("REC "))
+        .filter(|r| !r.contains("target=str:'nowait'"))
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The value of `key=` in a receiver's record line (up to the next space
@@ -130,11 +71,11 @@ fn log_in_spans(who: &'static str) {
 
 #[test]
 fn every_record_carries_the_ids_of_the_span_it_was_logged_in() {
-    if !receiver_available() {
+    if !Receiver::available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let rx = Receiver::start(dir.path());
+    let rx = Receiver::start(dir.path(), "ok", 0);
     let exporter = InMemorySpanExporter::default();
     let provider = SdkTracerProvider::builder()
         .with_simple_exporter(exporter.clone())
@@ -195,7 +136,7 @@ fn every_record_carries_the_ids_of_the_span_it_was_logged_in() {
         "two root spans, two traces"
     );
 
-    let records = rx.records();
+    let records = records(&rx);
     assert_eq!(records.len(), 20, "{records:#?}");
     let mut in_span = 0;
     for rec in &records {
