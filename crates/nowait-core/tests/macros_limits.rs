@@ -4,21 +4,17 @@
 //!
 //! One process-wide logger, so everything runs in one test.
 
-use nowait_core::{info, warn, Builder, Json, Level, Logger, Sink, Text};
-use nowait_testkit::MemoryWriter;
+use nowait_core::{info, warn, Builder, Json, Level, Logger};
+use nowait_testkit::{text_and_json, MemoryWriter, TextAndJson};
 
 #[test]
 fn macros_at_the_limits() {
-    let text = MemoryWriter::default();
-    let json = MemoryWriter::default();
-    let (logger, _guard) = Builder::new()
-        .capacity(4096)
-        .catch_panics(false)
-        .flush_on_exit(false)
-        .sink(Sink::writer(text.clone()).format(Text::new().ansi(false).with_time(false)))
-        .sink(Sink::writer(json.clone()).format(Json::new()))
-        .build()
-        .unwrap();
+    let TextAndJson {
+        logger,
+        guard: _guard,
+        text,
+        json,
+    } = text_and_json(Builder::new().capacity(4096), Json::new());
     nowait_core::set_global(logger.clone()).unwrap();
 
     oversized_event_is_cut_not_dropped(&logger, &text, &json);

@@ -7,24 +7,20 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use nowait_core::{info, warn, Builder, Json, Logger, Sink, Text};
-use nowait_testkit::MemoryWriter;
+use nowait_core::{info, warn, Builder, Json, Logger};
+use nowait_testkit::{text_and_json, MemoryWriter, TextAndJson};
 
 const FILE: &str = file!();
 
 #[test]
 #[cfg_attr(miri, ignore = "spins threads for two seconds")]
 fn limits_and_sampling() {
-    let text = MemoryWriter::default();
-    let json = MemoryWriter::default();
-    let (logger, guard) = Builder::new()
-        .capacity(1 << 20)
-        .catch_panics(false)
-        .flush_on_exit(false)
-        .sink(Sink::writer(text.clone()).format(Text::new().ansi(false).with_time(false)))
-        .sink(Sink::writer(json.clone()).format(Json::new()))
-        .build()
-        .unwrap();
+    let TextAndJson {
+        logger,
+        guard,
+        text,
+        json,
+    } = text_and_json(Builder::new().capacity(1 << 20), Json::new());
     nowait_core::set_global(logger.clone()).unwrap();
 
     a_suppressed_call_evaluates_no_argument(&logger, &text, &json);

@@ -7,7 +7,7 @@ use std::fmt;
 use log::Log;
 use nowait_core::{Builder, Json, Logger, Sink, Text};
 use nowait_log::NowaitLogger;
-use nowait_testkit::MemoryWriter;
+use nowait_testkit::{text_and_json, MemoryWriter, TextAndJson};
 
 fn logger(text: &MemoryWriter, json: &MemoryWriter) -> (Logger, nowait_core::Guard) {
     Builder::new()
@@ -208,15 +208,12 @@ fn panicking_display_discards_and_counts() {
 
 #[test]
 fn oversized_record_is_cut_not_dropped() {
-    let (text, json) = (MemoryWriter::default(), MemoryWriter::default());
-    let (logger, _guard) = Builder::new()
-        .capacity(4096)
-        .catch_panics(false)
-        .flush_on_exit(false)
-        .sink(Sink::writer(text.clone()).format(Text::new().ansi(false).with_time(false)))
-        .sink(Sink::writer(json.clone()).format(Json::nowait_schema()))
-        .build()
-        .unwrap();
+    let TextAndJson {
+        logger,
+        guard: _guard,
+        text,
+        json,
+    } = text_and_json(Builder::new().capacity(4096), Json::nowait_schema());
     let log = NowaitLogger::new(logger.clone());
     let body = "x".repeat(10 * 1024);
     let kvs: &[(&str, log::kv::Value<'_>)] = &[

@@ -710,3 +710,55 @@ pub fn take_cut(logger: &nowait_core::Logger, text: &MemoryWriter) -> (String, S
     let cut = expect_cut(&text, CUT_MARK);
     (text, cut)
 }
+
+/// A logger that writes to two in-memory sinks, for the tests that read
+/// one event in both formats: what [`text_and_json`] gives.
+#[cfg(feature = "core")]
+#[derive(Debug)]
+pub struct TextAndJson {
+    /// The logger.
+    pub logger: nowait_core::Logger,
+    /// Its guard (dropping it shuts the logger down).
+    pub guard: nowait_core::Guard,
+    /// The Text sink's output: no colour, no time.
+    pub text: MemoryWriter,
+    /// The JSON sink's output.
+    pub json: MemoryWriter,
+}
+
+/// Builds `builder` with panics not caught, no flush at exit, and two
+/// in-memory sinks: Text (no colour, no time), then `json`.
+///
+/// # Panics
+///
+/// If the build fails.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::{Builder, Json, Level};
+///
+/// let t = nowait_testkit::text_and_json(Builder::new().capacity(4096), Json::new());
+/// t.logger.log(Level::Warn, "disk full").unwrap();
+/// t.logger.flush().unwrap();
+/// assert_eq!(t.text.take(), "disk full\n");
+/// assert!(t.json.take().contains("\"disk full\""));
+/// ```
+#[cfg(feature = "core")]
+pub fn text_and_json(builder: nowait_core::Builder, json: nowait_core::Json) -> TextAndJson {
+    use nowait_core::{Sink, Text};
+    let (text_out, json_out) = (MemoryWriter::default(), MemoryWriter::default());
+    let (logger, guard) = builder
+        .catch_panics(false)
+        .flush_on_exit(false)
+        .sink(Sink::writer(text_out.clone()).format(Text::new().ansi(false).with_time(false)))
+        .sink(Sink::writer(json_out.clone()).format(json))
+        .build()
+        .unwrap();
+    TextAndJson {
+        logger,
+        guard,
+        text: text_out,
+        json: json_out,
+    }
+}

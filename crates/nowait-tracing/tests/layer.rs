@@ -5,7 +5,7 @@
 use std::fmt;
 
 use nowait_core::{Builder, Json, Logger, Sink, Text};
-use nowait_testkit::MemoryWriter;
+use nowait_testkit::{text_and_json, MemoryWriter, TextAndJson};
 use tracing::{info, info_span, warn};
 use tracing_subscriber::prelude::*;
 
@@ -164,15 +164,12 @@ fn composes_with_env_filter_and_per_layer_filters() {
 
 #[test]
 fn hostile_values_stay_on_one_line() {
-    let out = MemoryWriter::default();
-    let json = MemoryWriter::default();
-    let (logger, _guard) = Builder::new()
-        .catch_panics(false)
-        .flush_on_exit(false)
-        .sink(Sink::writer(out.clone()).format(Text::new().ansi(false).with_time(false)))
-        .sink(Sink::writer(json.clone()).format(Json::new()))
-        .build()
-        .unwrap();
+    let TextAndJson {
+        logger,
+        guard: _guard,
+        text: out,
+        json,
+    } = text_and_json(Builder::new(), Json::new());
     let layer = nowait_tracing::NowaitLayer::new(logger.clone());
     tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
         let evil = "x\n2026-01-01T00:00:00.000000Z ERROR forged\x1b]0;pwned\x07\u{9b}2J";

@@ -2,8 +2,8 @@
 //! target and level, sampling with `sample_rate` on kept events, and the
 //! suppressed calls reported in Text and JSON on flush and at shutdown.
 
-use nowait_core::{Builder, Json, Sink, Text};
-use nowait_testkit::MemoryWriter;
+use nowait_core::{Builder, Json, Sink};
+use nowait_testkit::{text_and_json, TextAndJson};
 use tracing::{debug, info, warn};
 use tracing_subscriber::prelude::*;
 
@@ -26,15 +26,12 @@ fn notices(out: &str, rule: &str) -> u64 {
 
 #[test]
 fn directives_limit_by_target_and_level_and_every_suppressed_call_is_reported() {
-    let text = MemoryWriter::default();
-    let json = MemoryWriter::default();
-    let (logger, guard) = Builder::new()
-        .catch_panics(false)
-        .flush_on_exit(false)
-        .sink(Sink::writer(text.clone()).format(Text::new().ansi(false).with_time(false)))
-        .sink(Sink::writer(json.clone()).format(Json::new()))
-        .build()
-        .unwrap();
+    let TextAndJson {
+        logger,
+        guard,
+        text,
+        json,
+    } = text_and_json(Builder::new(), Json::new());
     let layer = nowait_tracing::NowaitLayer::new(logger.clone())
         .with_limits("db=2/1h, db@warn=1/1h, cache=1in10")
         .unwrap();
