@@ -4,7 +4,8 @@
 A Windows process under Wine cannot start a Linux program, so the tests
 that need a peer on the Linux side (the OTLP receiver) ask this script:
 each request is a file `NAME.cmd` in DIR holding a JSON list, the argv of
-the process to start (the program must be one of ALLOWED). It answers
+the process to start (the program must be one of ALLOWED), put there whole
+(written under another name, then renamed). It answers
 with `NAME.out`, written whole (a rename): the first line the process
 printed, or `ERROR <why>`. Every process it started is killed when it
 ends, which is when ci/wine.sh stops it, or when the `STOP` file appears.

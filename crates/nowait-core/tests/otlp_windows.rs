@@ -4,8 +4,9 @@
 //! Windows process under Wine cannot start a Linux one, so the test asks
 //! `ci/wine/linux_side.py` to, through files in the directory named by
 //! `NOWAIT_LINUX_SIDE`. Plain and TLS, a receiver that asks for a retry,
-//! one that requires a header, one whose certificate is not trusted; each
-//! time every accepted record is accounted for exactly.
+//! one that requires a header, one whose certificate is not trusted (by
+//! the CA given, or by Windows' own store); each time every accepted
+//! record is accounted for exactly.
 #![cfg(all(windows, feature = "otlp", not(miri)))] // sockets, another process
 
 use std::collections::BTreeMap;
@@ -54,7 +55,11 @@ impl Receiver {
                 .collect::<Vec<_>>()
                 .join(",")
         );
-        std::fs::write(side.join(format!("{name}.cmd")), json).unwrap();
+        // Written whole, then renamed: the Linux side reads any `.cmd`
+        // it sees, and would read a file still being written as empty.
+        let tmp = side.join(format!("{name}.cmd.tmp"));
+        std::fs::write(&tmp, json).unwrap();
+        std::fs::rename(&tmp, side.join(format!("{name}.cmd"))).unwrap();
         let answer = side.join(format!("{name}.out"));
         let deadline = Instant::now() + Duration::from_secs(60);
         let line = loop {
@@ -241,6 +246,57 @@ mod tls {
             text.contains("certificate"),
             "no notice says what was wrong: {text}"
         );
+        assert!(
+            rx.accepted().is_empty(),
+            "an untrusted receiver got records"
+        );
+    }
+
+    /// No CA given: the trust is Windows' own store (read through
+    /// `rustls-native-certs`), which cannot know the test's CA. Either the
+    /// store holds no certificate (a bare Wine prefix) and the sink says
+    /// so, or the receiver's certificate is refused with the reason; no
+    /// record reaches the receiver, and every one is counted.
+    #[test]
+    fn the_windows_store_is_the_default_trust() {
+        let Some(side) = linux_side() else { return };
+        let ca = Ca::new("nowait test CA");
+        let rx = Receiver::start(
+            &side,
+            "tls-store",
+            "ok",
+            &[server_option(&ca, &side, "tls-store")],
+        );
+        let otlp = Otlp::new(&format!("https://127.0.0.1:{}", rx.port));
+        let others = MemoryWriter::default();
+        let built = Builder::new()
+            .shutdown_timeout(Duration::from_secs(10))
+            .sink(Sink::writer(others.clone()).format(Plain))
+            .sink(Sink::otlp(otlp.timeout(Duration::from_secs(5))))
+            .build();
+        let why = match built {
+            Err(e) => e.to_string(),
+            Ok((logger, guard)) => {
+                for i in 0..100 {
+                    logger.log(Level::Info, &format!("record {i}")).unwrap();
+                }
+                let _ = logger.flush_timeout(Duration::from_secs(20));
+                drop(guard);
+                let stats = logger.stats();
+                let s = &stats.sinks[1];
+                assert_eq!(s.records_written, 0, "{s:?}");
+                assert_eq!(nowait_testkit::outcomes(s), 100, "{s:?}");
+                others.take()
+            }
+        };
+        let reason = why
+            .lines()
+            .find(|l| {
+                l.contains("no trusted CA certificate found on this system")
+                    || l.contains("UnknownIssuer")
+            })
+            .unwrap_or_else(|| panic!("no notice says why: {why}"));
+        eprintln!("the Windows store under this Wine: {reason}");
         assert!(
             rx.accepted().is_empty(),
             "an untrusted receiver got records"
