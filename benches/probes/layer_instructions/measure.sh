@@ -8,8 +8,10 @@
 #   (default: layer and floor, each shape)
 #
 # PROBE_FEATURES=otel-layer (mode `otel`: tracing-opentelemetry's layer
-# before ours) or PROBE_FEATURES=opentelemetry (the same, and the layer's
-# `opentelemetry` feature, which reads each event's span context).
+# before ours; mode `otelmacro`: nowait's macros with that subscriber set
+# up as `nowait::init` does) or PROBE_FEATURES=opentelemetry (the same,
+# and the layer's `opentelemetry` feature, which reads each event's span
+# context and answers the macros').
 set -eu
 root=$(cd "$(dirname "$0")/../../.." && pwd)
 cd "$root"

@@ -119,10 +119,21 @@
 //! a span this layer tracks on the calling thread, when the layer pushes to
 //! the global logger ([`set_global`](nowait_core::set_global) before the
 //! layer joins its subscriber, as `nowait::init` does); the first such
-//! layer answers them. Outside any span that costs a thread-local read. A
-//! context attached with OpenTelemetry's own API alone (no `tracing` span)
-//! is not seen: its `Context::current()` cannot be asked from every place a
-//! macro may run (a thread-local destructor).
+//! layer answers them.
+//!
+//! Where no span this layer tracks has a context (outside any span, or a
+//! span without OpenTelemetry data), events and macros take the context
+//! attached to the thread with OpenTelemetry's own API
+//! (`Context::attach`, `Tracer::in_span`), as `opentelemetry-appender-tracing`
+//! does. That read is guarded for thread-local destructors: once the
+//! thread has begun to end, a macro run by a destructor after
+//! OpenTelemetry's own does not read the context (which would panic) and
+//! logs without one. The guard is set by the first macro or event on the
+//! thread; a thread whose very first is in such a destructor, after it
+//! used OpenTelemetry's context, is not covered (OpenTelemetry's
+//! `Context::current()` panics there too). Its cost, a thread-local read
+//! and a borrow of OpenTelemetry's context stack, is in
+//! `benches/results/layer-instructions.md`.
 //!
 #![cfg_attr(feature = "opentelemetry", doc = "```")]
 #![cfg_attr(not(feature = "opentelemetry"), doc = "```ignore")]
@@ -316,7 +327,8 @@ impl NowaitLayer {
     /// The trace context of the span `event` is logged in: for a
     /// contextual event inside a span entered through this layer, the one
     /// kept for this `enter` (read on its first event); else read through
-    /// the registry.
+    /// the registry. A contextual event whose span has none takes the
+    /// context attached with OpenTelemetry's API ([`otel::current`]).
     fn trace_context<S>(
         &self,
         event: &Event<'_>,
@@ -325,14 +337,16 @@ impl NowaitLayer {
     where
         S: Subscriber + for<'a> LookupSpan<'a>,
     {
-        if event.is_contextual() {
-            let read = |id| self.otel.context(&Id::from_u64(id));
-            if let Some(cx) = scope::trace_context(self.layer, read) {
-                return cx;
-            }
+        let of_span = |span: Option<tracing_subscriber::registry::SpanRef<'_, S>>| {
+            span.and_then(|s| self.otel.context(&s.id()))
+        };
+        if !event.is_contextual() {
+            return of_span(ctx.event_span(event));
         }
-        ctx.event_span(event)
-            .and_then(|span| self.otel.context(&span.id()))
+        let read = |id| self.otel.context(&Id::from_u64(id));
+        scope::trace_context(self.layer, read)
+            .unwrap_or_else(|| of_span(ctx.event_span(event)))
+            .or_else(otel::current)
     }
 }
 

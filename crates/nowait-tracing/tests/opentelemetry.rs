@@ -5,8 +5,9 @@
 //! receiver (`nowait-core/tests/otlp_receiver.py`, which decodes with
 //! OpenTelemetry's own protobuf types). Every record's `trace_id`,
 //! `span_id` and `flags` must be those of the span it was logged in:
-//! nested spans, two threads, an explicit parent, and none outside any
-//! span. A JSON sink beside it writes the same ids.
+//! nested spans, two threads, an explicit parent, a context attached with
+//! OpenTelemetry's own API, and none outside any span. A JSON sink beside
+//! it writes the same ids.
 #![cfg(all(unix, feature = "opentelemetry", not(miri)))] // processes and sockets
 
 use std::collections::BTreeMap;
@@ -14,8 +15,9 @@ use std::collections::BTreeMap;
 use nowait_core::{Builder, Json, Otlp, Sink};
 use nowait_testkit::receiver::Receiver;
 use nowait_testkit::MemoryWriter;
-use opentelemetry::trace::TracerProvider as _;
-use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracerProvider};
+use opentelemetry::trace::{Span as _, TraceContextExt as _, Tracer as _, TracerProvider as _};
+use opentelemetry::KeyValue;
+use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracer, SdkTracerProvider};
 use tracing_subscriber::prelude::*;
 
 /// The accepted records (not nowait's notices), as the receiver printed
@@ -69,6 +71,45 @@ fn log_in_spans(who: &'static str) {
     second.in_scope(|| tracing::info!(who, expect = "second", "in second"));
 }
 
+/// A span of OpenTelemetry's own API, its context attached to the thread
+/// (no `tracing` span): the macros and the layer's events take its ids.
+fn log_in_an_api_span(who: &'static str, tracer: &SdkTracer) {
+    let span = tracer
+        .span_builder("api")
+        .with_attributes([KeyValue::new("who", who)])
+        .start(tracer);
+    let cx = opentelemetry::Context::current_with_span(span);
+    {
+        let _attached = cx.clone().attach();
+        nowait_core::info!(who = who, expect = "api", "a macro in an API span");
+        tracing::info!(who, expect = "api", "an event in an API span");
+    }
+    cx.span().end();
+}
+
+/// Logs through a macro when the thread ends, after OpenTelemetry's
+/// thread-local is gone.
+struct LogsAtThreadEnd;
+
+impl Drop for LogsAtThreadEnd {
+    fn drop(&mut self) {
+        nowait_core::info!(who = "c", expect = "none", "a macro at thread end");
+    }
+}
+
+thread_local! {
+    static AT_THREAD_END: LogsAtThreadEnd = const { LogsAtThreadEnd };
+}
+
+/// A thread whose last macro runs in a thread-local destructor that runs
+/// after OpenTelemetry's (it was registered first, and they run in the
+/// reverse order): the macro must not read the gone context (which would
+/// panic, and abort the process in a destructor), and logs without one.
+fn ends_after_opentelemetry(tracer: &SdkTracer) {
+    AT_THREAD_END.with(|_| ());
+    log_in_an_api_span("c", tracer);
+}
+
 #[test]
 fn every_record_carries_the_ids_of_the_span_it_was_logged_in() {
     if !Receiver::available() {
@@ -97,12 +138,25 @@ fn every_record_carries_the_ids_of_the_span_it_was_logged_in() {
         .with(tracing_opentelemetry::layer().with_tracer(provider.tracer("test")))
         .with(layer);
     let dispatch = tracing::Dispatch::new(subscriber);
+    let tracer = provider.tracer("api");
     std::thread::scope(|s| {
         for who in ["a", "b"] {
-            let dispatch = &dispatch;
-            s.spawn(move || tracing::dispatcher::with_default(dispatch, || log_in_spans(who)));
+            let (dispatch, tracer) = (&dispatch, &tracer);
+            s.spawn(move || {
+                tracing::dispatcher::with_default(dispatch, || {
+                    log_in_spans(who);
+                    log_in_an_api_span(who, tracer);
+                })
+            });
         }
     });
+    // Joined by `join` (not a scope's end), which waits for the thread's
+    // thread-local destructors too.
+    let end = {
+        let tracer = tracer.clone();
+        std::thread::spawn(move || ends_after_opentelemetry(&tracer))
+    };
+    end.join().unwrap();
     drop(dispatch);
     drop(guard);
     provider.force_flush().unwrap();
@@ -123,7 +177,7 @@ fn every_record_carries_the_ids_of_the_span_it_was_logged_in() {
         assert!(span.span_context.is_sampled());
         spans.insert((span.name.to_string(), who), ids);
     }
-    assert_eq!(spans.len(), 6, "{spans:?}");
+    assert_eq!(spans.len(), 9, "{spans:?}");
     for who in ["a", "b"] {
         let outer = &spans[&("outer".to_owned(), who.to_owned())];
         let inner = &spans[&("inner".to_owned(), who.to_owned())];
@@ -137,7 +191,7 @@ fn every_record_carries_the_ids_of_the_span_it_was_logged_in() {
     );
 
     let records = records(&rx);
-    assert_eq!(records.len(), 20, "{records:#?}");
+    assert_eq!(records.len(), 26, "{records:#?}");
     let mut in_span = 0;
     for rec in &records {
         let who = word(rec, "who=str:'").trim_end_matches('\'');
@@ -152,12 +206,12 @@ fn every_record_carries_the_ids_of_the_span_it_was_logged_in() {
         assert_eq!((trace, span), (&want_trace[..], &want_span[..]), "{rec}");
         assert_eq!(flags, "1", "sampled: {rec}");
     }
-    assert_eq!(in_span, 14);
+    assert_eq!(in_span, 19);
 
     // The JSON sink: the same ids, as keys of their own.
     let text = json.take();
     let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.len(), 20, "{text}");
+    assert_eq!(lines.len(), 26, "{text}");
     for line in lines {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         let who = v["fields"]["who"].as_str().unwrap();

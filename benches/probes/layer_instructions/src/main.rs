@@ -84,14 +84,14 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Floor {
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let usage = "usage: layer-instructions layer|floor|macro req|fmt|spanreq N";
+    let usage = "usage: layer-instructions layer|floor|macro|otel|otelmacro req|fmt|spanreq N";
     let (Some(mode), Some(shape), Some(n)) = (args.get(1), args.get(2), args.get(3)) else {
         eprintln!("{usage}");
         std::process::exit(2);
     };
     let n: u64 = n.parse().expect("N is a number");
     let emit: fn(u64) = match shape.as_str() {
-        "req" if mode == "macro" => emit_mreq,
+        "req" if mode == "macro" || mode == "otelmacro" => emit_mreq,
         "req" => emit_req,
         "fmt" => emit_fmt,
         "spanreq" => emit_spanreq,
@@ -144,6 +144,22 @@ fn main() {
             let otel = tracing_opentelemetry::layer().with_tracer(provider.tracer("probe"));
             let (layer, guard) = nowait_tracing::layer(builder()).expect("a logger");
             let logger = layer.logger().clone();
+            let subscriber = tracing_subscriber::registry().with(otel).with(layer);
+            tracing::subscriber::with_default(subscriber, run);
+            drop(guard);
+            report(&logger);
+        }
+        #[cfg(feature = "otel-layer")]
+        "otelmacro" => {
+            // As `nowait::init` sets up: the global logger first, then the
+            // layer (with its trace source for the macros) joins a
+            // subscriber with tracing-opentelemetry's layer.
+            use opentelemetry::trace::TracerProvider as _;
+            let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
+            let otel = tracing_opentelemetry::layer().with_tracer(provider.tracer("probe"));
+            let (layer, guard) = nowait_tracing::layer(builder()).expect("a logger");
+            let logger = layer.logger().clone();
+            nowait::set_global(logger.clone()).expect("the first global logger");
             let subscriber = tracing_subscriber::registry().with(otel).with(layer);
             tracing::subscriber::with_default(subscriber, run);
             drop(guard);
