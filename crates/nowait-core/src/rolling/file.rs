@@ -809,6 +809,51 @@ mod tests {
         assert!(f.housekeeping_errors().is_empty());
     }
 
+    /// Windows: the link follows each rotation where the process may
+    /// create symbolic links. Where it may not, one notice says so and it
+    /// does not try again; where creating one fails otherwise (Wine makes
+    /// links it cannot resolve, so the rename over the old one fails),
+    /// each attempt's notice names the error. Either way the sink rotates
+    /// and writes on.
+    #[cfg(windows)]
+    #[test]
+    fn the_link_follows_each_rotation_or_each_failure_is_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = Rolling::never(dir.path(), "app.log")
+            .max_size(4)
+            .symlink("current");
+        let mut f = RollingFile::open(&cfg).unwrap();
+        let link = dir.path().join("current");
+        let mut notices = f.housekeeping_errors();
+        for text in [b"abc\n", b"def\n"] {
+            f.write_all(text).unwrap();
+            assert_eq!(f.rotate(SystemTime::now(), Instant::now()), None);
+            notices.extend(f.housekeeping_errors());
+        }
+        assert_eq!(fs::read(dir.path().join("app.log")).unwrap(), b"abc\n");
+        assert_eq!(fs::read(dir.path().join("app.log.1")).unwrap(), b"def\n");
+        if let Ok(target) = fs::read_link(&link) {
+            eprintln!("symbolic links: made");
+            assert_eq!(target, Path::new("app.log.2"));
+            assert!(notices.is_empty(), "{notices:?}");
+        } else if notices
+            .first()
+            .is_some_and(|n| n.contains("may not create symbolic links"))
+        {
+            eprintln!("symbolic links: not allowed here: {notices:?}");
+            assert_eq!(notices.len(), 1, "tried again: {notices:?}");
+        } else {
+            eprintln!("symbolic links: failing here: {notices:?}");
+            assert_eq!(notices.len(), 3, "one per attempt: {notices:?}");
+            assert!(
+                notices.iter().all(|n| n.starts_with("cannot point")),
+                "{notices:?}"
+            );
+        }
+        let tmp = dir.path().join(super::super::link_tmp("current"));
+        assert!(fs::symlink_metadata(tmp).is_err(), "a temporary left");
+    }
+
     /// A file someone put at the link's name is neither replaced nor
     /// written; the sink says so once while it stays, then links again.
     #[cfg(unix)]

@@ -558,8 +558,9 @@ impl Rolling {
     /// Whatever else is found under `name` (a file or a directory someone
     /// put there) is left alone: the link is not made, which the sink says
     /// once while it lasts and counts in
-    /// [`SinkStats::rotation_errors`](crate::SinkStats::rotation_errors);
-    /// so is any other failure to make it.
+    /// [`SinkStats::rotation_errors`](crate::SinkStats::rotation_errors).
+    /// Any other failure to make it is said and counted at each attempt
+    /// (at start and at each rotation), and the sink writes on.
     ///
     /// On Windows a symbolic link needs the "Create symbolic links"
     /// privilege (administrators) or Developer Mode. Without it the sink
