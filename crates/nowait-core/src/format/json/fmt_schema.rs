@@ -267,6 +267,13 @@ impl FmtJson {
         self.spans.clear();
         let mut any_span = false;
         let mut at = Location::default();
+        // Flattened, a field named like a trace id key takes its place:
+        // the line never holds one key twice.
+        let trace = event
+            .trace_context()
+            .filter(|_| self.json.options.trace_ids);
+        let watch_ids = trace.is_some() && self.json.flatten;
+        let mut taken = (false, false);
         for item in event.items() {
             match item {
                 Item::Field { name, value } => {
@@ -278,6 +285,10 @@ impl FmtJson {
                     let name = ev.name_of(name);
                     if at.take(ev.site.is_some(), name, value) {
                         continue;
+                    }
+                    if watch_ids {
+                        taken.0 |= name == "trace_id";
+                        taken.1 |= name == "span_id";
                     }
                     let fields = &mut self.fields;
                     if !fields.is_empty() {
@@ -353,15 +364,19 @@ impl FmtJson {
         if o.needs_thread() {
             self.thread(event.thread(), start, out);
         }
-        if let Some(cx) = event.trace_context().filter(|_| o.trace_ids) {
-            key(out, start, "trace_id");
-            out.push(b'"');
-            cx.write_trace_id_hex(out);
-            out.extend_from_slice(b"\"");
-            key(out, start, "span_id");
-            out.push(b'"');
-            cx.write_span_id_hex(out);
-            out.push(b'"');
+        if let Some(cx) = trace {
+            if !taken.0 {
+                key(out, start, "trace_id");
+                out.push(b'"');
+                cx.write_trace_id_hex(out);
+                out.push(b'"');
+            }
+            if !taken.1 {
+                key(out, start, "span_id");
+                out.push(b'"');
+                cx.write_span_id_hex(out);
+                out.push(b'"');
+            }
         }
         out.extend_from_slice(b"}\n");
     }
@@ -444,6 +459,39 @@ mod tests {
     static SITE: u8 = 0;
     static LITERAL: u8 = 0;
     static SPAN: u8 = 0;
+
+    /// Flattened, a field named `trace_id` or `span_id` takes the place
+    /// of the trace context's key of that name: no key twice on a line.
+    /// Not flattened, the field stays under `fields` and both are written.
+    #[test]
+    fn a_flattened_field_named_like_a_trace_key_is_not_written_twice() {
+        use crate::event::TraceContext;
+        let mut buf = crate::__private::event::EventBuf::new();
+        buf.begin_inline(0, "app");
+        buf.trace_context(TraceContext::new([0xab; 16], [0xcd; 8], 1));
+        buf.str(FieldName::Inline("trace_id"), "mine");
+        let record = Record::new(Level::Info, kind::EVENT, buf.as_bytes());
+        let line = |json: Json| {
+            let mut out = Vec::new();
+            json.without_time()
+                .with_target(false)
+                .make_format(&SinkInfo::new("test", false))
+                .format(&record, &mut out);
+            String::from_utf8(out).unwrap()
+        };
+        let span = "cd".repeat(8);
+        assert_eq!(
+            line(Json::new().flatten_event(true)),
+            format!("{{\"level\":\"INFO\",\"trace_id\":\"mine\",\"span_id\":\"{span}\"}}\n")
+        );
+        assert_eq!(
+            line(Json::new()),
+            format!(
+                "{{\"level\":\"INFO\",\"fields\":{{\"trace_id\":\"mine\"}},\"trace_id\":\"{}\",\"span_id\":\"{span}\"}}\n",
+                "ab".repeat(16)
+            )
+        );
+    }
 
     /// The call site's part of the line rendered once (target, `"name":`,
     /// a message format without placeholders) gives the bytes of

@@ -200,7 +200,10 @@ impl Json {
     }
 
     /// Puts the event's fields at the top level instead of under `fields`
-    /// (default `false`).
+    /// (default `false`). A field named `trace_id` or `span_id` then takes
+    /// the place of the trace context's key of that name
+    /// ([`with_trace_ids`](Json::with_trace_ids)), so that no key is
+    /// written twice.
     ///
     /// # Examples
     ///
