@@ -65,7 +65,11 @@ impl Otel {
 }
 
 fn context_of(id: &Id, dispatch: &Dispatch) -> Option<TraceContext> {
-    let cx = tracing_opentelemetry::get_otel_context(id, dispatch)?;
+    of_context(&tracing_opentelemetry::get_otel_context(id, dispatch)?)
+}
+
+/// The ids of `cx`'s span, if valid.
+fn of_context(cx: &opentelemetry::Context) -> Option<TraceContext> {
     let span = cx.span();
     let sc = span.span_context();
     sc.is_valid().then(|| {
@@ -153,15 +157,5 @@ pub(crate) fn current() -> Option<TraceContext> {
 }
 
 fn read_current() -> Option<TraceContext> {
-    opentelemetry::Context::map_current(|cx| {
-        let span = cx.span();
-        let sc = span.span_context();
-        sc.is_valid().then(|| {
-            TraceContext::new(
-                sc.trace_id().to_bytes(),
-                sc.span_id().to_bytes(),
-                sc.trace_flags().to_u8(),
-            )
-        })
-    })
+    opentelemetry::Context::map_current(of_context)
 }

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use nowait_core::{Builder, Json, Otlp, Sink};
 use nowait_testkit::receiver::Receiver;
 use nowait_testkit::MemoryWriter;
-use opentelemetry::trace::{Span as _, TraceContextExt as _, Tracer as _, TracerProvider as _};
+use opentelemetry::trace::{TraceContextExt as _, Tracer as _, TracerProvider as _};
 use opentelemetry::KeyValue;
 use opentelemetry_sdk::trace::{InMemorySpanExporter, SdkTracer, SdkTracerProvider};
 use tracing_subscriber::prelude::*;
