@@ -788,16 +788,22 @@ mod tests {
         assert!(notices[0].contains("of user"), "{notices:?}");
     }
 
+    /// A sink of `app.log` in `dir` that rolls every 4 bytes and keeps a
+    /// link `current` to the file being written.
+    fn open_linked(dir: &Path) -> RollingFile {
+        let cfg = Rolling::never(dir, "app.log")
+            .max_size(4)
+            .symlink("current");
+        RollingFile::open(&cfg).unwrap()
+    }
+
     /// The link names the current file at start and after each rotation,
     /// by a relative name; no temporary is left behind.
     #[cfg(unix)]
     #[test]
     fn the_link_follows_each_rotation() {
         let dir = tempfile::tempdir().unwrap();
-        let cfg = Rolling::never(dir.path(), "app.log")
-            .max_size(4)
-            .symlink("current");
-        let mut f = RollingFile::open(&cfg).unwrap();
+        let mut f = open_linked(dir.path());
         let link = dir.path().join("current");
         assert_eq!(fs::read_link(&link).unwrap(), Path::new("app.log"));
         f.write_all(b"abc\n").unwrap();
@@ -819,10 +825,7 @@ mod tests {
     #[test]
     fn the_link_follows_each_rotation_or_each_failure_is_reported() {
         let dir = tempfile::tempdir().unwrap();
-        let cfg = Rolling::never(dir.path(), "app.log")
-            .max_size(4)
-            .symlink("current");
-        let mut f = RollingFile::open(&cfg).unwrap();
+        let mut f = open_linked(dir.path());
         let link = dir.path().join("current");
         let mut notices = f.housekeeping_errors();
         for text in [b"abc\n", b"def\n"] {
@@ -862,10 +865,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let theirs = dir.path().join("current");
         fs::write(&theirs, b"theirs\n").unwrap();
-        let cfg = Rolling::never(dir.path(), "app.log")
-            .max_size(4)
-            .symlink("current");
-        let mut f = RollingFile::open(&cfg).unwrap();
+        let mut f = open_linked(dir.path());
         f.write_all(b"abc\n").unwrap();
         assert_eq!(f.rotate(SystemTime::now(), Instant::now()), None);
         assert_eq!(fs::read(&theirs).unwrap(), b"theirs\n");
