@@ -138,28 +138,18 @@ fn main() {
             report(&logger);
         }
         #[cfg(feature = "otel-layer")]
-        "otel" => {
+        "otel" | "otelmacro" => {
             use opentelemetry::trace::TracerProvider as _;
             let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
             let otel = tracing_opentelemetry::layer().with_tracer(provider.tracer("probe"));
             let (layer, guard) = nowait_tracing::layer(builder()).expect("a logger");
             let logger = layer.logger().clone();
-            let subscriber = tracing_subscriber::registry().with(otel).with(layer);
-            tracing::subscriber::with_default(subscriber, run);
-            drop(guard);
-            report(&logger);
-        }
-        #[cfg(feature = "otel-layer")]
-        "otelmacro" => {
-            // As `nowait::init` sets up: the global logger first, then the
-            // layer (with its trace source for the macros) joins a
-            // subscriber with tracing-opentelemetry's layer.
-            use opentelemetry::trace::TracerProvider as _;
-            let provider = opentelemetry_sdk::trace::SdkTracerProvider::builder().build();
-            let otel = tracing_opentelemetry::layer().with_tracer(provider.tracer("probe"));
-            let (layer, guard) = nowait_tracing::layer(builder()).expect("a logger");
-            let logger = layer.logger().clone();
-            nowait::set_global(logger.clone()).expect("the first global logger");
+            if mode == "otelmacro" {
+                // As `nowait::init` sets up: the global logger first, then
+                // the layer (with its trace source for the macros) joins
+                // the subscriber.
+                nowait::set_global(logger.clone()).expect("the first global logger");
+            }
             let subscriber = tracing_subscriber::registry().with(otel).with(layer);
             tracing::subscriber::with_default(subscriber, run);
             drop(guard);
