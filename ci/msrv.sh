@@ -5,9 +5,11 @@
 # toolchain with rustup (minimal profile) if it is missing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-msrv=$(sed -n 's/^rust-version *= *"\(.*\)"/\1/p' Cargo.toml | head -n1)
+msrv=$(sed -n 's/^rust-version *= *"\(.*\)"/\1/p;T;q' Cargo.toml)
 [ -n "$msrv" ] || { echo "ci/msrv.sh: no rust-version in Cargo.toml" >&2; exit 1; }
-rustup toolchain list | grep -q "^$msrv" || rustup toolchain install "$msrv" --profile minimal
+# Output tested through a here-string: piping rustup into `grep -q` under pipefail
+# fails at random when grep exits first and rustup dies of SIGPIPE.
+grep -q "^$msrv" <<<"$(rustup toolchain list)" || rustup toolchain install "$msrv" --profile minimal
 crates=(-p nowait-core -p nowait-tracing -p nowait-log -p nowait)
 export CARGO_TARGET_DIR=target/msrv
 echo "building ${crates[*]} with Rust $msrv"

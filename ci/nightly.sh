@@ -13,15 +13,20 @@ commit=e50aa6fba4e63ab34c72bf9acfd2c307c1155d1a
 
 # Asking a toolchain that is not installed must not install it (rustup
 # does by default).
+# The version is read whole before it is tested: piping rustc into `grep -q` under
+# pipefail fails at random (grep exits at the match, rustc dies of SIGPIPE).
 same_commit() {
-  RUSTUP_AUTO_INSTALL=0 rustc +"$1" -vV 2>/dev/null | grep -q "^commit-hash: $commit$"
+  local version
+  version=$(RUSTUP_AUTO_INSTALL=0 rustc +"$1" -vV 2>/dev/null) || return 1
+  grep -qx "commit-hash: $commit" <<<"$version"
 }
 
 if same_commit "$pinned"; then
   echo "$pinned"
   exit 0
 fi
-for toolchain in $(rustup toolchain list 2>/dev/null | awk '/^nightly/ {print $1}'); do
+toolchains=$(rustup toolchain list 2>/dev/null) || toolchains=
+for toolchain in $(awk '/^nightly/ {print $1}' <<<"$toolchains"); do
   if same_commit "$toolchain"; then
     echo "$toolchain"
     exit 0

@@ -25,7 +25,7 @@ fi
 WINE=/usr/lib/wine/wine64
 [ -x "$WINE" ] || { say "no Wine loader at $WINE"; exit 1; }
 
-rustup target list --installed | grep -qx x86_64-pc-windows-gnu \
+grep -qx x86_64-pc-windows-gnu <<<"$(rustup target list --installed)" \
   || { say "rustup target add x86_64-pc-windows-gnu"; rustup target add x86_64-pc-windows-gnu >>"$log" 2>&1; }
 
 # One prefix per Wine version, reused between runs (wineboot takes a while).
