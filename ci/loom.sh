@@ -2,12 +2,12 @@
 # Runs the loom models in release, with at most two preemptions per
 # execution unless LOOM_MAX_PREEMPTIONS says otherwise:
 #   crates/nowait-core/src/ring/loom_models.rs          the ring
-#   crates/nowait-core/src/limit/loom_models.rs         a rate-limited call site
+#   crates/nowait-core/src/accounting/loom_models.rs    a rate-limited call site and its loss accounting
 #   crates/nowait-tracing/src/registered/loom_models.rs the layer's registered call sites
 #   bash ci/loom.sh                      # every model
 #   bash ci/loom.sh ring                 # the ring's models
 #   bash ci/loom.sh ring close_splits    # the ring's models whose names start so
-#   bash ci/loom.sh limit                # the rate limit's models
+#   bash ci/loom.sh accounting           # the rate limit's models
 #   bash ci/loom.sh registered           # the registered call sites' models
 set -euo pipefail
 cd "$(dirname "$0")/.."

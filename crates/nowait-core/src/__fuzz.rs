@@ -7,11 +7,17 @@
 use std::sync::OnceLock;
 
 use crate::event::{register_callsite, register_foreign_thread, Callsite, SiteKey, ITEM_THREAD};
+use crate::filter::Filter;
 use crate::format::journald::{parse_entry, valid_name};
+use crate::format::Journald;
+use crate::format::Json;
+use crate::format::Syslog;
+use crate::format::Text;
+use crate::format::Timer;
 use crate::format::{unescaped_at, Framing};
 use crate::format::{Format, MakeFormat, Plain, SinkInfo};
+use crate::level::Level;
 use crate::record::{kind, Record};
-use crate::{Filter, Journald, Json, Level, Syslog, Text, Timer};
 
 /// Arbitrary text as a filter directive list: `parse` and `parse_lossy`
 /// agree (a list `parse` accepts gives the same filter and no errors
@@ -242,11 +248,11 @@ pub fn format_event(data: &[u8]) {
     // OTLP: one whole `log_records` entry.
     #[cfg(feature = "otlp")]
     {
-        let mut otlp = crate::otlp::MakeOtlp.make_format(&sink);
+        let mut otlp = crate::sink::otlp::MakeOtlp.make_format(&sink);
         out.clear();
         otlp.format(&record, &mut out);
         assert_eq!(
-            crate::otlp::encode::entry_len(&out),
+            crate::sink::otlp::encode::entry_len(&out),
             Some(out.len()),
             "otlp: not one entry"
         );
@@ -327,17 +333,17 @@ pub fn durable_recover(data: &[u8]) {
 /// bound.
 #[cfg(feature = "otlp")]
 pub fn otlp_response(data: &[u8]) {
-    crate::otlp::fuzz_response(data);
+    crate::sink::otlp::fuzz_response(data);
 }
 
 /// The OTLP exporter's environment variables
 /// (`fuzz_targets/otlp_env.rs`): the first byte picks the variable, the
-/// rest is its value. [`Otlp::from_env_with`](crate::Otlp::from_env_with)
+/// rest is its value. [`Otlp::from_env_with`](crate::sink::otlp::Otlp::from_env_with)
 /// must return, the list parser keep its bounds, and no error show a
 /// header's value.
 #[cfg(feature = "otlp")]
 pub fn otlp_env(data: &[u8]) {
-    crate::otlp::fuzz_env(data);
+    crate::sink::otlp::fuzz_env(data);
 }
 
 /// Names in a rolling sink's directory (`fuzz_targets/rolling_names.rs`):

@@ -6,20 +6,20 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::accounting::policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
+use crate::accounting::stats::SinkCounters;
 use crate::durable::DurableFile;
 use crate::error::BuildError;
 use crate::format::MakeFormat;
-use crate::guard::Guard;
+use crate::level::Level;
 use crate::logger::Logger;
-use crate::policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
-use crate::registry::Options;
+use crate::process::guard::Guard;
+use crate::process::live::Options;
 use crate::ring::{Ring, MAX_CAPACITY};
 use crate::shared::lanes::DEFAULT_LANES;
 use crate::shared::{Config, Shared, Start};
 use crate::sink::{OpenSinks, Sink};
-use crate::stats::SinkCounters;
 use crate::writer;
-use crate::Level;
 
 /// The most lanes a logger may have ([`Builder::lanes`]).
 const MAX_LANES: usize = 4096;
@@ -109,7 +109,7 @@ impl Builder {
     /// A builder with the defaults: 1 MiB ring, 64 KiB batches, a 3 ms
     /// writer interval (50 ms when idle), WARN protected above 80 %, 5 s
     /// shutdown timeout, panics logged and flushed to the files (500 ms at
-    /// most), `process::exit` drained, the [`Text`](crate::Text) format,
+    /// most), `process::exit` drained, the [`Text`](crate::format::Text) format,
     /// and stdout if no sink is added.
     ///
     /// # Examples
@@ -127,7 +127,7 @@ impl Builder {
             protect: Level::Warn,
             high_water: 0.8,
             sinks: Vec::new(),
-            format: Arc::new(crate::Text::new()),
+            format: Arc::new(crate::format::Text::new()),
             shutdown_timeout: Duration::from_secs(5),
             flush_timeout: None,
             panic_timeout: Duration::from_millis(500),
@@ -327,7 +327,7 @@ impl Builder {
         self
     }
 
-    /// The format for sinks that do not set their own (default [`Text`](crate::Text)).
+    /// The format for sinks that do not set their own (default [`Text`](crate::format::Text)).
     ///
     /// # Examples
     ///
@@ -346,8 +346,8 @@ impl Builder {
     /// writer thread found past the timeout running its own code rather
     /// than blocked in a sink's write (descheduled on a loaded machine,
     /// doing the final count) gets up to 100 ms more to finish, so that
-    /// [`Stats`](crate::Stats) are final when the drop returns; only a
-    /// custom [`Format`](crate::Format) that blocks can make the drop return
+    /// [`Stats`](crate::accounting::stats::Stats) are final when the drop returns; only a
+    /// custom [`Format`](crate::format::Format) that blocks can make the drop return
     /// with the counts not yet final.
     ///
     /// # Examples
@@ -429,7 +429,7 @@ impl Builder {
     }
 
     /// Opt-in: on SIGHUP, reopen the file sinks, as
-    /// [`Logger::reopen`](crate::Logger::reopen) does; for `logrotate` in
+    /// [`Logger::reopen`](crate::logger::Logger::reopen) does; for `logrotate` in
     /// rename (`create`) mode with `postrotate kill -HUP <pid>`:
     ///
     /// ```text
@@ -454,7 +454,7 @@ impl Builder {
     /// truncation. The signal is handled on a thread of nowait's own
     /// (`nowait-sighup`, through `signal-hook`), which waits for the reopen
     /// at most the flush timeout. Leave it off if the program handles
-    /// SIGHUP itself (call [`Logger::reopen`](crate::Logger::reopen)
+    /// SIGHUP itself (call [`Logger::reopen`](crate::logger::Logger::reopen)
     /// there). Needs the `signals` feature (on by default). Windows has no
     /// SIGHUP: there the option does nothing (files are renamed and deleted
     /// while open there, and the writer notices within a second).
@@ -652,7 +652,7 @@ impl Builder {
     /// # drop((logger, guard));
     /// ```
     pub fn build(mut self) -> Result<(Logger, Guard), BuildError> {
-        crate::clock::init();
+        crate::record::clock::init();
         // 1. The settings.
         self.validate()?;
         // 2. The crash-durable file: what a dead process left is recovered
@@ -679,7 +679,7 @@ impl Builder {
             self.shutdown_timeout,
         )?;
         // 5. The process-wide hooks.
-        crate::hooks::register(&shared, self.hook_options());
+        crate::process::hooks::register(&shared, self.hook_options());
         Ok((
             Logger {
                 shared: Arc::clone(&shared),

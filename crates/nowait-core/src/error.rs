@@ -4,7 +4,7 @@ use std::fmt;
 use std::io;
 
 /// Why a record was not accepted. Every such record is counted in
-/// [`Stats`](crate::Stats) and reported in the output by the writer thread, so
+/// `Stats` and reported in the output by the writer thread, so
 /// callers may ignore this error.
 ///
 /// # Examples
@@ -37,7 +37,7 @@ pub enum PushError {
     /// "after shutdown".
     Closed,
     /// The ring stayed full for the whole deadline of
-    /// [`FullPolicy::BlockTimeout`](crate::FullPolicy::BlockTimeout). Counted
+    /// `FullPolicy::BlockTimeout`. Counted
     /// as "block timeout".
     TimedOut,
 }
@@ -56,7 +56,7 @@ impl fmt::Display for PushError {
 
 impl std::error::Error for PushError {}
 
-/// Why [`Logger::flush`](crate::Logger::flush) did not complete.
+/// Why `Logger::flush` did not complete.
 ///
 /// # Examples
 ///
@@ -186,7 +186,7 @@ impl std::error::Error for BuildError {
     }
 }
 
-/// [`set_global`](crate::set_global) was called when a global logger was
+/// `set_global` was called when a global logger was
 /// already set.
 ///
 /// # Examples

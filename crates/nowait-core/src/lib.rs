@@ -233,48 +233,38 @@
     clippy::undocumented_unsafe_blocks
 )]
 
-mod backtrace;
+// A reader starts at the root: the builder, the logger, levels, errors
+// and the macros. Every other concern is a folder, and imports run down:
+// sys and text at the bottom; records, the ring, limits and accounting;
+// events, filters and formats; rolling files, the crash-durable file and
+// sinks; the producer/writer contract (shared), the writer thread, and
+// the process hooks on top.
+mod accounting;
 mod builder;
-mod clock;
-mod crash;
+#[cfg(doc)]
+pub mod docs;
 // Header words and mirrors in a shared file mapping (SAFETY comments on
 // each block); the ring it holds is `ring`'s.
-pub mod docs;
 #[allow(unsafe_code)]
 mod durable;
 mod error;
 pub mod event;
 mod filter;
-mod floatfmt;
-mod fork;
 mod format;
-mod global;
-mod guard;
-mod hooks;
 mod level;
 mod limit;
 mod logger;
-mod loss;
 mod macros;
-#[cfg(feature = "metrics")]
-mod metrics;
-#[cfg(feature = "otlp")]
-mod otlp;
-mod outcome;
-mod policy;
+mod process;
 mod record;
-mod registry;
 #[allow(unsafe_code)]
 mod ring;
 mod rolling;
 mod shared;
 mod sink;
-mod snapshot;
-mod stats;
-mod sync;
 #[allow(unsafe_code)]
 mod sys;
-mod timefmt;
+mod text;
 mod writer;
 
 #[cfg(feature = "fuzzing")]
@@ -282,7 +272,11 @@ mod __fuzz;
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
-pub use backtrace::BacktraceBuffer;
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub use accounting::metrics::METRIC_NAMES;
+pub use accounting::policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
+pub use accounting::stats::{SinkStats, Stats};
 pub use builder::{
     Builder, DEFAULT_BATCH_SIZE, DEFAULT_CAPACITY, DEFAULT_FLUSH_INTERVAL, DEFAULT_IDLE_INTERVAL,
 };
@@ -292,22 +286,16 @@ pub use format::{
     escape_into, Facility, Format, Journald, Json, JsonSchema, MakeFormat, Plain, SinkInfo, Syslog,
     Text, Timer,
 };
-pub use global::{global, set_global};
-pub use guard::Guard;
 pub use level::{Level, ParseLevelError};
 pub use limit::set_sample_seed;
 pub use logger::Logger;
 pub use macros::STATIC_MAX_LEVEL;
-#[cfg(feature = "metrics")]
-#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
-pub use metrics::METRIC_NAMES;
-#[cfg(feature = "otlp")]
-#[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
-pub use otlp::Otlp;
-pub use policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
+pub use process::global::{global, set_global};
+pub use process::guard::Guard;
 pub use record::{kind, Notice, Record, SuppressReason, Suppressed};
 pub use rolling::{Compression, Rolling, Rotation};
+pub use sink::backtrace::BacktraceBuffer;
+#[cfg(feature = "otlp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
+pub use sink::otlp::Otlp;
 pub use sink::Sink;
-pub use stats::{SinkStats, Stats};
-
-// === front-end support (event encoding, formats, macros) ===

@@ -5,22 +5,22 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::accounting::stats::Stats;
 use crate::error::{BuildError, FlushError, PushError};
 use crate::event::EventBuf;
+use crate::level::Level;
 use crate::shared::{FlushScope, Shared};
-use crate::stats::Stats;
-use crate::Level;
 
 /// A handle to push records, cheap to clone and share between threads.
 ///
 /// Pushing never allocates, never takes a lock and makes no system call: a
 /// record is one compare-and-swap to claim room in the ring, a copy, and
 /// one release store. The writer thread is never woken by a push; it finds
-/// the records by itself (see [`Builder::flush_interval`](crate::Builder::flush_interval)).
+/// the records by itself (see `Builder::flush_interval`).
 /// The only exceptions are the ones the user chose: waiting for room under
-/// [`FullPolicy::Block`](crate::FullPolicy::Block) or
-/// [`BlockTimeout`](crate::FullPolicy::BlockTimeout) (bounded by its
-/// timeout), write-through ([`Builder::write_through`](crate::Builder::write_through)),
+/// [`FullPolicy::Block`](crate::accounting::policy::FullPolicy::Block) or
+/// [`BlockTimeout`](crate::accounting::policy::FullPolicy::BlockTimeout) (bounded by its
+/// timeout), write-through (`Builder::write_through`),
 /// and the first push in a forked child, which starts the child's writer.
 ///
 /// # Examples
@@ -58,8 +58,8 @@ impl Logger {
     /// waiting. A record that finds no room is dropped and counted, and the
     /// writer reports the loss in the output.
     ///
-    /// `kind` tells the sink's [`Format`](crate::Format) how to read the
-    /// payload ([`kind::TEXT`](crate::kind::TEXT) for a line of text).
+    /// `kind` tells the sink's [`Format`](crate::format::Format) how to read the
+    /// payload ([`kind::TEXT`](crate::record::kind::TEXT) for a line of text).
     ///
     /// # Errors
     ///
@@ -79,9 +79,9 @@ impl Logger {
     }
 
     /// Pushes one record like [`try_push`](Logger::try_push), but under
-    /// [`FullPolicy::Block`](crate::FullPolicy::Block) waits for room instead
+    /// [`FullPolicy::Block`](crate::accounting::policy::FullPolicy::Block) waits for room instead
     /// of dropping (parked, not spinning), and under
-    /// [`FullPolicy::BlockTimeout`](crate::FullPolicy::BlockTimeout) waits
+    /// [`FullPolicy::BlockTimeout`](crate::accounting::policy::FullPolicy::BlockTimeout) waits
     /// at most its timeout. On a writer thread it never waits.
     ///
     /// # Errors
@@ -106,19 +106,23 @@ impl Logger {
         self.shared.push(level, kind, parts, true)
     }
 
-    /// Pushes an encoded event ([`kind::EVENT`](crate::kind::EVENT)) like
+    /// Pushes an encoded event ([`kind::EVENT`](crate::record::kind::EVENT)) like
     /// [`push`](Logger::push), after cutting it to
     /// [`max_record_len`](Logger::max_record_len) with
     /// [`EventBuf::truncate_to`] (counted in
-    /// [`Stats::truncated`](crate::Stats::truncated)). The front ends call
+    /// [`Stats::truncated`](crate::accounting::stats::Stats::truncated)). The front ends call
     /// it through `__private::push_event`.
     #[inline]
     pub(crate) fn push_event(&self, level: Level, event: &mut EventBuf) -> Result<(), PushError> {
         if event.truncate_to(self.max_record_len()) {
             self.truncated();
         }
-        self.shared
-            .push_payload(level, crate::kind::EVENT, &Bytes(event.as_bytes()), true)
+        self.shared.push_payload(
+            level,
+            crate::record::kind::EVENT,
+            &Bytes(event.as_bytes()),
+            true,
+        )
     }
 
     /// [`push`](Logger::push) of a payload that writes itself into the
@@ -133,7 +137,7 @@ impl Logger {
         self.shared.push_payload(level, kind, payload, true)
     }
 
-    /// Pushes a line of text ([`kind::TEXT`](crate::kind::TEXT)) without
+    /// Pushes a line of text ([`kind::TEXT`](crate::record::kind::TEXT)) without
     /// waiting. A line longer than the ring allows is cut and marked
     /// `[truncated]`.
     ///
@@ -172,7 +176,7 @@ impl Logger {
         if line.len() <= max {
             return self
                 .shared
-                .push(level, crate::kind::TEXT, &[line.as_bytes()], wait);
+                .push(level, crate::record::kind::TEXT, &[line.as_bytes()], wait);
         }
         const MARK: &str = " [truncated]";
         let mut cut = max.saturating_sub(MARK.len());
@@ -185,7 +189,7 @@ impl Logger {
             .fetch_add(1, Ordering::Relaxed);
         self.shared.push(
             level,
-            crate::kind::TEXT,
+            crate::record::kind::TEXT,
             &[&line.as_bytes()[..cut], MARK.as_bytes()],
             wait,
         )
@@ -219,7 +223,7 @@ impl Logger {
 
     /// Counts a record that a front end cut to fit in the ring (an event
     /// with its longest values cut and marked `… [truncated]`);
-    /// [`Stats::truncated`](crate::Stats::truncated) shows it.
+    /// [`Stats::truncated`](crate::accounting::stats::Stats::truncated) shows it.
     ///
     /// # Examples
     ///
@@ -242,7 +246,7 @@ impl Logger {
     /// reporting window.
     ///
     /// Waits at most the flush timeout (see
-    /// [`Builder::flush_timeout`](crate::Builder::flush_timeout), default
+    /// `Builder::flush_timeout`, default
     /// 5 s), whatever the sinks do: the request is a number the writer
     /// answers when it can, so a flush that timed out leaves nothing queued
     /// behind it. It does not wait for a sink that is failing, shedding, or
@@ -306,8 +310,8 @@ impl Logger {
     }
 
     /// Changes the writer's wake-up interval and batch size at run time
-    /// (see [`Builder::flush_interval`](crate::Builder::flush_interval) and
-    /// [`Builder::batch_size`](crate::Builder::batch_size)); `None`
+    /// (see `Builder::flush_interval` and
+    /// `Builder::batch_size`); `None`
     /// keeps the current value. Takes effect at the writer's next round.
     ///
     /// # Errors
@@ -364,7 +368,7 @@ impl Logger {
     /// (a small number for the thread, whose name and id the writer looks
     /// up): true when a
     /// sink's format prints thread names or ids
-    /// ([`MakeFormat::needs_thread`](crate::MakeFormat::needs_thread)).
+    /// ([`MakeFormat::needs_thread`](crate::format::MakeFormat::needs_thread)).
     /// Fixed when the logger is built.
     ///
     /// # Examples
@@ -389,7 +393,7 @@ impl Logger {
     /// and line to each event, as the inline fields `log.file` and
     /// `log.line` (the names `tracing-log` uses): true when a sink's
     /// format prints them
-    /// ([`MakeFormat::needs_location`](crate::MakeFormat::needs_location)).
+    /// ([`MakeFormat::needs_location`](crate::format::MakeFormat::needs_location)).
     /// Fixed when the logger is built.
     ///
     /// # Examples
@@ -409,11 +413,11 @@ impl Logger {
     }
 
     /// The least severe level any of the sinks takes (see
-    /// [`Sink::level`](crate::Sink::level)): the logger's effective
+    /// [`Sink::level`](crate::sink::Sink::level)): the logger's effective
     /// maximum verbosity. The front ends (macros, `log`, the `tracing`
     /// layer) push nothing below it. Records pushed below it directly with
     /// [`push`](Logger::push) are still accepted, and each sink counts them
-    /// in [`SinkStats::filtered`](crate::SinkStats::filtered).
+    /// in [`SinkStats::filtered`](crate::accounting::stats::SinkStats::filtered).
     ///
     /// # Examples
     ///
@@ -454,7 +458,7 @@ impl Logger {
     }
 
     /// The largest payload a record may have: half the ring, less a header,
-    /// and less 8 bytes while [lanes](crate::Builder::lanes) are on (the
+    /// and less 8 bytes while `lanes` are on (the
     /// time the writer merges by).
     ///
     /// # Examples

@@ -5,7 +5,7 @@
 //! format string or argument that cannot be deferred is rendered on the
 //! caller instead, with the same result.
 
-use crate::Level;
+use crate::level::Level;
 
 /// Levels below this are compiled out of the macros: set at build time
 /// with the environment variable `NOWAIT_STATIC_MAX_LEVEL` (`trace`,
@@ -66,7 +66,7 @@ const fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
 
 /// Logs an event at the given level (a constant expression, as in
 /// `tracing`) through the global logger (see
-/// [`set_global`](crate::set_global)); before one is set, events are
+/// [`set_global`](crate::process::global::set_global)); before one is set, events are
 /// disabled and cost one relaxed load.
 ///
 /// ```text
@@ -85,14 +85,14 @@ const fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
 /// rendered on the calling thread too.
 ///
 /// Whether a call site is enabled is decided once (the process
-/// [`Filter`](crate::Filter) on its target and level, [`set_max_level`](crate::set_max_level),
-/// the global logger's [`min_level`](crate::Logger::min_level)) and cached
+/// [`Filter`](crate::filter::Filter) on its target and level, [`set_max_level`](crate::filter::set_max_level),
+/// the global logger's [`min_level`](crate::logger::Logger::min_level)) and cached
 /// in the call site's `static`, recomputed when one of them changes: a
 /// disabled call costs one relaxed atomic load and a branch (and nothing
-/// at all below [`STATIC_MAX_LEVEL`](crate::STATIC_MAX_LEVEL)). A value whose `Display` or
+/// at all below [`STATIC_MAX_LEVEL`](crate::macros::STATIC_MAX_LEVEL)). A value whose `Display` or
 /// `Debug` panics discards the event and counts it in
-/// [`Stats::discarded`](crate::Stats::discarded). An event larger than
-/// [`Logger::max_record_len`](crate::Logger::max_record_len) is written
+/// [`Stats::discarded`](crate::accounting::stats::Stats::discarded). An event larger than
+/// [`Logger::max_record_len`](crate::logger::Logger::max_record_len) is written
 /// with its longest values cut and marked `… [truncated]`.
 ///
 /// # Rate limits and sampling
@@ -111,8 +111,8 @@ const fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
 /// (a fixed window per call site: a compare-exchange only when the window
 /// turns over; the suppressed counters are split across threads). Nothing is lost
 /// silently: suppressed calls are counted in
-/// [`Stats::suppressed_rate_limit`](crate::Stats::suppressed_rate_limit)
-/// and [`Stats::suppressed_sampled`](crate::Stats::suppressed_sampled), and
+/// [`Stats::suppressed_rate_limit`](crate::accounting::stats::Stats::suppressed_rate_limit)
+/// and [`Stats::suppressed_sampled`](crate::accounting::stats::Stats::suppressed_sampled), and
 /// every sink gets a notice per call site, at least once a second while the
 /// count grows, at once when it stops, on every flush and at shutdown:
 ///
@@ -124,7 +124,7 @@ const fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
 /// fields; OTLP sends them as attributes.) A kept call of a sampled site
 /// carries a `sample_rate` field (N), for consumers that re-weight; the
 /// draws are per thread and seeded with
-/// [`set_sample_seed`](crate::set_sample_seed). A limit admits at most N
+/// [`set_sample_seed`](crate::limit::set_sample_seed). A limit admits at most N
 /// calls per window, whatever the number of threads; a call that read the
 /// clock just before a window's turn counts in the new window.
 ///
@@ -183,12 +183,12 @@ macro_rules! __nowait_limit {
             ::core::file!(),
             ::core::line!(),
         );
-        __LIMIT.admit()
+        $crate::__private::admit(&__LIMIT)
     }};
     ((sample $n:literal)) => {{
         static __LIMIT: $crate::__private::SiteLimit =
             $crate::__private::SiteLimit::sample($n, ::core::file!(), ::core::line!());
-        __LIMIT.admit()
+        $crate::__private::admit(&__LIMIT)
     }};
 }
 

@@ -7,22 +7,45 @@
 //! change or go in any release, patch releases included. It is public only
 //! because the sibling crates and the macros' expansions must name it.
 //! Users write formats with the public [`event`](mod@crate::event) module and
-//! [`Format`](crate::Format).
+//! [`Format`](crate::format::Format).
 
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::error::PushError;
 use crate::event::{
     header_size, register_callsite, size, with_event_buf, Callsite, EventBuf, FieldName, SiteKey,
     TraceContext,
 };
+use crate::level::Level;
+use crate::logger::Logger;
+use crate::record::kind;
 use crate::ring::Payload;
-use crate::{kind, Level, Logger, PushError};
 
 use crate::event::Cursor;
 
 pub use crate::event::message::deferrable;
 pub use crate::limit::{period_nanos, period_nanos_checked, SiteLimit, MAX_PER as MAX_RATE};
+
+/// The macros' rate limit or sample at a call site: whether this call may
+/// log; a suppressed call is counted, and the site is handed to the global
+/// logger the first time there is one.
+#[inline]
+pub fn admit(site: &'static SiteLimit) -> bool {
+    site.admit_or_hand_off(|site| {
+        if let Some(logger) = crate::process::global::global() {
+            watch_limit(site, logger);
+        }
+    })
+}
+
+/// Hands a limited call site to `logger`'s writer thread, which reports
+/// its suppressed calls from then on (once per site; later calls keep the
+/// first logger).
+#[cold]
+pub fn watch_limit(site: &'static SiteLimit, logger: &Logger) {
+    site.hand_off(|site| logger.watch_limit(site));
+}
 
 /// The event wire encoding, as front ends write it (see the grammar in
 /// `event/encode.rs`).
@@ -70,7 +93,8 @@ pub fn set_trace_source(source: fn() -> Option<TraceContext>) -> bool {
 
 /// Whether `logger` is the global logger, the one the macros log to.
 pub fn is_global(logger: &Logger) -> bool {
-    crate::global().is_some_and(|g| std::sync::Arc::ptr_eq(&g.shared, &logger.shared))
+    crate::process::global::global()
+        .is_some_and(|g| std::sync::Arc::ptr_eq(&g.shared, &logger.shared))
 }
 
 /// The trace context of the span a macro is called in, from the installed
@@ -84,7 +108,7 @@ fn current_trace() -> Option<TraceContext> {
 /// Pushes an encoded event ([`kind::EVENT`]) like
 /// [`Logger::push`], after cutting it to
 /// [`Logger::max_record_len`] with [`EventBuf::truncate_to`] (counted in
-/// [`Stats::truncated`](crate::Stats::truncated)): what front ends do with
+/// [`Stats::truncated`](crate::accounting::stats::Stats::truncated)): what front ends do with
 /// each event, in one call that copies the buffer into the ring as one
 /// piece.
 ///
@@ -168,7 +192,7 @@ pub fn emit(
     write: impl Fn(&mut Cursor<'_>),
     encode: impl FnOnce(&mut EventBuf) -> fmt::Result,
 ) {
-    let Some(logger) = crate::global() else {
+    let Some(logger) = crate::process::global::global() else {
         return;
     };
     if !site.registered.load(Ordering::Acquire) {
@@ -183,7 +207,7 @@ pub fn emit(
         let thread = logger.records_thread().then(crate::event::thread_number);
         let event = Direct {
             len: header_size(thread.is_some()) + size(),
-            time: crate::clock::now(),
+            time: crate::record::clock::now(),
             site: SiteKey::of(site),
             thread,
             write,
@@ -223,7 +247,7 @@ pub fn emit(
 /// that call sites share it.
 #[cold]
 #[inline(never)]
-fn push_cut(logger: &crate::Logger, level: Level, event: &dyn Payload, thread: bool) {
+fn push_cut(logger: &crate::logger::Logger, level: Level, event: &dyn Payload, thread: bool) {
     with_event_buf(|buf| {
         buf.load_encoded(event, thread);
         let _ = logger.push_event(level, buf);
@@ -235,7 +259,7 @@ fn push_cut(logger: &crate::Logger, level: Level, event: &dyn Payload, thread: b
 #[cold]
 #[inline(never)]
 fn push_traced(
-    logger: &crate::Logger,
+    logger: &crate::logger::Logger,
     level: Level,
     event: &dyn Payload,
     thread: bool,

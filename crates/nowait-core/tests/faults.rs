@@ -221,7 +221,7 @@ fn child_fork(case: &str, path: &Path) {
     static LIMIT: nowait_core::__private::SiteLimit =
         nowait_core::__private::SiteLimit::rate(1, 3_600_000_000_000, "src/forked.rs", 1);
     let suppress = |n| (0..n).filter(|_| !LIMIT.admit_watched()).count();
-    LIMIT.watch(&logger);
+    nowait_core::__private::watch_limit(&LIMIT, &logger);
     assert_eq!(suppress(4), 3);
     let started = Instant::now();
     // SAFETY: the forked child only logs through nowait (whose atfork

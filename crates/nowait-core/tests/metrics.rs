@@ -82,7 +82,7 @@ fn stats_reach_the_recorder_while_running_and_at_the_end() {
     // its limit.
     static LIMIT: nowait_core::__private::SiteLimit =
         nowait_core::__private::SiteLimit::rate(1, 3_600_000_000_000, "src/db.rs", 88);
-    LIMIT.watch(&logger);
+    nowait_core::__private::watch_limit(&LIMIT, &logger);
     let admitted = (0..5).filter(|_| LIMIT.admit_watched()).count();
     let _ = logger.flush();
     let stats = logger.stats();

@@ -187,7 +187,7 @@ impl Limits {
             Rule::Sample { one_in } => SiteLimit::sample(one_in, file, line),
         };
         let limit: &'static SiteLimit = Box::leak(Box::new(limit));
-        limit.watch(&self.logger);
+        nowait_core::__private::watch_limit(limit, &self.logger);
         Some(limit)
     }
 }

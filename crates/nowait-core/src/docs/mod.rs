@@ -16,7 +16,7 @@ pub mod design {
     //!
     //! ## Lanes in front of one shared ring
     //!
-    //! Lanes are opt-in ([`Builder::lanes`](crate::Builder::lanes), default
+    //! Lanes are opt-in ([`Builder::lanes`](crate::builder::Builder::lanes), default
     //! 0; see the measurements below for why). With `lanes(n)`, each of the
     //! first `n` threads that log takes a lane: a small ring of the same
     //! algorithm, allocated and pre-faulted at build (1/16 of the capacity,
@@ -48,7 +48,7 @@ pub mod design {
     //!   lane records the thread committed before it. Records without a
     //!   time of their own (text lines, custom kinds) get one in front
     //!   while lanes are on, stripped before any format sees it
-    //!   ([`Logger::max_record_len`](crate::Logger::max_record_len) is 8
+    //!   ([`Logger::max_record_len`](crate::logger::Logger::max_record_len) is 8
     //!   bytes less).
     //! - **Accounting** is the ring's, per queue: closing closes every lane
     //!   (the `CLOSED` bit in its `head`) before the ring, so a record is
@@ -307,7 +307,7 @@ pub mod design {
     //!
     //! A handler for SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT and SIGTRAP
     //! (`sys/unix/crash.rs`, installed with the first logger that keeps
-    //! [`Builder::drain_on_crash`](crate::Builder::drain_on_crash) on) runs
+    //! [`Builder::drain_on_crash`](crate::builder::Builder::drain_on_crash) on) runs
     //! on the thread that crashed, on its alternate signal stack. Only
     //! async-signal-safe steps:
     //!
@@ -323,7 +323,7 @@ pub mod design {
     //!    `write(2)` to an eventfd or pipe). The crashed thread then polls
     //!    the answers with `clock_gettime` and `nanosleep` (no futex, no
     //!    parking lot: neither is needed), at most
-    //!    [`Builder::crash_timeout`](crate::Builder::crash_timeout). The
+    //!    [`Builder::crash_timeout`](crate::builder::Builder::crash_timeout). The
     //!    writer drains on its own thread, as it always does; if it needs a
     //!    lock the crashed thread holds (a crash inside `malloc`), the bound
     //!    ends the wait.
@@ -358,7 +358,7 @@ pub mod design {
     //!
     //! `SIGKILL` (the OOM killer, `kill -9`, a container runtime giving up)
     //! runs no handler at all. With
-    //! [`Builder::crash_durable`](crate::Builder::crash_durable) the ring
+    //! [`Builder::crash_durable`](crate::builder::Builder::crash_durable) the ring
     //! lives in a `MAP_SHARED` mapping of a file, whose pages the kernel
     //! keeps when the process dies, however it dies (`src/durable.rs`,
     //! `sys/unix/mapping.rs`). The same file holds:

@@ -1,5 +1,5 @@
 //! What `build` does with the crash-durable file
-//! ([`Builder::crash_durable`]): open it for this logger's file sinks,
+//! (`Builder::crash_durable`): open it for this logger's file sinks,
 //! recovering what a process that died left in it, then hand what it
 //! recovered to the new logger around the start of its writer.
 //!
@@ -11,7 +11,6 @@
 //! new one (holding the rest). Only what the new ring could not take
 //! waits for the writer (a kill from then until it is in loses it).
 //!
-//! [`Builder::crash_durable`]: crate::Builder::crash_durable
 
 use std::path::Path;
 use std::sync::Arc;
@@ -19,8 +18,9 @@ use std::time::{Duration, Instant};
 
 use super::{DurableFile, Recovered, SinkFiles};
 use crate::error::BuildError;
+use crate::level::Level;
+use crate::record::kind;
 use crate::ring::ClaimError;
-use crate::{kind, Level};
 
 /// Pushes one recovered item into the new logger's ring, waiting for room
 /// until the deadline (`Shared::push_recovered`).
@@ -72,7 +72,7 @@ pub(crate) fn hand_over(
     }
     start_writer()?;
     if let Some(recovery) = &mut recovery {
-        let deadline = crate::clock::deadline_after(timeout);
+        let deadline = crate::record::clock::deadline_after(timeout);
         if !all_in {
             // More than the new ring holds (the durable file's ring is
             // sized to hold all it recovered, so only a ring at its size

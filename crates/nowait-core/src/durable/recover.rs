@@ -37,10 +37,11 @@ use super::{
 };
 use crate::event::SiteKey;
 use crate::event::{offset_in, register_callsite, ByteReader as Reader, Callsite, Event, Item};
+use crate::level::Level;
+use crate::record::kind;
 use crate::ring::{self, Ring};
 use crate::rolling::Rolling;
 use crate::sys::{self, FileId};
-use crate::{kind, Level};
 
 /// The largest mirror a file may state (a sink's buffer, doubled, rounded
 /// up to a power of two, is far below).
@@ -343,7 +344,7 @@ fn rewrite_event(p: &mut [u8], time: impl Fn(u64) -> u64, cat: &Catalog) -> Opti
 }
 
 fn format_wall(nanos: u64) -> String {
-    crate::timefmt::rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_nanos(nanos))
+    crate::text::time::rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_nanos(nanos))
 }
 
 // === the file sinks' mirrors ===

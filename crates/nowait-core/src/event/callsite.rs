@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
 
-use crate::Level;
+use crate::level::Level;
 
 /// Identifies a call site: the address of a `'static` item describing it.
 ///
@@ -275,7 +275,7 @@ impl Callsite {
 }
 
 /// The call site registered under `key`, if one is: what a
-/// [`Format`](crate::Format) names an event's fields and spans with.
+/// `Format` names an event's fields and spans with.
 ///
 /// Takes the registry's lock: a format looks each key up once and keeps
 /// the answer (a call site, once registered, never changes).

@@ -91,7 +91,7 @@ impl<'a> Event<'a> {
     /// assert_eq!(nowait_core::event::Event::parse(payload).unwrap().time_nanos(), 5);
     /// ```
     pub fn time_nanos(&self) -> u64 {
-        crate::clock::to_unix_nanos(self.time_nanos)
+        crate::record::clock::to_unix_nanos(self.time_nanos)
     }
 
     /// The call site's key, if the event has one.
@@ -124,7 +124,7 @@ impl<'a> Event<'a> {
     }
 
     /// The number of the thread that recorded the event, if it did (see
-    /// [`Logger::records_thread`](crate::Logger::records_thread)).
+    /// `Logger::records_thread`).
     ///
     /// # Examples
     ///

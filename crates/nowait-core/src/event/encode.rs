@@ -1,6 +1,6 @@
 //! Writing events in the binary form (front-end side, hot path).
 //!
-//! # The encoding ([`kind::EVENT`](crate::kind::EVENT) payloads)
+//! # The encoding ([`kind::EVENT`](crate::record::kind::EVENT) payloads)
 //!
 //! All integers are little-endian.
 //!
@@ -21,8 +21,8 @@
 //! ```
 //!
 //! The thread item is there only when a sink's format prints thread names
-//! or ids ([`MakeFormat::needs_thread`](crate::MakeFormat::needs_thread),
-//! read by front ends through [`Logger::records_thread`]): a small number
+//! or ids (`MakeFormat::needs_thread`,
+//! read by front ends through `Logger::records_thread`): a small number
 //! given to each thread on its first event, whose name and `ThreadId` the
 //! thread registers then, once, for the writer to look up (see
 //! [`EventBuf::thread`]).
@@ -43,13 +43,11 @@
 //! front end registers a [`Callsite`] under that key once; the writer looks
 //! names up by key, so an event carries no names, only values.
 //!
-//! An event larger than a record may be ([`Logger::max_record_len`]) is
+//! An event larger than a record may be (`Logger::max_record_len`) is
 //! cut by its front end with [`EventBuf::truncate_to`] before it is pushed,
 //! into an event of the same form: the decoder sees nothing special, only
 //! values that end in `… [truncated]`.
 //!
-//! [`Logger::max_record_len`]: crate::Logger::max_record_len
-//! [`Logger::records_thread`]: crate::Logger::records_thread
 
 use std::cell::RefCell;
 use std::fmt::{self, Write as _};
@@ -81,7 +79,7 @@ pub enum FieldName<'a> {
 ///
 /// Front ends take the calling thread's buffer with [`with_event_buf`] (no
 /// allocation once it has grown), encode the event, and push
-/// [`as_bytes`](EventBuf::as_bytes) as a [`kind::EVENT`](crate::kind::EVENT)
+/// [`as_bytes`](EventBuf::as_bytes) as a [`kind::EVENT`](crate::record::kind::EVENT)
 /// record.
 ///
 /// # Examples
@@ -140,7 +138,7 @@ impl EventBuf {
     /// ```
     #[inline]
     pub fn begin(&mut self, site: SiteKey) {
-        self.begin_at(crate::clock::now(), site);
+        self.begin_at(crate::record::clock::now(), site);
     }
 
     /// Starts an event of call site `site` with an explicit timestamp
@@ -221,7 +219,7 @@ impl EventBuf {
     /// Records the calling thread (for formats that print thread names or
     /// ids): call it right after [`begin`](EventBuf::begin) or
     /// [`begin_inline`](EventBuf::begin_inline), when
-    /// [`Logger::records_thread`](crate::Logger::records_thread) says a
+    /// `Logger::records_thread` says a
     /// sink needs it. Anywhere else it does nothing.
     ///
     /// Adds five bytes. The thread's first call gives it a number and
@@ -257,7 +255,7 @@ impl EventBuf {
     ///
     /// Adds 26 bytes; every format shows it (OTLP's `trace_id`, `span_id`
     /// and `flags`; `trace_id` and `span_id` in JSON, and in text when
-    /// asked, see [`Text::with_trace_ids`](crate::Text::with_trace_ids)).
+    /// asked, see `Text::with_trace_ids`).
     ///
     /// # Examples
     ///
@@ -447,7 +445,7 @@ impl EventBuf {
     }
 
     /// Cuts the encoded event down to at most `max` bytes (a logger's
-    /// [`max_record_len`](crate::Logger::max_record_len)), so that an
+    /// `max_record_len`), so that an
     /// oversized event is written shortened instead of dropped whole.
     /// Front ends call it last, just before pushing; it does nothing to an
     /// event that fits.
@@ -706,7 +704,7 @@ impl EventBuf {
     ///
     /// Returns `Err` if the value's formatting failed or panicked; the
     /// field then holds what was written before the failure, and the caller
-    /// should discard the event (see [`Logger::discarded`](crate::Logger::discarded)).
+    /// should discard the event (see `Logger::discarded`).
     ///
     /// # Errors
     ///
@@ -1147,14 +1145,14 @@ pub fn with_event_buf<R>(f: impl FnOnce(&mut EventBuf) -> R) -> R {
 /// ```
 #[inline]
 pub fn timestamp() -> u64 {
-    crate::clock::now()
+    crate::record::clock::now()
 }
 
 /// The inline field in which a front end without call sites (the `log`
 /// facade's) gives an event's source file, when
-/// [`Logger::records_location`](crate::Logger::records_location) asks for
+/// `Logger::records_location` asks for
 /// it: first among the event's fields, a string. Formats show it as the
-/// file ([`Text::with_file`](crate::Text::with_file)), never as a field.
+/// file (`Text::with_file`), never as a field.
 /// The name is the one `tracing-log` uses.
 ///
 /// # Examples

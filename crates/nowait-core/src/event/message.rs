@@ -294,14 +294,14 @@ fn render_arg(v: Value<'_>, spec: &Spec, out: &mut String, tmp: &mut String) {
         (Value::F64(x), b'?') => match spec.precision {
             Some(p) => write!(tmp, "{x:.p$?}"),
             None => {
-                crate::floatfmt::push_debug(x, tmp);
+                crate::text::float::push_debug(x, tmp);
                 Ok(())
             }
         },
         (Value::F64(x), _) => match spec.precision {
             Some(p) => write!(tmp, "{x:.p$}"),
             None => {
-                crate::floatfmt::push_display(x, tmp);
+                crate::text::float::push_display(x, tmp);
                 Ok(())
             }
         },

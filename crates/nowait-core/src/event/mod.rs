@@ -1,7 +1,7 @@
-//! Structured events as a [`Format`](crate::Format) reads them.
+//! Structured events as a `Format` reads them.
 //!
 //! Front ends (the `tracing` layer, the `log` front end, the macros) push
-//! structured events as records of kind [`kind::EVENT`](crate::kind::EVENT)
+//! structured events as records of kind [`kind::EVENT`](crate::record::kind::EVENT)
 //! in a compact binary form: a timestamp, the call site's [`SiteKey`], and
 //! the typed values, copied as they are. The encoding is nowait's own and
 //! may change between versions; what stays is this module's decoded view.

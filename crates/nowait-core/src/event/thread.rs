@@ -1,5 +1,5 @@
 //! Which thread an event came from, for formats that print thread names
-//! or ids (see [`MakeFormat::needs_thread`](crate::MakeFormat::needs_thread)).
+//! or ids (see `MakeFormat::needs_thread`).
 //!
 //! 1. A producer thread gets a small number (1, 2, …) from a global counter
 //!    the first time it records an event with its thread, kept in a

@@ -31,7 +31,7 @@ use std::collections::hash_map::{Entry, HashMap};
 use std::fmt;
 
 use super::{Filter, FilterError};
-use crate::Level;
+use crate::level::Level;
 
 const MAX_DIRECTIVES: usize = Filter::MAX_DIRECTIVES;
 const MAX_TARGET_LEN: usize = Filter::MAX_TARGET_LEN;

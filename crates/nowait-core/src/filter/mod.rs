@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use directive::{Directive, Directives, OFF};
 
-use crate::Level;
+use crate::level::Level;
 
 /// A set of `RUST_LOG`-style directives: which targets log at which
 /// levels.
@@ -45,7 +45,7 @@ use crate::Level;
 ///    the inputs walks the registered sites and recomputes theirs, as
 ///    `tracing-core`'s `rebuild_interest_cache` does. The inputs: the
 ///    process filter, [`set_max_level`], and the global logger's
-///    [`min_level`](crate::Logger::min_level) (no global logger: nothing
+///    `min_level` (no global logger: nothing
 ///    is enabled).
 /// 2. **`log`** records have no `'static` call site: the front end asks
 ///    the process filter with the target string. The directives are evaluated on

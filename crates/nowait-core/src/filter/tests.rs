@@ -4,7 +4,7 @@
 use nowait_testkit::Rng;
 
 use super::{Filter, FilterError};
-use crate::Level;
+use crate::level::Level;
 
 fn f(s: &str) -> Filter {
     Filter::parse(s).unwrap()

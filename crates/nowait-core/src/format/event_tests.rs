@@ -4,8 +4,10 @@
 
 use super::{MakeFormat, SinkInfo};
 use crate::event::*;
+use crate::format::Json;
+use crate::format::Text;
+use crate::level::Level;
 use crate::record::{kind, Record};
-use crate::{Json, Level, Text};
 
 static SITE: u8 = 0;
 static SPAN: u8 = 0;
@@ -58,7 +60,7 @@ fn formats() -> Vec<Box<dyn MakeFormat>> {
                 .with_line_number(true)
                 .with_thread_ids(true)
                 .with_thread_names(true)
-                .with_timer(crate::Timer::Uptime),
+                .with_timer(crate::format::Timer::Uptime),
         ),
         Box::new(Json::new()),
         Box::new(

@@ -1,5 +1,5 @@
 //! journald's native protocol: each record becomes one journal entry of
-//! `KEY=value` fields, sent as one datagram by [`Sink::journald`].
+//! `KEY=value` fields, sent as one datagram by `Sink::journald`.
 //!
 //! 1. An entry is a sequence of fields, each either `KEY=value\n` or, for
 //!    a value that holds a newline, the binary form `KEY\n`, the value's
@@ -15,14 +15,13 @@
 //!    control characters as a blob, never as raw terminal escapes), numbers
 //!    in decimal, booleans as `true`/`false`.
 //!
-//! [`Sink::journald`]: crate::Sink::journald
 
 use std::path::{Path, PathBuf};
 
 use super::{message_with, scalar_text, Format, Location, MakeFormat, Resolved, SinkInfo};
 use crate::event::{decode_field_name, Event, Item, SiteCache, ThreadCache, Value};
+use crate::level::Level;
 use crate::record::{kind, Notice, Record};
-use crate::Level;
 
 /// Where journald listens for native-protocol datagrams.
 pub(crate) const DEFAULT_SOCKET: &str = "/run/systemd/journal/socket";
@@ -46,7 +45,7 @@ const RESERVED: [&[u8]; 11] = [
     b"NOWAIT_MALFORMED",
 ];
 
-/// A journald sink's settings ([`Sink::journald_with`]), and its format.
+/// A journald sink's settings (`Sink::journald_with`), and its format.
 ///
 /// Each record becomes one journal entry with these fields, in this order:
 ///
@@ -96,7 +95,6 @@ const RESERVED: [&[u8]; 11] = [
 /// `Journald` is also a [`MakeFormat`], which renders the same entries
 /// into any sink (a file of native-protocol entries, for tests).
 ///
-/// [`Sink::journald_with`]: crate::Sink::journald_with
 ///
 /// # Examples
 ///

@@ -37,7 +37,7 @@ use std::sync::Arc;
 
 use crate::event::{Callsite, Event, KeyHasher, Value};
 use crate::record::{Notice, Record};
-use crate::{floatfmt, timefmt};
+use crate::text::{float, time};
 
 // === the contract ===
 
@@ -72,7 +72,7 @@ impl SinkInfo {
         }
     }
 
-    /// The sink's name as shown in notices and [`Stats`](crate::Stats).
+    /// The sink's name as shown in notices and [`Stats`](crate::accounting::stats::Stats).
     ///
     /// # Examples
     ///
@@ -135,10 +135,10 @@ pub trait Format: Send + 'static {
     fn notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>);
 
     /// Appends the rendering of a record that a sink's
-    /// [`BacktraceBuffer`](crate::BacktraceBuffer) kept and a trigger released: one
+    /// `BacktraceBuffer` kept and a trigger released: one
     /// line ending in `\n`. The default is [`format`](Format::format); the
     /// lines of [`kept_notice`](Format::kept_notice) around the released
-    /// records then mark them. [`Json`](crate::Json) adds a key instead.
+    /// records then mark them. [`Json`](crate::format::Json) adds a key instead.
     ///
     /// # Examples
     ///
@@ -158,7 +158,7 @@ pub trait Format: Send + 'static {
     /// the one after them (`--- end of the 3 earlier records ---`). The
     /// default is [`notice`](Format::notice). A format that marks each
     /// released record itself in [`format_kept`](Format::format_kept) may
-    /// append nothing (as [`Json`](crate::Json) does), or one line.
+    /// append nothing (as [`Json`](crate::format::Json) does), or one line.
     ///
     /// # Examples
     ///
@@ -200,7 +200,7 @@ pub trait MakeFormat: Send + Sync + 'static {
     /// Whether the formats made print which thread an event came from
     /// (default `false`). The builder asks every sink's `MakeFormat` once;
     /// if one says yes, front ends record the thread in each event (see
-    /// [`Logger::records_thread`](crate::Logger::records_thread)), which
+    /// `Logger::records_thread`), which
     /// costs them a thread-local read and five bytes per event. Otherwise
     /// they record nothing and pay nothing.
     ///
@@ -221,7 +221,7 @@ pub trait MakeFormat: Send + Sync + 'static {
     /// without call sites (`log`) then add them to each event as the
     /// fields `event::LOCATION_FILE` and
     /// `event::LOCATION_LINE` (see
-    /// [`Logger::records_location`](crate::Logger::records_location)).
+    /// `Logger::records_location`).
     ///
     /// # Examples
     ///
@@ -350,7 +350,7 @@ impl Clock {
         let shifted = (second as i64).saturating_add(offset).max(0) as u64;
         let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(shifted);
         let mut text = Vec::with_capacity(27);
-        timefmt::write_rfc3339_micros(time, &mut text);
+        time::write_rfc3339_micros(time, &mut text);
         self.prefix.copy_from_slice(&text[..19]);
         self.second = Some(second);
     }
@@ -535,7 +535,7 @@ pub(crate) fn scalar_text(value: Value<'_>, out: &mut Vec<u8>) {
             }
             push_u64(n.unsigned_abs(), out);
         }
-        Value::F64(x) => floatfmt::write_debug(x, out),
+        Value::F64(x) => float::write_debug(x, out),
         Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
         Value::Char(c) => {
             let _ = write!(out, "{c:?}");
@@ -806,8 +806,8 @@ mod tests {
     fn catalog_strings_are_escaped_in_every_format() {
         use crate::event::{register_callsite, EventBuf, FieldName, SiteKey};
         use crate::format::{MakeFormat, SinkInfo};
+        use crate::level::Level;
         use crate::record::{kind, Record};
-        use crate::Level;
 
         static SITE: u8 = 0;
         static SPAN: u8 = 0;
@@ -920,8 +920,8 @@ mod tests {
     fn bidi_controls_are_escaped_in_text_and_json() {
         use crate::event::{register_callsite, EventBuf, FieldName, SiteKey};
         use crate::format::{MakeFormat, SinkInfo};
+        use crate::level::Level;
         use crate::record::{kind, Record};
-        use crate::Level;
 
         static DEFERRED: u8 = 0;
         static LITERAL: u8 = 0;
@@ -1056,7 +1056,7 @@ mod tests {
             clock.write(nanos, &mut cached);
             let mut scratch = Vec::new();
             let time = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(nanos);
-            timefmt::write_rfc3339_micros(time, &mut scratch);
+            time::write_rfc3339_micros(time, &mut scratch);
             assert_eq!(
                 String::from_utf8(cached).unwrap(),
                 String::from_utf8(scratch).unwrap(),

@@ -4,8 +4,8 @@
 use std::time::SystemTime;
 
 use super::{system_nanos, Clock, Format, Timer};
+use crate::level::Level;
 use crate::record::{Notice, Record};
-use crate::Level;
 
 /// A syslog facility (RFC 5424, section 6.2.1): which part of the system a
 /// message comes from. The default is [`Facility::User`], as for `syslog(3)`
@@ -111,7 +111,7 @@ fn severity(level: Level) -> u8 {
     }
 }
 
-/// Syslog framing for a sink ([`Sink::syslog`](crate::Sink::syslog)): each
+/// Syslog framing for a sink (`Sink::syslog`): each
 /// line the sink's format renders becomes the `MSG` of an RFC 5424 message,
 ///
 /// ```text
@@ -124,7 +124,7 @@ fn severity(level: Level) -> u8 {
 ///   → 7 (debug). nowait's own notices get theirs the same way.
 /// * `TIMESTAMP` is when the writer thread framed the record (UTC,
 ///   microseconds): within a few milliseconds of the event, whose own time
-///   is in `MSG` for the [`Text`](crate::Text) and [`Json`](crate::Json)
+///   is in `MSG` for the [`Text`](crate::format::Text) and [`Json`](crate::format::Json)
 ///   formats.
 /// * `HOSTNAME` is the host's name (`uname`), read once when the logger is
 ///   built; `APP-NAME` the program's name (the file name of `argv[0]`);
@@ -133,11 +133,11 @@ fn severity(level: Level) -> u8 {
 ///   become `_`; names are cut to the RFC's lengths (255, 48).
 /// * `MSGID` and `STRUCTURED-DATA` are `-`.
 /// * `MSG` is the format's line without its newline, so any format works:
-///   [`Text`](crate::Text) (without colours: sockets are not terminals) or
-///   [`Json`](crate::Json) for receivers that parse it.
+///   [`Text`](crate::format::Text) (without colours: sockets are not terminals) or
+///   [`Json`](crate::format::Json) for receivers that parse it.
 ///
 /// How messages are delimited depends on the sink: on a stream socket
-/// ([`Sink::tcp`](crate::Sink::tcp), [`Sink::unix`](crate::Sink::unix)) by
+/// (`Sink::tcp`, `Sink::unix`) by
 /// octet counting (RFC 6587: `LENGTH SP MESSAGE`, no newline), as rsyslog,
 /// syslog-ng, Vector and Fluent Bit read it; on a datagram socket one
 /// message per datagram; elsewhere (a file, stdout) one message per line.

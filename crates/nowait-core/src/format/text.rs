@@ -11,9 +11,9 @@ use super::{
 use crate::event::{
     Callsite, Event, FieldName, Item, SiteCache, SiteKey, SpanFields, ThreadCache, Value,
 };
-use crate::floatfmt;
+use crate::level::Level;
 use crate::record::{kind, Notice, Record};
-use crate::Level;
+use crate::text::float;
 
 /// Text lines in the layout of `tracing-subscriber`'s default format:
 ///
@@ -248,7 +248,7 @@ impl Text {
         self.options(|o| o.with_trace_ids(on))
     }
 
-    /// Sets the options shared with [`Json`](crate::Json).
+    /// Sets the options shared with [`Json`](crate::format::Json).
     fn options(mut self, set: impl FnOnce(Options) -> Options) -> Text {
         self.options = set(self.options);
         self
@@ -821,7 +821,7 @@ fn field_value(value: Value<'_>, out: &mut Vec<u8>) {
     match value {
         Value::Str(s) => quoted(s, out),
         Value::U64(n) => push_u64(n, out),
-        Value::F64(x) => floatfmt::write_debug(x, out),
+        Value::F64(x) => float::write_debug(x, out),
         other => scalar_text(other, out),
     }
 }

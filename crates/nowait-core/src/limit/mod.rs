@@ -39,7 +39,8 @@
 //! clock change, which may admit up to `per` more. The count never
 //! overflows into the window bits: it is incremented only after a load
 //! saw it below `per` (`per < 2^23`), so it stays below `per` plus the
-//! number of threads. The loom models (`limit/loom_models.rs`) check
+//! number of threads. The loom models (`accounting/loom_models.rs`, beside the writer's
+//! loss accounting they also drive) check
 //! both, and that every call is either admitted or counted.
 //!
 //! # Sampling
@@ -61,20 +62,20 @@
 //! logger (its list of limited sites); the writer
 //! thread sums each site's counters every round and reports the growth
 //! as a notice (at least once a second while it grows, at once when it
-//! stops, on every flush and at shutdown), and [`Stats`](crate::Stats)
+//! stops, on every flush and at shutdown), and `Stats`
 //! sums them when asked.
 
-use crate::sync::untracked::{AtomicU32, AtomicU64 as StaticU64};
-use crate::sync::Ordering::Relaxed;
-use crate::sync::{AtomicBool, AtomicU64};
+use crate::sys::sync::untracked::{AtomicU32, AtomicU64 as StaticU64};
+use crate::sys::sync::Ordering::Relaxed;
+use crate::sys::sync::{AtomicBool, AtomicU64};
 use std::cell::Cell;
 use std::fmt::Write as _;
 use std::time::SystemTime;
 
 use crossbeam_utils::CachePadded;
 
-use crate::timefmt::rfc3339;
-use crate::{Logger, SuppressReason as Reason};
+use crate::record::SuppressReason as Reason;
+use crate::text::time::rfc3339;
 
 /// Bits of the window word that count admitted records.
 const COUNT_BITS: u32 = 24;
@@ -182,17 +183,14 @@ impl SiteLimit {
         }
     }
 
-    /// Whether this call may log; a `false` is counted, and the site is
-    /// handed to the global logger the first time.
+    /// Whether this call may log; a `false` is counted, and the first time
+    /// the site is offered to `hand_off` (which gives it to a logger, or
+    /// declines: a later suppressed call offers it again).
     #[inline]
-    pub fn admit(&'static self) -> bool {
-        let admitted = self.check(crate::clock::mono_nanos);
+    pub fn admit_or_hand_off(&'static self, hand_off: impl FnOnce(&'static SiteLimit)) -> bool {
+        let admitted = self.check(crate::record::clock::mono_nanos);
         if !admitted {
-            self.suppress(|site| {
-                if let Some(logger) = crate::global() {
-                    site.watch(logger);
-                }
-            });
+            self.suppress(hand_off);
         }
         admitted
     }
@@ -201,7 +199,7 @@ impl SiteLimit {
     /// by its logger (the `tracing` layer's).
     #[inline]
     pub fn admit_watched(&'static self) -> bool {
-        let admitted = self.check(crate::clock::mono_nanos);
+        let admitted = self.check(crate::record::clock::mono_nanos);
         if !admitted {
             self.count_suppressed();
         }
@@ -220,7 +218,12 @@ impl SiteLimit {
     /// The rate rule (module docs, steps 1 to 5): `Some(window)`, the
     /// number of the window the call was admitted in, or `None`.
     #[inline]
-    fn admit_rate(&self, now: impl Fn() -> u64, per: u32, period_ns: u64) -> Option<u64> {
+    pub(crate) fn admit_rate(
+        &self,
+        now: impl Fn() -> u64,
+        per: u32,
+        period_ns: u64,
+    ) -> Option<u64> {
         let window_of = |ns: u64| (ns / period_ns) << COUNT_BITS;
         // Step 1.
         let mut w = window_of(now());
@@ -261,29 +264,30 @@ impl SiteLimit {
     /// unless it was handed over already (`hand_off` may decline: without
     /// a logger, a later suppressed call offers it again).
     #[inline]
-    fn suppress(&'static self, hand_off: impl FnOnce(&'static SiteLimit)) {
+    pub(crate) fn suppress(&'static self, hand_off: impl FnOnce(&'static SiteLimit)) {
         if !self.watched.load(Relaxed) {
             hand_off(self);
         }
         self.count_suppressed();
     }
 
+    /// The calls admitted in the window the site's word holds.
+    #[cfg(all(loom, test))]
+    pub(crate) fn admitted_in_window(&self) -> u64 {
+        self.window.load(Relaxed) & COUNT_MASK
+    }
+
     #[inline]
-    fn count_suppressed(&self) {
+    pub(crate) fn count_suppressed(&self) {
         self.suppressed[stripe()].fetch_add(1, Relaxed);
     }
 
-    /// Hands the site to `logger`'s writer thread, which reports its
-    /// suppressed counts from then on (once per site; later calls keep the
-    /// first logger).
+    /// Gives the site to `to` (a logger's writer thread, which reports its
+    /// suppressed counts from then on), unless it was given before: once
+    /// per site, however many threads race here; later calls keep the
+    /// first.
     #[cold]
-    pub fn watch(&'static self, logger: &Logger) {
-        self.hand_off(|site| logger.watch_limit(site));
-    }
-
-    /// Gives the site to `to`, unless it was given before: once per site,
-    /// however many threads race here.
-    fn hand_off(&'static self, to: impl FnOnce(&'static SiteLimit)) {
+    pub fn hand_off(&'static self, to: impl FnOnce(&'static SiteLimit)) {
         if !self.watched.swap(true, Relaxed) {
             to(self);
         }
@@ -530,9 +534,6 @@ fn stripe() -> usize {
         })
         .unwrap_or(0)
 }
-
-#[cfg(all(loom, test))]
-mod loom_models;
 
 #[cfg(all(test, not(loom)))]
 mod tests {

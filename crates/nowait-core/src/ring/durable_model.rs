@@ -65,7 +65,7 @@
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
 
-use crate::snapshot::{slot_range, Phase, SlotRange};
+use crate::ring::snapshot::{slot_range, Phase, SlotRange};
 
 use super::region::{self, HEAD_AT, SEEN_TAIL_AT, STATES_AT, TAIL_AT};
 use super::{lap_of, record_words, scan, Found, Header, COMMITTED, FREE, PADDING, WORD};

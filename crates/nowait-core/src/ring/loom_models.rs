@@ -15,7 +15,7 @@
 
 use super::region::Region;
 use super::*;
-use crate::sync::{thread, Arc};
+use crate::sys::sync::{thread, Arc};
 
 /// Consumes until `want` records arrived, yielding to loom between tries.
 fn drain(ring: &Ring, want: usize) -> Vec<(u8, Vec<u8>)> {
@@ -235,7 +235,7 @@ fn assert_still_there(ring: &Ring, taken: &[(u8, Vec<u8>)]) {
 #[test]
 fn deferred_ring_reuses_only_released_space() {
     // Counts across loom's executions, so not one of loom's atomics.
-    use crate::sync::untracked::AtomicUsize;
+    use crate::sys::sync::untracked::AtomicUsize;
     static WRAPPED: AtomicUsize = AtomicUsize::new(0);
     const RECORDS: u8 = 2; // per producer
     const TRIES: usize = 3;

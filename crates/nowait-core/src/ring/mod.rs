@@ -70,6 +70,7 @@
 
 mod region;
 mod scan;
+pub(crate) mod snapshot;
 
 #[cfg(all(test, not(loom)))]
 mod tests;
@@ -82,8 +83,8 @@ mod durable_model;
 
 pub(crate) use scan::{scan, Found};
 
-use crate::sync::untracked;
-use crate::sync::{AtomicU64, AtomicU8, KeepAlive, Ordering};
+use crate::sys::sync::untracked;
+use crate::sys::sync::{AtomicU64, AtomicU8, KeepAlive, Ordering};
 
 use region::Region;
 

@@ -40,7 +40,7 @@
 
 use std::ptr::NonNull;
 
-use crate::sync::{AtomicU64, AtomicU8, KeepAlive};
+use crate::sys::sync::{AtomicU64, AtomicU8, KeepAlive};
 
 use super::WORD;
 
@@ -223,7 +223,7 @@ mod access {
     use std::marker::PhantomData;
     use std::ptr::NonNull;
 
-    use crate::sync::{AtomicU64, AtomicU8};
+    use crate::sys::sync::{AtomicU64, AtomicU8};
 
     use super::STATES_AT;
 
@@ -287,7 +287,7 @@ mod access {
 mod access {
     use std::ptr::NonNull;
 
-    use crate::sync::{AtomicU64, AtomicU8, ConstPtr, MutPtr, UnsafeCell};
+    use crate::sys::sync::{AtomicU64, AtomicU8, ConstPtr, MutPtr, UnsafeCell};
 
     use super::{STATES_AT, WORD};
 

@@ -5,7 +5,7 @@
 
 use super::region::{self, STATES_AT, TAIL_AT};
 use super::*;
-use crate::sync::{thread, Arc};
+use crate::sys::sync::{thread, Arc};
 
 fn drain(ring: &Ring) -> Vec<(u8, Vec<u8>)> {
     let mut out = Vec::new();

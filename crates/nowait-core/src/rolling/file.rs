@@ -417,7 +417,7 @@ impl RollingFile {
                     self.path.display(),
                     failing.attempts,
                     if failing.attempts == 1 { "" } else { "s" },
-                    crate::timefmt::rfc3339(failing.since),
+                    crate::text::time::rfc3339(failing.since),
                     failing.last,
                     old.display(),
                 ))

@@ -87,7 +87,7 @@ impl Compression {
     pub(crate) const ALL: [Compression; 2] = [Compression::Gzip, Compression::Zstd];
 }
 
-/// A rolling file sink's settings, for [`Sink::rolling`](crate::Sink::rolling).
+/// A rolling file sink's settings, for `Sink::rolling`.
 ///
 /// Files are named like `tracing_appender::rolling` names them: the prefix,
 /// the period and the suffix joined with `.` (`app.2026-11-23.log`; with
@@ -120,7 +120,7 @@ impl Compression {
 /// and no new file is created for a period in which nothing is written.
 /// A rotation that fails (the directory was removed or is read-only, no
 /// inode left) keeps the old file: the records go on into it, a notice says
-/// so in the file, [`SinkStats::rotation_errors`](crate::SinkStats::rotation_errors)
+/// so in the file, [`SinkStats::rotation_errors`](crate::accounting::stats::SinkStats::rotation_errors)
 /// counts it, and the rotation is tried again a second later.
 ///
 /// On start the sink appends to the newest file of the current period, if
@@ -144,7 +144,7 @@ impl Compression {
 /// at start is not the sink's, the sink writes the next index instead;
 /// the housekeeping leaves such names alone. Either says so in the sink,
 /// once, and counts it in
-/// [`SinkStats::rotation_errors`](crate::SinkStats::rotation_errors).
+/// [`SinkStats::rotation_errors`](crate::accounting::stats::SinkStats::rotation_errors).
 ///
 /// # Examples
 ///
@@ -432,7 +432,7 @@ impl Rolling {
     /// permissions of the original, and renamed into place (never over an
     /// existing name); the original is removed only after that. A
     /// compression that fails keeps the original and is reported (see
-    /// [`SinkStats::rotation_errors`](crate::SinkStats::rotation_errors));
+    /// [`SinkStats::rotation_errors`](crate::accounting::stats::SinkStats::rotation_errors));
     /// one cut short by the end of the process is finished at the next
     /// start (the original is removed if the `.gz` holds exactly its
     /// bytes; otherwise both stay, reported). Needs the `gzip` feature (on
@@ -526,7 +526,7 @@ impl Rolling {
     ///
     /// Only for [`Rotation::Daily`] and [`Rotation::Weekly`], with
     /// `hour < 24` and `minute < 60`:
-    /// [`Builder::build`](crate::Builder::build) refuses anything else.
+    /// `Builder::build` refuses anything else.
     ///
     /// # Examples
     ///
@@ -550,7 +550,7 @@ impl Rolling {
     /// relative link), so it stays right if the directory moves.
     ///
     /// `name` must be a plain file name, and not one of the sink's own
-    /// file names: [`Builder::build`](crate::Builder::build) refuses it
+    /// file names: `Builder::build` refuses it
     /// otherwise (with [`Rotation::Never`] and a prefix `app.log`, the
     /// current file already is `app.log`). Retention never counts,
     /// follows or removes the link.
@@ -558,7 +558,7 @@ impl Rolling {
     /// Whatever else is found under `name` (a file or a directory someone
     /// put there) is left alone: the link is not made, which the sink says
     /// once while it lasts and counts in
-    /// [`SinkStats::rotation_errors`](crate::SinkStats::rotation_errors).
+    /// [`SinkStats::rotation_errors`](crate::accounting::stats::SinkStats::rotation_errors).
     /// Any other failure to make it is said and counted at each attempt
     /// (at start and at each rotation), and the sink writes on.
     ///

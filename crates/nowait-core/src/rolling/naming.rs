@@ -15,7 +15,7 @@
 //! gives (`prefix.2026-11-23.suffix`) plus the index, so that a glob on
 //! `prefix.*` or `*.suffix` still finds every file.
 
-use crate::timefmt::civil_from_days;
+use crate::text::time::civil_from_days;
 
 use super::{Compression, Rotation};
 

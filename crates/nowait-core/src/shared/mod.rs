@@ -7,7 +7,7 @@
 //! (`flush up to ring position P`, `reopen number N`) that the writer
 //! answers by publishing how far it got, so a request that timed out leaves
 //! nothing behind, any number of callers can wait at once, and no call can
-//! block on a full channel. Waiting uses [`EventCount`](crate::sync::EventCount)
+//! block on a full channel. Waiting uses [`EventCount`](crate::sys::sync::EventCount)
 //! (a futex on Linux, no lock, so nothing here is held across `fork()`).
 //!
 //! # States
@@ -24,6 +24,8 @@
 mod control;
 pub(crate) mod lanes;
 mod push;
+#[cfg(all(test, not(loom), not(miri)))]
+mod tests;
 
 pub(crate) use control::{check_batch_size, FlushScope};
 pub(crate) use push::TIME_PREFIX;
@@ -35,12 +37,12 @@ use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
 
-use crate::policy::FullPolicy;
+use crate::accounting::policy::FullPolicy;
+use crate::accounting::stats::{Counters, SinkCounters};
+use crate::level::Level;
 use crate::ring::Ring;
-use crate::stats::{Counters, SinkCounters};
-use crate::sync::EventCount;
+use crate::sys::sync::EventCount;
 use crate::sys::Doorbell;
-use crate::Level;
 
 /// Values of [`Shared::state`].
 pub(crate) mod state {
@@ -72,8 +74,8 @@ pub(crate) mod consumer {
 /// forked child). Made by the builder, which knows the sinks.
 pub(crate) type Start = Box<dyn Fn(&Arc<Shared>) -> io::Result<()> + Send + Sync>;
 
-/// State shared by every [`Logger`](crate::Logger) clone, the
-/// [`Guard`](crate::Guard), the hooks and the writer thread.
+/// State shared by every `Logger` clone, the
+/// `Guard`, the hooks and the writer thread.
 ///
 /// Laid out for the producers' cache: what a push reads (the ring's
 /// address, the lanes, the level limits) comes first and is never written
@@ -112,9 +114,8 @@ pub(crate) struct Shared {
     /// Wakes the writer out of its poll (an eventfd). Rung by flush,
     /// reopen, shutdown and producers waiting for room, never by a push.
     pub(crate) doorbell: Doorbell,
-    /// The crash-durable file the ring lives in ([`Builder::crash_durable`]).
+    /// The crash-durable file the ring lives in (`Builder::crash_durable`).
     ///
-    /// [`Builder::crash_durable`]: crate::Builder::crash_durable
     pub(crate) durable: Option<Arc<crate::durable::DurableFile>>,
     start: Start,
     // Written while the logger runs: each on lines of its own.

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{FlushScope, Shared};
+use crate::accounting::policy::FullPolicy;
 use crate::error::PushError;
-use crate::policy::FullPolicy;
 use crate::ring::{self, Payload, Ring};
 use crate::shared::lanes::Lanes;
 
@@ -51,7 +51,7 @@ impl<'a> Queue<'a> {
         }
     }
 }
-use crate::Level;
+use crate::level::Level;
 
 /// A blocked producer re-rings the doorbell this often (a forked child
 /// sharing the eventfd may have swallowed a ring).
@@ -85,14 +85,14 @@ impl Shared {
     ) -> Result<(), PushError> {
         match &self.lanes {
             None => self.push_ring(level, kind, payload, wait),
-            Some(lanes) if kind == crate::kind::EVENT => {
+            Some(lanes) if kind == crate::record::kind::EVENT => {
                 self.push_lane(lanes, level, kind, payload, wait)
             }
             // The writer merges the lanes by time: a record that carries none
             // gets one in front (stripped before any format sees it).
             Some(lanes) => {
                 let timed = Timed {
-                    time: crate::clock::now().to_le_bytes(),
+                    time: crate::record::clock::now().to_le_bytes(),
                     inner: payload,
                 };
                 self.push_lane(lanes, level, kind, &timed, wait)
@@ -178,9 +178,9 @@ impl Shared {
         kind: u8,
         parts: &[&[u8]],
     ) -> Result<usize, ring::ClaimError> {
-        if self.lanes.is_some() && kind != crate::kind::EVENT {
+        if self.lanes.is_some() && kind != crate::record::kind::EVENT {
             let timed = Timed {
-                time: crate::clock::now().to_le_bytes(),
+                time: crate::record::clock::now().to_le_bytes(),
                 inner: &parts,
             };
             self.ring
@@ -282,7 +282,7 @@ impl Shared {
                     };
                     let deadline = *deadline.get_or_insert_with(|| {
                         c.blocked_waits.fetch_add(1, Ordering::Relaxed);
-                        bound.map(crate::clock::deadline_after)
+                        bound.map(crate::record::clock::deadline_after)
                     });
                     match self.wait_for_room(queue.ring(self), level, kind, parts, deadline) {
                         Ok(()) => {

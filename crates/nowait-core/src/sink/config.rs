@@ -1,5 +1,5 @@
 //! [`Sink`]: where records go, as the user configures it before
-//! [`Builder::build`](crate::Builder::build). Nothing here opens anything:
+//! `Builder::build`. Nothing here opens anything:
 //! each kind's `open` is in its own file of this folder.
 
 use std::fmt;
@@ -12,9 +12,9 @@ use super::custom::Handoff;
 use super::Target;
 use crate::format::MakeFormat;
 use crate::format::Syslog;
-use crate::Level;
+use crate::level::Level;
 
-/// A destination for records, configured before [`Builder::build`](crate::Builder::build).
+/// A destination for records, configured before `Builder::build`.
 ///
 /// Each sink has its own format, pending buffer and counters; one slow or
 /// failing sink never delays another.
@@ -39,7 +39,7 @@ pub struct Sink {
     pub(super) level: Level,
     pub(super) syslog: Option<Syslog>,
     pub(super) own_thread: bool,
-    pub(super) backtrace: Option<crate::BacktraceBuffer>,
+    pub(super) backtrace: Option<crate::sink::backtrace::BacktraceBuffer>,
 }
 
 impl fmt::Debug for Sink {
@@ -111,14 +111,14 @@ impl Sink {
     /// A file, opened for appending when the logger is built; missing parent
     /// directories are created. If the file is deleted or renamed (log
     /// rotation), the writer notices within a second and reopens the path;
-    /// [`Logger::reopen`](crate::Logger::reopen) does it at once.
+    /// `Logger::reopen` does it at once.
     ///
     /// The path's file type is checked when it is opened: a path that is
     /// really a terminal, a FIFO or a character device (`/dev/stdout`,
     /// `/dev/tty`, a named pipe) is written without blocking, like
     /// [`Sink::stdout`], and does not count as a file for the default
-    /// [`FullPolicy`](crate::FullPolicy); a FIFO without a reader is a
-    /// [`BuildError`](crate::BuildError) (`ENXIO`).
+    /// [`FullPolicy`](crate::accounting::policy::FullPolicy); a FIFO without a reader is a
+    /// [`BuildError`](crate::error::BuildError) (`ENXIO`).
     ///
     /// # Examples
     ///
@@ -133,14 +133,14 @@ impl Sink {
 
     /// Rolling files: a new file per minute, hour or day and/or past a
     /// size, the oldest removed, rotated ones gzipped if asked for; see
-    /// [`Rolling`](crate::Rolling) for names, timing and failures. The
+    /// [`Rolling`](crate::rolling::Rolling) for names, timing and failures. The
     /// migration from tracing-appender is one line:
     /// `tracing_appender::rolling::daily(dir, "app.log")` becomes
     /// `Sink::rolling(Rolling::daily(dir, "app.log"))`.
     ///
     /// The sink is named `rolling:DIR/PATTERN` (`rolling:/var/log/app.log.YYYY-MM-DD`).
     /// Its files are checked for renames and deletions like
-    /// [`Sink::file`]'s, and [`Logger::reopen`](crate::Logger::reopen)
+    /// [`Sink::file`]'s, and `Logger::reopen`
     /// reopens the current one.
     ///
     /// # Examples
@@ -187,8 +187,8 @@ impl Sink {
     /// name means a DNS lookup now, not later); the first address found is
     /// used for every connection, so the writer thread never resolves
     /// names. An address that does not resolve is a
-    /// [`BuildError`](crate::BuildError) from
-    /// [`Builder::build`](crate::Builder::build).
+    /// [`BuildError`](crate::error::BuildError) from
+    /// `Builder::build`.
     ///
     /// Nothing waits on the network, not even `build`:
     ///
@@ -245,7 +245,7 @@ impl Sink {
     /// A Unix stream socket at `path`, written like [`Sink::tcp`]: no
     /// blocking, reconnects with back-off, losses counted and reported. A
     /// path where nobody listens yet is retried, not an error. Unix only:
-    /// on Windows [`Builder::build`](crate::Builder::build) fails with a
+    /// on Windows `Builder::build` fails with a
     /// clear error.
     ///
     /// # Examples
@@ -271,7 +271,7 @@ impl Sink {
     /// record larger than a datagram can be is dropped, counted and
     /// reported. A receiver that goes away is reconnected with back-off;
     /// a path that does not exist, or is not a datagram socket, when the
-    /// logger is built is a [`BuildError`](crate::BuildError). Unix only:
+    /// logger is built is a [`BuildError`](crate::error::BuildError). Unix only:
     /// on Windows building such a sink fails with a clear error.
     ///
     /// # Examples
@@ -310,13 +310,13 @@ impl Sink {
     /// success's `rejected_log_records`, and the records of a request
     /// refused (400 and other statuses OTLP says not to retry), are dropped
     /// for good, counted in
-    /// [`SinkStats::dropped_rejected`](crate::SinkStats::dropped_rejected)
+    /// [`SinkStats::dropped_rejected`](crate::accounting::stats::SinkStats::dropped_rejected)
     /// and reported in every sink. 429, 502, 503 and 504 (honouring
     /// `Retry-After`, at most 30 s), a lost connection or no answer within
-    /// [`Otlp::timeout`](crate::Otlp::timeout) are failures: the same
+    /// [`Otlp::timeout`](crate::sink::otlp::Otlp::timeout) are failures: the same
     /// records are sent again after a back-off, while new ones wait in the
     /// sink's buffer, then are dropped and counted: a receiver down or slow
-    /// sheds this sink alone. See [`Otlp`](crate::Otlp) for the endpoint,
+    /// sheds this sink alone. See [`Otlp`](crate::sink::otlp::Otlp) for the endpoint,
     /// resource, gzip and batch size.
     ///
     /// # Examples
@@ -335,15 +335,15 @@ impl Sink {
     /// ```
     #[cfg(feature = "otlp")]
     #[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
-    pub fn otlp(otlp: crate::otlp::Otlp) -> Sink {
+    pub fn otlp(otlp: crate::sink::otlp::Otlp) -> Sink {
         Sink::new(Target::Otlp(otlp))
     }
 
     /// The local syslog daemon: `/dev/log` as a datagram socket
     /// ([`Sink::unix_datagram`]) with RFC 5424 framing ([`Syslog::new`]:
     /// facility `user`). Where `/dev/log` does not exist (many containers)
-    /// [`Builder::build`](crate::Builder::build) fails with a
-    /// [`BuildError`](crate::BuildError) naming it; use [`Sink::tcp`] with
+    /// `Builder::build` fails with a
+    /// [`BuildError`](crate::error::BuildError) naming it; use [`Sink::tcp`] with
     /// [`Sink::syslog`] for a remote daemon.
     ///
     /// # Examples
@@ -360,7 +360,7 @@ impl Sink {
     /// The systemd journal: each record one journal entry in journald's
     /// native protocol (`MESSAGE`, `PRIORITY`, `SYSLOG_IDENTIFIER`,
     /// `TARGET`, `CODE_FILE`, `CODE_LINE`, span and event fields: see
-    /// [`Journald`](crate::Journald) for every field and how names are
+    /// [`Journald`](crate::format::Journald) for every field and how names are
     /// made acceptable to journald), sent to
     /// `/run/systemd/journal/socket`. Same as
     /// `Sink::journald_with(Journald::new())`.
@@ -373,7 +373,7 @@ impl Sink {
     ///   for room along with its other work; the sink's buffer
     ///   ([`Sink::buffer_size`]) holds what waits, and past it the sink
     ///   sheds its records, counted in
-    ///   [`SinkStats::dropped_overflow`](crate::SinkStats::dropped_overflow)
+    ///   [`SinkStats::dropped_overflow`](crate::accounting::stats::SinkStats::dropped_overflow)
     ///   and reported in the journal (an entry with `NOWAIT_NOTICE=1`) once
     ///   it drains. A flush or shutdown does not wait for a journald that
     ///   took nothing for 100 ms: its pending entries are counted abandoned.
@@ -391,8 +391,8 @@ impl Sink {
     ///
     /// journald exists only on Linux: elsewhere (and with Linux's portable
     /// backend, `--cfg nowait_portable`) this sink compiles but
-    /// [`Builder::build`](crate::Builder::build) fails with a
-    /// [`BuildError`](crate::BuildError) saying so; where journald does not
+    /// `Builder::build` fails with a
+    /// [`BuildError`](crate::error::BuildError) saying so; where journald does not
     /// run (no socket at the path: many containers) `build` fails too.
     ///
     /// # Examples
@@ -408,13 +408,13 @@ impl Sink {
         Sink::journald_with(crate::format::Journald::new())
     }
 
-    /// The systemd journal with settings ([`Journald`](crate::Journald)):
+    /// The systemd journal with settings ([`Journald`](crate::format::Journald)):
     /// the `SYSLOG_IDENTIFIER`, thread fields, another socket (a journald
     /// namespace's, a test's). See [`Sink::journald`].
     ///
     /// The sink's format is its `Journald`: the logger's format does not
     /// apply, and setting another with [`Sink::format`] (or
-    /// [`Sink::syslog`]) makes [`Builder::build`](crate::Builder::build)
+    /// [`Sink::syslog`]) makes `Builder::build`
     /// fail.
     ///
     /// # Examples
@@ -454,13 +454,13 @@ impl Sink {
 
     /// Bounds the bytes formatted for this sink but not yet written
     /// (default 1 MiB; between 1 KiB and 1 GiB, else
-    /// [`Builder::build`](crate::Builder::build) fails) while the sink is
+    /// `Builder::build` fails) while the sink is
     /// behind (failing, or a terminal,
     /// pipe or socket that would not take its last write). Past it,
     /// records are dropped for this sink alone, counted, and reported into
     /// it once it drains. A sink that is keeping up is never shed: between
     /// two writes its buffer may hold one chunk of the ring
-    /// ([`Builder::batch_size`](crate::Builder::batch_size) bytes of
+    /// (`Builder::batch_size` bytes of
     /// records) formatted, which can be several times the bound.
     ///
     /// # Examples
@@ -491,9 +491,9 @@ impl Sink {
 impl Sink {
     /// The least severe level this sink takes (default: every level).
     /// Records below it are skipped for this sink and counted in
-    /// [`SinkStats::filtered`](crate::SinkStats::filtered); the other sinks
+    /// [`SinkStats::filtered`](crate::accounting::stats::SinkStats::filtered); the other sinks
     /// still get them. Records below every sink's level are not even pushed
-    /// by the front ends (see [`Logger::min_level`](crate::Logger::min_level)).
+    /// by the front ends (see `Logger::min_level`).
     ///
     /// Loss notices (`... dropped ...`) are written to every sink whatever
     /// its level: they explain gaps.
@@ -553,13 +553,13 @@ impl Sink {
     /// Keeps the last records below this sink's [`level`](Sink::level)
     /// and writes them, marked as such, before the next record at or above
     /// the backtrace's trigger level (default ERROR) that this sink takes;
-    /// see [`BacktraceBuffer`](crate::BacktraceBuffer) for what is kept, the bounds,
+    /// see [`BacktraceBuffer`](crate::sink::backtrace::BacktraceBuffer) for what is kept, the bounds,
     /// the output and the accounting. The other sinks are not affected.
     ///
     /// The records must reach the writer thread to be kept: the logger's
-    /// [`min_level`](crate::Logger::min_level) goes down to the
-    /// backtrace's [`lowest`](crate::BacktraceBuffer::lowest) level (default
-    /// DEBUG), and a process filter (`RUST_LOG`, [`set_filter`](crate::set_filter),
+    /// `min_level` goes down to the
+    /// backtrace's [`lowest`](crate::sink::backtrace::BacktraceBuffer::lowest) level (default
+    /// DEBUG), and a process filter (`RUST_LOG`, [`set_filter`](crate::filter::set_filter),
     /// a `tracing` `EnvFilter`) must let DEBUG through as well; each DEBUG
     /// call then costs its thread a push.
     ///
@@ -590,7 +590,7 @@ impl Sink {
     /// assert_eq!(logger.stats().sinks[1].backtrace_released, 1);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
-    pub fn backtrace(mut self, backtrace: crate::BacktraceBuffer) -> Sink {
+    pub fn backtrace(mut self, backtrace: crate::sink::backtrace::BacktraceBuffer) -> Sink {
         self.backtrace = Some(backtrace);
         self
     }

@@ -6,8 +6,8 @@
 //! child cannot use it (it is the parent's), so the child's sink fails for
 //! good and its records are counted as dropped.
 //!
-//! [`Sink::writer`]: crate::Sink::writer
-//! [`Sink::own_thread`]: crate::Sink::own_thread
+//! [`Sink::writer`]: crate::sink::Sink::writer
+//! [`Sink::own_thread`]: crate::sink::Sink::own_thread
 
 use std::io::{self, Write};
 use std::sync::Mutex;
@@ -54,7 +54,7 @@ pub(super) fn open(writer: &Handoff, own_thread: bool, when: When) -> io::Result
 /// durable like any custom writer, and never able to block the writer
 /// thread.
 ///
-/// [`Sink::own_thread`]: crate::Sink::own_thread
+/// [`Sink::own_thread`]: crate::sink::Sink::own_thread
 fn on_own_thread(writer: Box<dyn Write + Send>) -> io::Result<Opened> {
     // Marked as a writer thread: a panic in the user's writer is the
     // sink's failure, reported by the writer, not a panic for the hook

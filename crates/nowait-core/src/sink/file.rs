@@ -5,8 +5,8 @@
 //! does); a rolling sink's current file (see [`crate::rolling`]). The
 //! writer notices a renamed or deleted file and reopens its path.
 //!
-//! [`Sink::file`]: crate::Sink::file
-//! [`Sink::rolling`]: crate::Sink::rolling
+//! [`Sink::file`]: crate::sink::Sink::file
+//! [`Sink::rolling`]: crate::sink::Sink::rolling
 
 use std::fs;
 use std::io;

@@ -2,13 +2,13 @@
 //! one entry per datagram, a sealed memfd for an entry too large for one
 //! (see [`crate::sys`]; journald exists only on Linux, and elsewhere
 //! opening it fails). Its entries are its format,
-//! [`Journald`](crate::Journald): no other format or syslog framing can
+//! [`Journald`](crate::format::Journald): no other format or syslog framing can
 //! be set on it.
 //!
 //! At build the socket is connected (no journald is an error); in a forked
 //! child it starts unconnected and the writer connects on its first write.
 //!
-//! [`Sink::journald`]: crate::Sink::journald
+//! [`Sink::journald`]: crate::sink::Sink::journald
 
 use std::io;
 use std::path::Path;

@@ -36,12 +36,13 @@
 //!   shedding, counters) is the writer's (`writer::sink_state`); this
 //!   module never imports the writer.
 
+pub(crate) mod backtrace;
 mod config;
 mod custom;
 mod file;
 mod journald;
 #[cfg(feature = "otlp")]
-mod otlp;
+pub(crate) mod otlp;
 mod output;
 mod socket;
 mod terminal;
@@ -56,13 +57,13 @@ pub use config::Sink;
 pub(crate) use file::durable_files;
 pub(crate) use output::{Opened, Output, WriteOutcome};
 
+use crate::accounting::stats::SinkCounters;
 use crate::error::BuildError;
 use crate::format::Syslog;
 use crate::format::{Format, MakeFormat, SinkInfo};
+use crate::level::Level;
 use crate::ring::MAX_CAPACITY;
-use crate::stats::SinkCounters;
 use crate::sys::Peer;
-use crate::Level;
 
 /// A sink's kind and address, as configured.
 pub(crate) enum Target {
@@ -81,7 +82,7 @@ pub(crate) enum Target {
     UnixDatagram(PathBuf),
     /// An OTLP/HTTP receiver.
     #[cfg(feature = "otlp")]
-    Otlp(crate::otlp::Otlp),
+    Otlp(crate::sink::otlp::Otlp),
     /// journald's native socket, and the format the sink was made with
     /// (another one set with `Sink::format` is a build error).
     Journald(crate::format::Journald, Arc<dyn MakeFormat>),
@@ -138,7 +139,7 @@ pub(crate) struct Plan {
     pub(crate) level: Level,
     /// `level`, or the backtrace's lowest level if lower.
     pub(crate) wanted: Level,
-    pub(crate) backtrace: Option<crate::BacktraceBuffer>,
+    pub(crate) backtrace: Option<crate::sink::backtrace::BacktraceBuffer>,
 }
 
 impl Plan {

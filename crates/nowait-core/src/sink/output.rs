@@ -33,7 +33,7 @@ use std::time::Instant;
 use crate::sys::relay::{Plain, Relay, Relayed, Waker};
 use crate::sys::{self, Datagram, Descriptor, FileId, Journal, Open, Sent, Stream, Waitable};
 
-pub(crate) use crate::outcome::WriteOutcome;
+pub(crate) use crate::accounting::outcome::WriteOutcome;
 
 /// An opened sink.
 pub(crate) enum Output {
@@ -54,18 +54,18 @@ pub(crate) enum Output {
     /// [`Sink::unix`]): connects without waiting, reconnects after a
     /// failure.
     ///
-    /// [`Sink::tcp`]: crate::Sink::tcp
-    /// [`Sink::unix`]: crate::Sink::unix
+    /// [`Sink::tcp`]: crate::sink::Sink::tcp
+    /// [`Sink::unix`]: crate::sink::Sink::unix
     Stream(Stream),
     /// A Unix datagram socket ([`Sink::unix_datagram`]): one record per
     /// datagram.
     ///
-    /// [`Sink::unix_datagram`]: crate::Sink::unix_datagram
+    /// [`Sink::unix_datagram`]: crate::sink::Sink::unix_datagram
     Datagram(Datagram),
     /// journald's native socket ([`Sink::journald`]): one entry per
     /// datagram, a sealed memfd for an entry too large for one.
     ///
-    /// [`Sink::journald`]: crate::Sink::journald
+    /// [`Sink::journald`]: crate::sink::Sink::journald
     Journal(Journal),
     /// A terminal, pipe or console that cannot be written without blocking
     /// here: written by an I/O thread of its own.
@@ -83,9 +83,9 @@ pub(crate) enum Output {
     /// output's code.
     #[cfg(test)]
     Panicking,
-    /// An OTLP/HTTP receiver ([`Sink::otlp`](crate::Sink::otlp)).
+    /// An OTLP/HTTP receiver ([`Sink::otlp`](crate::sink::Sink::otlp)).
     #[cfg(feature = "otlp")]
-    Otlp(Box<crate::otlp::Client>),
+    Otlp(Box<crate::sink::otlp::Client>),
 }
 
 impl std::fmt::Debug for Output {

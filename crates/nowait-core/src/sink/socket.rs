@@ -8,10 +8,10 @@
 //! starts the child's writer, makes no system call for them: the writer
 //! connects on its first write.
 //!
-//! [`Sink::tcp`]: crate::Sink::tcp
-//! [`Sink::unix`]: crate::Sink::unix
-//! [`Sink::unix_datagram`]: crate::Sink::unix_datagram
-//! [`Sink::local_syslog`]: crate::Sink::local_syslog
+//! [`Sink::tcp`]: crate::sink::Sink::tcp
+//! [`Sink::unix`]: crate::sink::Sink::unix
+//! [`Sink::unix_datagram`]: crate::sink::Sink::unix_datagram
+//! [`Sink::local_syslog`]: crate::sink::Sink::local_syslog
 
 use std::io;
 use std::path::Path;

@@ -5,8 +5,8 @@
 //! becomes an [`Opened`] in [`Opened::from_sys`], shared with file sinks
 //! whose path is a terminal or a pipe.
 //!
-//! [`Sink::stdout`]: crate::Sink::stdout
-//! [`Sink::stderr`]: crate::Sink::stderr
+//! [`Sink::stdout`]: crate::sink::Sink::stdout
+//! [`Sink::stderr`]: crate::sink::Sink::stderr
 
 use std::io;
 

@@ -1,7 +1,7 @@
 //! journald's socket where there is no journald: every system but Linux,
 //! and Linux's portable backend (`--cfg nowait_portable`, so that this
 //! path runs in the tests here). Opening it fails with a clear error;
-//! [`Builder::build`](crate::Builder::build) turns that into a
+//! `Builder::build` turns that into a
 //! `BuildError`.
 
 use std::io;

@@ -37,6 +37,7 @@ mod wait;
 pub(crate) use wait::{wait, wake_all};
 
 pub(crate) mod relay;
+pub(crate) mod sync;
 
 mod mapping;
 mod net;

@@ -9,9 +9,9 @@
 
 use std::collections::VecDeque;
 
-use crate::backtrace::{BacktraceBuffer, RECORD_OVERHEAD};
+use crate::level::Level;
 use crate::record::Record;
-use crate::Level;
+use crate::sink::backtrace::{BacktraceBuffer, RECORD_OVERHEAD};
 
 /// A sink's kept records.
 #[derive(Debug)]

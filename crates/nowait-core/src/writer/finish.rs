@@ -5,8 +5,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::Writer;
+use crate::level::Level;
 use crate::shared::consumer;
-use crate::Level;
 
 /// The part of the shutdown timeout (at most) kept for counting and the
 /// final notices.
@@ -24,11 +24,10 @@ impl Writer {
         let start = Instant::now();
         // A shutdown stores its deadline before it closes the logger, so
         // there is one; were there none, the configured bound stands.
-        let deadline = self
-            .shared
-            .ctl
-            .deadline()
-            .unwrap_or_else(|| crate::clock::deadline_after(self.shared.shutdown_timeout));
+        let deadline =
+            self.shared.ctl.deadline().unwrap_or_else(|| {
+                crate::record::clock::deadline_after(self.shared.shutdown_timeout)
+            });
         let margin = (deadline.saturating_duration_since(start) / 4).min(MARGIN);
         let drain_until = deadline.checked_sub(margin).unwrap_or(deadline);
         self.shared.close_queues();

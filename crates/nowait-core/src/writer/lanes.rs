@@ -36,11 +36,11 @@ use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use super::Writer;
+use crate::level::Level;
 use crate::record::{kind, Record};
 use crate::ring::{record_words, Ring};
 use crate::shared::lanes::Lanes;
 use crate::shared::{state, FlushScope};
-use crate::Level;
 
 /// How long a record waits after its timestamp before it is written, so
 /// that records of other threads stamped before it are written before it.
@@ -84,15 +84,15 @@ impl Writer {
         let forced = self.goal.is_some()
             || self.flush_pending()
             || shared.state.load(Ordering::Relaxed) != state::RUNNING;
-        let now = crate::clock::order_key_now();
+        let now = crate::record::clock::order_key_now();
         let horizon = if forced {
             u64::MAX
         } else {
-            now.saturating_sub(crate::clock::order_span(GRACE))
+            now.saturating_sub(crate::record::clock::order_span(GRACE))
         };
         // A time from the future (a front end's own clock, a bad value) is
         // due at once: it must never hold its lane or the ring back.
-        let future = now.saturating_add(crate::clock::order_span(FUTURE));
+        let future = now.saturating_add(crate::record::clock::order_span(FUTURE));
         let ring = lanes.len();
         let input = |i: usize| -> &Ring {
             if i < ring {
@@ -248,12 +248,12 @@ impl Writer {
 }
 
 /// The merge key of the record at an input's cursor `pos` (its time, see
-/// [`order_key`](crate::clock::order_key)), moving the cursor past padding;
+/// [`order_key`](crate::record::clock::order_key)), moving the cursor past padding;
 /// `None` if no committed record is there.
 #[inline]
 fn front_key(input: &Ring, pos: &mut u64) -> Option<u64> {
     input.front_at(pos, |h, payload| {
-        crate::clock::order_key(split_time(h.kind, payload).0)
+        crate::record::clock::order_key(split_time(h.kind, payload).0)
     })
 }
 

@@ -14,18 +14,16 @@
 //!    reached it (or is failed, shedding or stalled).
 //! 6. Publish the counters; on shutdown, [`finish`](Writer::finish).
 //! 7. Sleep in `poll` on the doorbell and on the sinks waiting for room,
-//!    for an interval that is [`Builder::flush_interval`] while records
+//!    for an interval that is `Builder::flush_interval` while records
 //!    flow (shorter if, at the rate the last round saw, the producers would
 //!    fill an eighth of the ring sooner; never below 100 us) and doubles up
-//!    to [`Builder::idle_interval`] while none come.
+//!    to `Builder::idle_interval` while none come.
 //!    Producers never wake the writer; it finds their records by itself.
 //!
 //! Every call that can block (a file write, a user's writer, an fsync) is
 //! made with the consumer role set to `IN_IO` after publishing the counters,
 //! so that a shutdown whose deadline passes can take the counting over.
 //!
-//! [`Builder::flush_interval`]: crate::Builder::flush_interval
-//! [`Builder::idle_interval`]: crate::Builder::idle_interval
 
 mod backtrace;
 mod finish;
@@ -40,11 +38,11 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::loss::{loss_message, Loss, RING_LOSSES, RING_REASONS};
+use crate::accounting::loss::{loss_message, Loss, RING_LOSSES, RING_REASONS};
 
+use crate::level::Level;
 use crate::record::Record;
 use crate::shared::{consumer, state, FlushScope, Shared};
-use crate::Level;
 
 /// How often file sinks are checked for rotation or deletion.
 const ROTATION_CHECK: Duration = Duration::from_secs(1);
@@ -543,7 +541,7 @@ impl Writer {
     }
 
     /// Reports the calls that limited call sites suppressed, per site: at
-    /// least once a [`REPORT_EVERY`](crate::loss::REPORT_EVERY) while a count grows, at once when
+    /// least once a [`REPORT_EVERY`](crate::accounting::loss::REPORT_EVERY) while a count grows, at once when
     /// it stops, and everything pending if `force` (a flush, the shutdown).
     fn report_suppressed(&mut self, now: SystemTime, force: bool) {
         if let Some(list) = self.shared.counters.lock_limits() {
@@ -559,7 +557,7 @@ impl Writer {
                 let msg = site.notice_message(n, (first, last));
                 let location = site.location();
                 let rule = site.rule_text();
-                let info = crate::Suppressed::new(n, &location, site.reason(), &rule);
+                let info = crate::record::Suppressed::new(n, &location, site.reason(), &rule);
                 for sink in &mut self.sinks {
                     sink.add_suppressed_notice(&msg, info);
                 }
@@ -708,10 +706,12 @@ impl Writer {
     }
 
     /// Publishes the counters through the `metrics` facade once a
-    /// [`PUBLISH_INTERVAL`](crate::metrics::PUBLISH_INTERVAL) (and at the end).
+    /// [`PUBLISH_INTERVAL`](crate::accounting::metrics::PUBLISH_INTERVAL) (and at the end).
     #[cfg(feature = "metrics")]
     fn record_metrics(&mut self, now: Instant, last: bool) {
-        if last || now.duration_since(self.metrics_at) >= crate::metrics::PUBLISH_INTERVAL {
+        if last
+            || now.duration_since(self.metrics_at) >= crate::accounting::metrics::PUBLISH_INTERVAL
+        {
             self.metrics_at = now;
             let s = &*self.shared;
             s.counters

@@ -11,8 +11,8 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant, SystemTime};
 
 use super::backtrace::Kept;
+use crate::accounting::loss::{loss_message, Loss};
 use crate::format::Format;
-use crate::loss::{loss_message, Loss};
 use crate::record::{Notice, Record, Suppressed};
 use crate::shared::Shared;
 use crate::sink::{Opened, Output, Plan, WriteOutcome};
@@ -20,7 +20,7 @@ use crate::sink::{Opened, Output, Plan, WriteOutcome};
 /// Told when a sink has opened a new file and written nothing to it yet
 /// (the crash-durable ring records it: `DurableWriter::note_new_file`).
 pub(super) type NewFile<'a> = dyn FnMut(crate::durable::SinkView<'_>) + 'a;
-use crate::Level;
+use crate::level::Level;
 
 /// Longest back-off between retries of a failing sink.
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
@@ -67,7 +67,7 @@ pub(crate) struct SinkState {
     /// kept in `backtrace`.
     pub(crate) level: Level,
     /// The records below `level` kept until a trigger or the shutdown
-    /// (see `crate::backtrace`); counted nowhere while kept.
+    /// (see `crate::sink::backtrace`); counted nowhere while kept.
     backtrace: Option<Box<Kept>>,
     /// Formatted bytes; `buf[sent..]` are not yet written.
     buf: Vec<u8>,
@@ -274,8 +274,8 @@ impl SinkState {
         self.retry_at = None;
     }
 
-    /// Gives the sink a backtrace (see `crate::backtrace`).
-    pub(crate) fn set_backtrace(&mut self, config: crate::BacktraceBuffer) {
+    /// Gives the sink a backtrace (see `crate::sink::backtrace`).
+    pub(crate) fn set_backtrace(&mut self, config: crate::sink::backtrace::BacktraceBuffer) {
         self.backtrace = Some(Box::new(Kept::new(config)));
     }
 
@@ -803,8 +803,8 @@ impl SinkState {
                 "sink {} recovered after {n} failed write{} between {} and {} (last error: {})",
                 self.name,
                 if n == 1 { "" } else { "s" },
-                crate::timefmt::rfc3339(first),
-                crate::timefmt::rfc3339(last),
+                crate::text::time::rfc3339(first),
+                crate::text::time::rfc3339(last),
                 self.last_error.as_deref().unwrap_or("unknown")
             ),
         );

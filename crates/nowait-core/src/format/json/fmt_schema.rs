@@ -10,8 +10,8 @@ use crate::event::{
 use crate::format::{
     copy_into, message_with, system_nanos, Clock, Format, KnownSites, Location, Piece, Resolved,
 };
+use crate::level::Level;
 use crate::record::{kind, Notice, Record};
-use crate::Level;
 
 /// The per-sink state of [`JsonSchema::TracingSubscriber`].
 #[derive(Debug)]

@@ -54,7 +54,7 @@ use super::{is_bidi_control, plain_len, Format, MakeFormat, Options, SinkInfo, T
 /// Integers are numbers, floats numbers (as `serde_json` writes them) or
 /// `null` if not finite, booleans booleans, everything else strings.
 /// nowait's own notices are lines of target `nowait` with the text in
-/// `fields.message`; plain text records ([`kind::TEXT`](crate::kind::TEXT)) have target `""`.
+/// `fields.message`; plain text records ([`kind::TEXT`](crate::record::kind::TEXT)) have target `""`.
 ///
 /// # nowait schema
 ///
@@ -87,7 +87,7 @@ use super::{is_bidi_control, plain_len, Format, MakeFormat, Options, SinkInfo, T
 ///
 /// # Records a backtrace released (both schemas)
 ///
-/// A record that a sink's [`BacktraceBuffer`](crate::BacktraceBuffer) kept and a
+/// A record that a sink's `BacktraceBuffer` kept and a
 /// trigger released is its usual line with one more key, last:
 /// `"backtrace":true`. No prose line marks the block, so every line stays
 /// one JSON object of the schema.
@@ -369,7 +369,7 @@ impl Json {
         self.options(|o| o.with_trace_ids(on))
     }
 
-    /// Sets the options shared with [`Text`](crate::Text).
+    /// Sets the options shared with [`Text`](crate::format::Text).
     fn options(mut self, set: impl FnOnce(Options) -> Options) -> Json {
         self.options = set(self.options);
         self
@@ -395,7 +395,7 @@ impl MakeFormat for Json {
 
 /// The fields of a notice about suppressed calls: `"suppressed":N,
 /// "site":"FILE:LINE","reason":"rate_limit","rule":"100 per 1s"`.
-pub(crate) fn suppressed_fields(s: &crate::Suppressed<'_>, out: &mut Vec<u8>) {
+pub(crate) fn suppressed_fields(s: &crate::record::Suppressed<'_>, out: &mut Vec<u8>) {
     out.extend_from_slice(b"\"suppressed\":");
     out.extend_from_slice(itoa::Buffer::new().format(s.count()).as_bytes());
     out.extend_from_slice(b",\"site\":");
@@ -478,7 +478,7 @@ fn non_ascii(bytes: &[u8], out: &mut Vec<u8>) {
 
 /// Adds the key `"backtrace":true` last to the line appended to `out`
 /// since `start` (a record a backtrace released; see
-/// [`BacktraceBuffer`](crate::BacktraceBuffer)).
+/// `BacktraceBuffer`).
 pub(super) fn mark_kept(out: &mut Vec<u8>, start: usize) {
     if out.len() < start + 3 || !out.ends_with(b"}\n") {
         return;

@@ -6,8 +6,8 @@ use crate::event::{decode_field_name, Event, Item, SiteCache, Value};
 use crate::format::{
     copy_into, is_message, message_with, system_nanos, Clock, Format, Location, Resolved,
 };
+use crate::level::Level;
 use crate::record::{kind, Notice, Record};
-use crate::Level;
 
 /// The per-sink state of [`JsonSchema::Nowait`].
 #[derive(Debug, Default)]
@@ -154,7 +154,7 @@ fn json_field(
     match value {
         Value::U64(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
         Value::I64(n) => out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes()),
-        Value::F64(x) if x.is_finite() => crate::floatfmt::write_debug(x, out),
+        Value::F64(x) if x.is_finite() => crate::text::float::write_debug(x, out),
         Value::Bool(b) => out.extend_from_slice(if b { b"true" } else { b"false" }),
         Value::Str(s) | Value::Rendered(s) => json_str(s, out),
         Value::Char(c) => json_str(c.encode_utf8(&mut [0u8; 4]).as_bytes(), out),

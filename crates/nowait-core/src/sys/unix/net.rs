@@ -22,7 +22,7 @@
 //!    connection and fails the write. Every failure is recoverable: the
 //!    sink retries with back-off, and each retry starts with a new connect.
 //!
-//! Addresses are resolved when the [`Sink`](crate::Sink) is made, never
+//! Addresses are resolved when the `Sink` is made, never
 //! here, so the writer thread makes no DNS lookup.
 
 use std::io;

@@ -1,4 +1,4 @@
-//! The OTLP sink ([`Sink::otlp`](crate::Sink::otlp)): records as
+//! The OTLP sink ([`Sink::otlp`](crate::sink::Sink::otlp)): records as
 //! OpenTelemetry `LogRecord`s, sent as OTLP/HTTP protobuf requests by the
 //! writer thread itself, without ever waiting on the receiver.
 //!
@@ -39,6 +39,7 @@ mod client;
 pub(crate) mod encode;
 mod env;
 mod http;
+mod open;
 #[cfg(feature = "otlp-tls")]
 mod tls;
 
@@ -48,6 +49,7 @@ pub(crate) use encode::MakeOtlp;
 pub(crate) use env::fuzz_env;
 #[cfg(feature = "fuzzing")]
 pub(crate) use http::fuzz_response;
+pub(super) use open::{open, settle};
 
 use std::fmt;
 use std::io;
@@ -59,11 +61,11 @@ const DEFAULT_MAX_BATCH: usize = 256 << 10;
 /// Default wait for an answer.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// An OTLP/HTTP receiver and what to send it, for [`Sink::otlp`](crate::Sink::otlp).
+/// An OTLP/HTTP receiver and what to send it, for [`Sink::otlp`](crate::sink::Sink::otlp).
 ///
 /// `http://`, or `https://` with the `otlp-tls` feature (TLS through
 /// rustls on the writer thread, never waiting; without the feature an
-/// `https://` endpoint is a [`BuildError`](crate::BuildError): send to a
+/// `https://` endpoint is a [`BuildError`](crate::error::BuildError): send to a
 /// collector or agent nearby, which forwards over TLS). Settings can also
 /// come from the OpenTelemetry environment variables
 /// ([`Otlp::from_env`]).
@@ -245,8 +247,8 @@ impl Otlp {
     /// wants one; the port defaults to 4318). The host is resolved here,
     /// once, on the calling thread; the writer thread never resolves names.
     /// A bad or `https://` endpoint, or one that does not resolve, is a
-    /// [`BuildError`](crate::BuildError) from
-    /// [`Builder::build`](crate::Builder::build).
+    /// [`BuildError`](crate::error::BuildError) from
+    /// `Builder::build`.
     ///
     /// # Examples
     ///
@@ -279,7 +281,7 @@ impl Otlp {
     ///
     /// # Errors
     ///
-    /// A [`BuildError`](crate::BuildError) naming the variable that is not
+    /// A [`BuildError`](crate::error::BuildError) naming the variable that is not
     /// valid (or not UTF-8), or whose endpoint does not resolve.
     ///
     /// # Examples
@@ -295,7 +297,7 @@ impl Otlp {
     /// # let _ = builder;
     /// # Ok::<(), nowait_core::BuildError>(())
     /// ```
-    pub fn from_env() -> Result<Option<Otlp>, crate::BuildError> {
+    pub fn from_env() -> Result<Option<Otlp>, crate::error::BuildError> {
         let mut not_text = None;
         let otlp = env::from_env_with(|name| match std::env::var(name) {
             Ok(v) => Some(v),
@@ -306,7 +308,9 @@ impl Otlp {
             }
         });
         match not_text {
-            Some(name) => Err(crate::BuildError::config(format!("{name}: not UTF-8"))),
+            Some(name) => Err(crate::error::BuildError::config(format!(
+                "{name}: not UTF-8"
+            ))),
             None => otlp,
         }
     }
@@ -368,7 +372,7 @@ impl Otlp {
     /// ```
     pub fn from_env_with(
         get: impl FnMut(&str) -> Option<String>,
-    ) -> Result<Option<Otlp>, crate::BuildError> {
+    ) -> Result<Option<Otlp>, crate::error::BuildError> {
         env::from_env_with(get)
     }
 
@@ -381,8 +385,8 @@ impl Otlp {
     /// is not an HTTP token, a value with control characters (CR, LF...),
     /// or a header the sink writes itself (`Host`, `Content-Length`,
     /// `Content-Type`, `Content-Encoding`, `Transfer-Encoding`,
-    /// `Connection`) is a [`BuildError`](crate::BuildError) from
-    /// [`Builder::build`](crate::Builder::build).
+    /// `Connection`) is a [`BuildError`](crate::error::BuildError) from
+    /// `Builder::build`.
     ///
     /// # Examples
     ///
@@ -445,9 +449,9 @@ impl Otlp {
     }
 
     /// Bounds the encoded records of one request (default 256 KiB, at least
-    /// 1 KiB, else [`Builder::build`](crate::Builder::build) fails); a
+    /// 1 KiB, else `Builder::build` fails); a
     /// single record larger than that goes alone. Keep it well below the
-    /// sink's [`buffer_size`](crate::Sink::buffer_size), which must also
+    /// sink's [`buffer_size`](crate::sink::Sink::buffer_size), which must also
     /// hold what comes while a request is in flight.
     ///
     /// # Examples

@@ -1,5 +1,5 @@
 //! Fatal signals: the records accepted before a crash are written before
-//! the process dies ([`Builder::drain_on_crash`], on by default on Unix).
+//! the process dies (`Builder::drain_on_crash`, on by default on Unix).
 //!
 //! The handler (`sys`) calls [`drain`] on the thread that crashed, once per
 //! process. Everything here is async-signal-safe: no allocation, no lock
@@ -14,7 +14,7 @@
 //!    never logged), and every logger when the crash is on a writer thread,
 //!    are skipped: nobody could drain them.
 //! 2. The thread polls the answers (`clock_gettime`, `nanosleep` of 1 ms),
-//!    at most each logger's [`Builder::crash_timeout`]. The writer drains
+//!    at most each logger's `Builder::crash_timeout`. The writer drains
 //!    as it always does, on its own thread; if it needs a lock the crashed
 //!    thread holds (inside `malloc`), the bound ends the wait.
 //! 3. A last line goes into the ring (a claim, a copy, a commit: no
@@ -23,17 +23,16 @@
 //!    the drain and how many the sinks still held, then one more short
 //!    flush, within the same bound.
 //!
-//! [`Builder::drain_on_crash`]: crate::Builder::drain_on_crash
-//! [`Builder::crash_timeout`]: crate::Builder::crash_timeout
-//! [`Logger::flush`]: crate::Logger::flush
+//! [`Logger::flush`]: crate::logger::Logger::flush
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::registry;
+use crate::level::Level;
+use crate::process::live;
+use crate::record::kind;
 use crate::shared::{consumer, state, FlushScope, Shared};
-use crate::{kind, Level};
 
 /// Most loggers one crash drains (more are skipped: the list is on the
 /// stack).
@@ -138,7 +137,7 @@ pub(crate) fn drain(sig: i32) {
     });
     let mut count = 0;
     let mut bound = Duration::ZERO;
-    registry::try_for_each(
+    live::try_for_each(
         |o| o.drain_on_crash,
         |shared| {
             if count < MAX_LOGGERS && has_writer(shared) {

@@ -16,7 +16,7 @@ use std::time::Duration;
 
 use metrics::{counter, gauge};
 
-use crate::stats::{SinkStats, Stats};
+use crate::accounting::stats::{SinkStats, Stats};
 
 /// How often the writer thread publishes.
 pub(crate) const PUBLISH_INTERVAL: Duration = Duration::from_secs(1);
@@ -73,7 +73,7 @@ impl Stats {
     /// Publishes this snapshot through the `metrics` facade, under the
     /// names in [`METRIC_NAMES`]. The writer thread already does this once a
     /// second; call it to publish at a moment of your choosing (after a
-    /// [`Logger::flush`](crate::Logger::flush), say).
+    /// `Logger::flush`, say).
     ///
     /// # Examples
     ///

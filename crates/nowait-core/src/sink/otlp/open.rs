@@ -1,21 +1,21 @@
-//! The OTLP sink ([`Sink::otlp`]): an OpenTelemetry receiver over
-//! OTLP/HTTP, whose client ([`crate::otlp`]) the writer polls with its
+//! Opening the OTLP sink ([`Sink::otlp`]): an OpenTelemetry receiver over
+//! OTLP/HTTP, whose client (`client.rs`) the writer polls with its
 //! other descriptors. Its records are OTLP's `LogRecord`s whatever format
 //! or syslog framing the sink was given.
 //!
-//! [`Sink::otlp`]: crate::Sink::otlp
+//! [`Sink::otlp`]: crate::sink::Sink::otlp
 
 use std::io;
 use std::sync::Arc;
 
-use super::{Opened, Output};
+use super::{MakeOtlp, Otlp};
 use crate::format::MakeFormat;
 use crate::format::Syslog;
-use crate::otlp::{MakeOtlp, Otlp};
+use crate::sink::{Opened, Output};
 
 /// Gives the sink OTLP's format, whatever else was asked, and checks the
 /// receiver's settings.
-pub(super) fn settle(
+pub(in crate::sink) fn settle(
     otlp: &Otlp,
     format: &mut Option<Arc<dyn MakeFormat>>,
     syslog: &mut Option<Syslog>,
@@ -26,7 +26,7 @@ pub(super) fn settle(
 }
 
 /// Opens the client, the same way at build and in a forked child.
-pub(super) fn open(otlp: &Otlp) -> io::Result<Opened> {
+pub(in crate::sink) fn open(otlp: &Otlp) -> io::Result<Opened> {
     let client = otlp.open()?;
     Ok(Opened::new(Output::Otlp(Box::new(client)), false))
 }

@@ -151,7 +151,7 @@ impl Otlp {
     /// Trusts the CA certificates of this PEM file (a bundle may hold
     /// several) for an `https://` receiver, instead of the platform's
     /// store. The file is read when the sink opens (at
-    /// [`Builder::build`](crate::Builder::build), and again in a forked
+    /// `Builder::build`, and again in a forked
     /// child); one that cannot be read, is larger than 4 MiB or holds no
     /// certificate makes the build fail. Also set by
     /// `OTEL_EXPORTER_OTLP_CERTIFICATE` ([`Otlp::from_env`]).

@@ -25,8 +25,8 @@ use std::time::SystemTime;
 use crate::event::{decode_field_name, Callsite, Event, Item, SiteCache, ThreadCache, Value};
 use crate::format::{copy_into, is_message, message_with, system_nanos, Location, Resolved};
 use crate::format::{Format, MakeFormat, SinkInfo};
+use crate::level::Level;
 use crate::record::{kind, Notice, Record};
-use crate::Level;
 
 /// Wire types.
 const VARINT: u8 = 0;
@@ -644,10 +644,10 @@ mod tests {
     fn a_suppression_notice_carries_its_count_site_reason_and_rule_as_attributes() {
         let mut f = OtlpFormat::default();
         let mut out = Vec::new();
-        let info = crate::Suppressed::new(
+        let info = crate::record::Suppressed::new(
             41230,
             "src/db.rs:88",
-            crate::SuppressReason::RateLimit,
+            crate::record::SuppressReason::RateLimit,
             "1 per 1s",
         );
         let notice =

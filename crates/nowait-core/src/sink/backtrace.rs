@@ -18,8 +18,8 @@
 //! 3. A record at or above the [`trigger`](BacktraceBuffer::trigger) level that
 //!    the sink takes releases the kept records into the sink, oldest first,
 //!    before itself, each formatted with
-//!    [`Format::format_kept`](crate::Format::format_kept) between two lines
-//!    of [`Format::kept_notice`](crate::Format::kept_notice). From there
+//!    [`Format::format_kept`](crate::format::Format::format_kept) between two lines
+//!    of [`Format::kept_notice`](crate::format::Format::kept_notice). From there
 //!    they are the sink's records like any other: written, or shed and
 //!    counted, mirrored by a crash-durable ring.
 //! 4. What no trigger released by the shutdown is counted as filtered.
@@ -28,7 +28,7 @@
 //! the push it would cost anyway, provided it passes the logger's level
 //! and the process filter (see [`BacktraceBuffer`]).
 
-use crate::Level;
+use crate::level::Level;
 
 /// Default byte bound of a backtrace made with [`BacktraceBuffer::records`].
 const DEFAULT_BYTES: usize = 256 << 10;
@@ -43,16 +43,16 @@ pub(crate) const RECORD_OVERHEAD: usize = 6;
 /// error (or the [`trigger`](BacktraceBuffer::trigger) level) reaches the
 /// sink, before it.
 ///
-/// Set with [`Sink::backtrace`](crate::Sink::backtrace). A file at INFO
+/// Set with [`Sink::backtrace`](crate::sink::Sink::backtrace). A file at INFO
 /// with a backtrace of 100 records shows, before each ERROR, the DEBUG
 /// records that led to it, and nothing of them otherwise.
 ///
 /// # What is kept
 ///
-/// Records below the sink's [`level`](crate::Sink::level) and at or above
+/// Records below the sink's [`level`](crate::sink::Sink::level) and at or above
 /// [`lowest`](BacktraceBuffer::lowest) (default DEBUG). The logger's
-/// [`min_level`](crate::Logger::min_level) goes down to `lowest` so that the
-/// front ends push them; a process filter ([`set_filter`](crate::set_filter),
+/// `min_level` goes down to `lowest` so that the
+/// front ends push them; a process filter ([`set_filter`](crate::filter::set_filter),
 /// `RUST_LOG`, or a `tracing_subscriber::EnvFilter` in front of the
 /// `tracing` layer) must let them through too: a DEBUG call that a filter
 /// stops never reaches the writer, and no backtrace can show it. Each such
@@ -66,13 +66,13 @@ pub(crate) const RECORD_OVERHEAD: usize = 6;
 /// payload, as the front end encoded it, plus 6 bytes), the older ones
 /// forgotten first. Both, because records are what a reader counts, and
 /// bytes are what memory is: a record may be as large as
-/// [`Logger::max_record_len`](crate::Logger::max_record_len). The bytes are
+/// `Logger::max_record_len`. The bytes are
 /// reserved once, at the first record kept, and never grow. A record larger
 /// than the whole byte bound is not kept.
 ///
 /// # Output
 ///
-/// With [`Text`](crate::Text) (and [`Plain`](crate::Plain), syslog, or any
+/// With [`Text`](crate::format::Text) (and [`Plain`](crate::format::Plain), syslog, or any
 /// format that does not say otherwise), the released records come between
 /// two notices of target `nowait`, at INFO:
 ///
@@ -84,7 +84,7 @@ pub(crate) const RECORD_OVERHEAD: usize = 6;
 /// 2026-11-22T12:00:01.000000Z ERROR app::db: query failed
 /// ```
 ///
-/// With [`Json`](crate::Json) there is no prose line: each released record
+/// With [`Json`](crate::format::Json) there is no prose line: each released record
 /// is its usual line with the key `"backtrace":true` added last, so every
 /// line stays one JSON object. When older records were forgotten since the
 /// last trigger, the first notice says how many (`..., kept for this ERROR;
@@ -94,21 +94,21 @@ pub(crate) const RECORD_OVERHEAD: usize = 6;
 /// of loss are never held back: they are written when the loss is
 /// reported, so a gap notice can come before a block of earlier records
 /// whose time it overlaps. Plain text records
-/// ([`Logger::log`](crate::Logger::log)) carry no time of their own: JSON
+/// (`Logger::log`) carry no time of their own: JSON
 /// stamps a released one with the time it is formatted.
 ///
 /// # Accounting
 ///
 /// A kept record is counted once, when its fate is known: in
-/// [`SinkStats::filtered`](crate::SinkStats::filtered) when it is
+/// [`SinkStats::filtered`](crate::accounting::stats::SinkStats::filtered) when it is
 /// forgotten or still kept at shutdown, or, once a trigger released it,
 /// as the sink's other records are (written, dropped, abandoned); those
 /// are also counted in
-/// [`SinkStats::backtrace_released`](crate::SinkStats::backtrace_released).
-/// While it is kept it is in [`SinkStats::backtrace_kept`](crate::SinkStats::backtrace_kept),
+/// [`SinkStats::backtrace_released`](crate::accounting::stats::SinkStats::backtrace_released).
+/// While it is kept it is in [`SinkStats::backtrace_kept`](crate::accounting::stats::SinkStats::backtrace_kept),
 /// so at any time, per sink,
 /// `records_written + dropped() + filtered + backtrace_kept + pending ==`
-/// [`Stats::records_written`](crate::Stats::records_written), and with
+/// [`Stats::records_written`](crate::accounting::stats::Stats::records_written), and with
 /// nothing pending once the guard is dropped.
 ///
 /// # Examples
@@ -187,7 +187,7 @@ impl BacktraceBuffer {
     }
 
     /// Bounds the number of records kept (at least 1, else
-    /// [`Builder::build`](crate::Builder::build) fails).
+    /// `Builder::build` fails).
     ///
     /// # Examples
     ///
@@ -201,7 +201,7 @@ impl BacktraceBuffer {
     }
 
     /// Bounds the bytes kept (between 1 KiB and 1 GiB, else
-    /// [`Builder::build`](crate::Builder::build) fails).
+    /// `Builder::build` fails).
     ///
     /// # Examples
     ///

@@ -1,6 +1,6 @@
 //! The synchronisation primitives nowait uses, swapped for loom's under
 //! `cfg(loom)` so that the loom models (`ring/loom_models.rs`,
-//! `limit/loom_models.rs`) check the real code.
+//! `accounting/loom_models.rs`) check the real code.
 //!
 //! The ring's storage (`ring/region.rs`) is the only other place where a
 //! loom build differs: loom's atomics and cells stand in there for the

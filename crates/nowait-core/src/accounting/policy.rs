@@ -3,7 +3,7 @@
 /// What happens to a record that finds the ring full.
 ///
 /// Either way nothing is lost silently: drops are counted in
-/// [`Stats`](crate::Stats) and reported in the output.
+/// [`Stats`](crate::accounting::stats::Stats) and reported in the output.
 ///
 /// # Examples
 ///
@@ -21,7 +21,7 @@
 #[non_exhaustive]
 pub enum FullPolicy {
     /// Drop the record and count it. With level protection (see
-    /// [`Builder::protect`](crate::Builder::protect)), records below WARN are
+    /// `Builder::protect`), records below WARN are
     /// dropped already above the high-water mark so that WARN and above keep
     /// the headroom. `try_*` calls behave like this under every policy.
     Drop,
@@ -35,13 +35,13 @@ pub enum FullPolicy {
     Block,
     /// Wait for room like [`Block`](FullPolicy::Block), but at most this
     /// long per record; then drop the record and count it
-    /// ([`Stats::dropped_timeout`](crate::Stats::dropped_timeout)), as
+    /// ([`Stats::dropped_timeout`](crate::accounting::stats::Stats::dropped_timeout)), as
     /// [`Drop`](FullPolicy::Drop) would. The default when a file or custom
     /// writer is among the sinks, with [`DEFAULT_BLOCK_TIMEOUT`] (100 ms): a
     /// burst that outruns the disk loses nothing, and a disk that stops
     /// costs each request at most the timeout.
     ///
-    /// [`DEFAULT_BLOCK_TIMEOUT`]: crate::DEFAULT_BLOCK_TIMEOUT
+    /// [`DEFAULT_BLOCK_TIMEOUT`]: crate::accounting::policy::DEFAULT_BLOCK_TIMEOUT
     BlockTimeout(std::time::Duration),
 }
 

@@ -53,7 +53,7 @@ use crate::ring::Ring;
 use crate::sys::{self, FileId, Mapping};
 mod handover;
 mod recover;
-use crate::snapshot::{slot_range, Phase};
+use crate::ring::snapshot::{slot_range, Phase};
 pub(crate) use handover::{hand_over, open_for};
 #[cfg(feature = "fuzzing")]
 pub(crate) use recover::recover_bytes;
@@ -592,12 +592,13 @@ impl DurableFile {
         h[H_MIRROR..H_MIRROR + 8].copy_from_slice(&(self.layout.mirror as u64).to_le_bytes());
         h[H_CATALOG..H_CATALOG + 8].copy_from_slice(&(self.layout.catalog as u64).to_le_bytes());
         h[H_NS_PER_TICK..H_NS_PER_TICK + 8]
-            .copy_from_slice(&crate::clock::ns_per_tick().to_bits().to_le_bytes());
-        h[H_CREATED..H_CREATED + 8].copy_from_slice(&crate::clock::wall_nanos().to_le_bytes());
+            .copy_from_slice(&crate::record::clock::ns_per_tick().to_bits().to_le_bytes());
+        h[H_CREATED..H_CREATED + 8]
+            .copy_from_slice(&crate::record::clock::wall_nanos().to_le_bytes());
         self.put(8, &h[8..]);
         // Both snapshots start with a clock anchor: a process killed
         // before its writer's first commit still has its ticks converted.
-        let (ticks, wall) = crate::clock::anchor();
+        let (ticks, wall) = crate::record::clock::anchor();
         for half in SNAPSHOT {
             self.word(half + S_TICKS).store(ticks, Ordering::Relaxed);
             self.word(half + S_WALL).store(wall, Ordering::Relaxed);
@@ -670,7 +671,7 @@ impl DurableWriter {
                     committed_appended: 0,
                 })
                 .collect(),
-            anchor: crate::clock::anchor(),
+            anchor: crate::record::clock::anchor(),
             anchor_at: std::time::Instant::now(),
         }
     }
@@ -731,7 +732,7 @@ impl DurableWriter {
         let mirror = file.layout.mirror as u64;
         let half = SNAPSHOT[((self.gen + 1) & 1) as usize];
         if self.anchor_at.elapsed() >= std::time::Duration::from_secs(1) {
-            self.anchor = crate::clock::anchor();
+            self.anchor = crate::record::clock::anchor();
             self.anchor_at = std::time::Instant::now();
         }
         file.word(half + S_TAKEN).store(taken, Ordering::Relaxed);

@@ -2,30 +2,29 @@
 //!
 //! Each hook is installed at most once per process, the first time a logger
 //! asks for it, and acts on the live loggers of the
-//! [`registry`](crate::registry). Every wait a hook does is bounded:
+//! [`registry`](crate::process::live). Every wait a hook does is bounded:
 //!
 //! * panic: the panic record is pushed without waiting for room, then the
-//!   hook waits at most [`Builder::panic_timeout`] (500 ms) for the durable
+//!   hook waits at most `Builder::panic_timeout` (500 ms) for the durable
 //!   sinks (files, custom writers) only, never for a terminal or pipe; on a
 //!   writer thread (a panicking user `Format`) it neither pushes nor waits
 //!   nor prints: the writer reports the panic in the output;
 //! * `process::exit` / return from `main`: a shutdown of each logger within
-//!   its [`Builder::shutdown_timeout`];
+//!   its `Builder::shutdown_timeout`;
 //! * SIGTERM/SIGINT (opt-in; on Windows Ctrl-C, Ctrl-Break, console close,
 //!   logoff and shutdown): the same shutdown, then the signal's default
 //!   action; a second signal during the drain kills at once;
 //! * SIGHUP (opt-in, Unix): a reopen of the file sinks, waited for on the
 //!   signal thread (at most the flush timeout), never on a request thread.
 //!
-//! [`Builder::panic_timeout`]: crate::Builder::panic_timeout
-//! [`Builder::shutdown_timeout`]: crate::Builder::shutdown_timeout
 
 use std::panic::{self, PanicHookInfo};
 use std::sync::{Arc, Once};
 
-use crate::registry::{self, Options};
+use crate::level::Level;
+use crate::process::live::{self, Options};
+use crate::record::kind;
 use crate::shared::{FlushScope, Shared};
-use crate::{kind, Level};
 
 static PANIC_HOOK: Once = Once::new();
 static EXIT_HOOK: Once = Once::new();
@@ -37,19 +36,19 @@ static SIGNALS: Once = Once::new();
 static SIGHUP: Once = Once::new();
 
 pub(crate) fn register(shared: &Arc<Shared>, options: Options) {
-    registry::add(shared, options);
+    live::add(shared, options);
     FORK_HOOK.call_once(|| {
         crate::sys::at_fork(
-            crate::fork::prepare,
-            crate::fork::parent,
-            crate::fork::child,
+            crate::process::fork::prepare,
+            crate::process::fork::parent,
+            crate::process::fork::child,
         )
     });
     if options.catch_panics {
         PANIC_HOOK.call_once(install_panic_hook);
     }
     if options.drain_on_crash {
-        CRASH_HOOK.call_once(|| crate::sys::on_fatal_signals(crate::crash::drain));
+        CRASH_HOOK.call_once(|| crate::sys::on_fatal_signals(crate::process::crash::drain));
     }
     if options.flush_on_exit {
         EXIT_HOOK.call_once(|| crate::sys::at_exit(on_exit));
@@ -103,7 +102,7 @@ fn describe(info: &PanicHookInfo<'_>, with_thread: bool) -> String {
 }
 
 fn on_panic(info: &PanicHookInfo<'_>) {
-    let loggers = registry::live(|o| o.catch_panics);
+    let loggers = live::live(|o| o.catch_panics);
     if loggers.is_empty() {
         return;
     }
@@ -118,7 +117,7 @@ fn on_panic(info: &PanicHookInfo<'_>) {
 
 /// Runs from `atexit`: shut every logger down that asked for it.
 fn on_exit() {
-    for shared in registry::live(|o| o.flush_on_exit) {
+    for shared in live::live(|o| o.flush_on_exit) {
         shared.shutdown(shared.shutdown_timeout);
     }
 }
@@ -128,7 +127,7 @@ fn on_exit() {
 #[cfg(feature = "signals")]
 fn install_signal_thread() {
     crate::sys::on_terminate(|| {
-        for shared in registry::live(|o| o.drain_on_signals) {
+        for shared in live::live(|o| o.drain_on_signals) {
             shared.shutdown(shared.shutdown_timeout);
         }
     });
@@ -141,7 +140,7 @@ fn install_signal_thread() {
 #[cfg(feature = "signals")]
 fn install_sighup_thread() {
     crate::sys::on_hangup(|| {
-        for shared in registry::live(|o| o.reopen_on_sighup) {
+        for shared in live::live(|o| o.reopen_on_sighup) {
             // A failure is reported by the writer in-band.
             let _ = shared.reopen();
         }

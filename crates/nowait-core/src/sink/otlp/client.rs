@@ -7,7 +7,7 @@
 //!    bytes that fits in the batch bound (at least one record) becomes a
 //!    request: head, envelope, records, gzipped if asked.
 //! 2. Sending: as much of the request as the socket takes (the connect
-//!    finishes first, polled like [`Sink::tcp`](crate::Sink::tcp)'s);
+//!    finishes first, polled like [`Sink::tcp`](crate::sink::Sink::tcp)'s);
 //!    "would block" until all of it went.
 //! 3. Waiting: whatever the receiver sent is read and parsed; "would
 //!    block" until the answer is whole or the timeout passed. An answer
@@ -30,7 +30,7 @@ use std::time::{Duration, Instant};
 use super::encode::{entry_len, fields, Envelope};
 use super::http::{request_head, Parsed, Reader, Response};
 use super::{Endpoint, Otlp};
-use crate::outcome::WriteOutcome;
+use crate::accounting::outcome::WriteOutcome;
 use crate::sys::{Peer, Sent, Stream};
 
 /// A `Retry-After` longer than this is cut to it: a receiver cannot keep

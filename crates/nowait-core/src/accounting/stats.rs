@@ -140,12 +140,12 @@ impl SinkCounters {
 ///
 /// Each field is read with a relaxed load: the snapshot is consistent per
 /// field, not across fields, and goes stale at once while records flow.
-/// After [`Logger::flush`](crate::Logger::flush) returns, or after the
+/// After `Logger::flush` returns, or after the
 /// guard is dropped, the counters of everything accepted before are final.
 ///
 /// # Accounting
 ///
-/// Every record accepted by [`Logger::push`](crate::Logger::push) (an `Ok`
+/// Every record accepted by `Logger::push` (an `Ok`
 /// return) ends in exactly one of [`records_written`](Stats::records_written)
 /// (taken from the ring by the writer thread) or
 /// [`abandoned`](Stats::abandoned) (left in the ring when the shutdown
@@ -187,11 +187,11 @@ pub struct Stats {
     /// Records refused because the logger was already shut down (or was
     /// shutting down).
     pub dropped_closed: u64,
-    /// Records dropped under [`FullPolicy::BlockTimeout`](crate::FullPolicy::BlockTimeout)
+    /// Records dropped under [`FullPolicy::BlockTimeout`](crate::accounting::policy::FullPolicy::BlockTimeout)
     /// after waiting the whole timeout for room.
     pub dropped_timeout: u64,
     /// Records a front end gave up on (for example a `Display` that
-    /// panicked), reported through [`Logger::discarded`](crate::Logger::discarded).
+    /// panicked), reported through `Logger::discarded`.
     pub discarded: u64,
     /// Records cut to fit in the ring (text lines and structured events;
     /// still written, marked `[truncated]`).
@@ -274,15 +274,15 @@ pub struct SinkStats {
     pub dropped_format: u64,
     /// The part of [`dropped_failed`](SinkStats::dropped_failed) that the
     /// receiver refused for good, never retried: a datagram larger than
-    /// the socket takes ([`Sink::unix_datagram`](crate::Sink::unix_datagram)),
+    /// the socket takes (`Sink::unix_datagram`),
     /// the records of an OTLP request answered 400 (or another status
     /// OTLP says not to retry), and an OTLP partial success's
     /// `rejected_log_records`. Each refusal is also reported as a notice.
     pub dropped_rejected: u64,
     /// Records skipped for this sink because they were below its level
-    /// ([`Sink::level`](crate::Sink::level)). Not a loss: not in
+    /// (`Sink::level`). Not a loss: not in
     /// [`dropped`](SinkStats::dropped), never reported as a notice. With a
-    /// backtrace ([`Sink::backtrace`](crate::Sink::backtrace)), a record it
+    /// backtrace (`Sink::backtrace`), a record it
     /// keeps is counted here only once it is forgotten (to make room, or
     /// at shutdown), never if a trigger released it.
     pub filtered: u64,
@@ -304,7 +304,7 @@ pub struct SinkStats {
     pub abandoned: u64,
     /// Write errors (each retry that failed counts).
     pub write_errors: u64,
-    /// Files a rolling sink ([`Sink::rolling`](crate::Sink::rolling))
+    /// Files a rolling sink (`Sink::rolling`)
     /// rolled over to (zero for other sinks).
     pub rotations: u64,
     /// What a rolling sink could not do: a new file it could not create
@@ -318,7 +318,7 @@ pub struct SinkStats {
     /// Whether the sink is written without ever blocking the writer thread
     /// (`false` for files and custom writers, which block by nature, and for
     /// a terminal or pipe that could not be reopened non-blocking; see
-    /// [`Sink::stdout`](crate::Sink::stdout)).
+    /// `Sink::stdout`).
     pub non_blocking: bool,
     /// Whether the sink has pending bytes and has taken none for a while
     /// (a stalled reader). Flushes do not wait for a stalled sink.
@@ -363,8 +363,12 @@ impl Counters {
         if let Some(limits) = self.lock_limits() {
             for site in limits.iter() {
                 match site.reason() {
-                    crate::SuppressReason::RateLimit => suppressed_rate_limit += site.suppressed(),
-                    crate::SuppressReason::Sampling => suppressed_sampled += site.suppressed(),
+                    crate::record::SuppressReason::RateLimit => {
+                        suppressed_rate_limit += site.suppressed()
+                    }
+                    crate::record::SuppressReason::Sampling => {
+                        suppressed_sampled += site.suppressed()
+                    }
                 }
             }
         }

@@ -1,15 +1,17 @@
 //! Records as the writer thread sees them: the [`Record`] taken from the
 //! ring, its [`kind`], and the [`Notice`] nowait writes about itself. The
-//! [`Format`](crate::Format) that turns them into bytes is in `format`.
+//! `Format` that turns them into bytes is in `format`.
+
+pub(crate) mod clock;
 
 use std::time::SystemTime;
 
-use crate::Level;
+use crate::level::Level;
 
 /// Record kinds understood by nowait's own formats.
 ///
 /// The kind is one byte in every record header. Front ends that encode their
-/// records in another form pick a kind and install a [`Format`](crate::Format) that
+/// records in another form pick a kind and install a `Format` that
 /// understands it.
 pub mod kind {
     /// The payload is one line of text (UTF-8 expected, not required), without
@@ -67,7 +69,7 @@ impl<'a> Record<'a> {
         self.level
     }
 
-    /// The record's kind (see [`kind`](crate::kind)).
+    /// The record's kind (see [`kind`](crate::record::kind)).
     ///
     /// # Examples
     ///

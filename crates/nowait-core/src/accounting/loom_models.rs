@@ -1,6 +1,7 @@
-//! Loom models of a rate-limited call site. Run with `bash ci/loom.sh limit`
+//! Loom models of a rate-limited call site and the writer's accounting of
+//! its suppressed calls. Run with `bash ci/loom.sh accounting`
 //! (`RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=2 cargo test -p nowait-core
-//! --release --lib limit::loom_models`).
+//! --release --lib accounting::loom_models`).
 //!
 //! The sites are production's `SiteLimit`, built at run time (loom's
 //! atomics have no `const` constructor) and leaked, as the `tracing`
@@ -19,9 +20,9 @@
 
 use std::time::SystemTime;
 
-use super::SiteLimit;
-use crate::loss::Loss;
-use crate::sync::{thread, Arc, Mutex};
+use crate::accounting::loss::Loss;
+use crate::limit::SiteLimit;
+use crate::sys::sync::{thread, Arc, Mutex};
 
 const PERIOD: u64 = 1_000;
 
@@ -118,7 +119,7 @@ fn the_count_stays_below_per_plus_the_threads() {
         check(site, 2, &verdicts);
         // Only calls that loaded a count below `per` increment it: one
         // opener plus at most one increment per thread past `per - 1`.
-        let count = site.window.load(crate::sync::Ordering::Relaxed) & super::COUNT_MASK;
+        let count = site.admitted_in_window();
         assert!((2..=2 - 1 + 3).contains(&count), "count {count}");
     });
 }

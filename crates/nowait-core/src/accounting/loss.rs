@@ -3,10 +3,10 @@
 
 use std::time::{Duration, SystemTime};
 
-use crate::timefmt::rfc3339;
+use crate::text::time::rfc3339;
 
 /// A loss that keeps growing is reported at least this often.
-pub(super) const REPORT_EVERY: Duration = Duration::from_secs(1);
+pub(crate) const REPORT_EVERY: Duration = Duration::from_secs(1);
 
 /// A count of losses not yet reported in the output, with the window in
 /// which they happened (as observed by the writer, to its wake-up interval).
@@ -49,13 +49,13 @@ impl Loss {
         Some((n, first, self.last.take().unwrap_or(first)))
     }
 
-    pub(super) fn unreported(&self) -> bool {
+    pub(crate) fn unreported(&self) -> bool {
         self.seen > self.reported
     }
 }
 
 /// `N records dropped (what) between T1 and T2`.
-pub(super) fn loss_message(n: u64, what: &str, (first, last): (SystemTime, SystemTime)) -> String {
+pub(crate) fn loss_message(n: u64, what: &str, (first, last): (SystemTime, SystemTime)) -> String {
     let s = if n == 1 { "" } else { "s" };
     format!(
         "{n} record{s} dropped ({what}) between {} and {}",
@@ -65,10 +65,10 @@ pub(super) fn loss_message(n: u64, what: &str, (first, last): (SystemTime, Syste
 }
 
 /// Ring-level losses, in the order of [`RING_REASONS`].
-pub(super) const RING_LOSSES: usize = 6;
+pub(crate) const RING_LOSSES: usize = 6;
 
 /// Why a record never made it into the ring.
-pub(super) const RING_REASONS: [&str; RING_LOSSES] = [
+pub(crate) const RING_REASONS: [&str; RING_LOSSES] = [
     "ring full",
     "ring above its high-water mark, level below the protected one",
     "record larger than half the ring",

@@ -22,7 +22,7 @@
 use std::time::Duration;
 
 use super::Otlp;
-use crate::BuildError;
+use crate::error::BuildError;
 
 /// The longest value read from one variable.
 pub(crate) const MAX_VALUE: usize = 16 << 10;

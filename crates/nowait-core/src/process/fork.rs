@@ -21,7 +21,7 @@
 use std::cell::RefCell;
 use std::sync::{MutexGuard, Weak};
 
-use crate::registry::{self, Entry};
+use crate::process::live::{self, Entry};
 use crate::shared::Shared;
 
 thread_local! {
@@ -30,7 +30,7 @@ thread_local! {
 }
 
 pub(crate) fn prepare() {
-    let guard = registry::lock();
+    let guard = live::lock();
     let _ = HELD.try_with(|h| {
         if let Ok(mut h) = h.try_borrow_mut() {
             *h = Some(guard);

@@ -8,7 +8,7 @@ use crate::shared::Shared;
 
 /// Shuts the writer down when dropped: refuses new records, drains
 /// everything accepted, writes it, flushes the sinks, and returns within
-/// the shutdown timeout ([`Builder::shutdown_timeout`](crate::Builder::shutdown_timeout),
+/// the shutdown timeout (`Builder::shutdown_timeout`,
 /// default 5 s) whatever the sinks do.
 ///
 /// It does not wait for a sink that is failing or stalled (a terminal or
@@ -16,7 +16,7 @@ use crate::shared::Shared;
 /// still unwritten when the timeout runs out are counted as abandoned and
 /// the output says so; a writer stuck in a blocking write (a hung disk, a
 /// custom writer) is left behind and the counting is done by the dropping
-/// thread, so [`Logger::stats`](crate::Logger::stats) is final when `drop`
+/// thread, so [`Logger::stats`](crate::logger::Logger::stats) is final when `drop`
 /// returns.
 ///
 /// Keep it alive for as long as you log, typically in `main`.
