@@ -241,7 +241,7 @@
 // the process hooks on top.
 mod accounting;
 mod builder;
-#[cfg(doc)]
+#[cfg(any(doc, doctest))]
 pub mod docs;
 // Header words and mirrors in a shared file mapping (SAFETY comments on
 // each block); the ring it holds is `ring`'s.
