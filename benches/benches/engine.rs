@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::io;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use nowait::{kind, Builder, FullPolicy, Level, Sink};
+use nowait::{Builder, FullPolicy, Level, Sink};
 
 fn line(len: usize) -> String {
     "GET /api/v1/items?id=12345 200 OK 1834us "
@@ -31,7 +31,7 @@ fn push(c: &mut Criterion) {
                 .expect("logger");
             group.throughput(Throughput::Elements(1));
             group.bench_with_input(BenchmarkId::new(name, len), &text, |b, text| {
-                b.iter(|| logger.push(Level::Info, kind::TEXT, &[black_box(text.as_bytes())]))
+                b.iter(|| logger.log(Level::Info, black_box(text)))
             });
             drop(guard);
             let stats = logger.stats();

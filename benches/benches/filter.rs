@@ -22,7 +22,8 @@
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, Criterion};
-use nowait::{Builder, Filter, FilterHandle, Sink};
+use nowait::filter::{Filter, FilterHandle};
+use nowait::{Builder, Sink};
 
 fn disabled(c: &mut Criterion) {
     let (logger, _guard) = Builder::new()

@@ -11,7 +11,9 @@
 //! time per element).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use nowait::{Builder, Json, Level, MakeFormat, Record, Sink, SinkInfo, Text, Timer};
+use nowait::format::{Json, MakeFormat, SinkInfo, Text, Timer};
+use nowait::record::Record;
+use nowait::{Builder, Level, Sink};
 use nowait_benches::{keeping, macro_request_events, tracing_request_events, Kept};
 use std::hint::black_box;
 use tracing_subscriber::prelude::*;

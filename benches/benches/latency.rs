@@ -95,7 +95,7 @@ fn main() {
         "nowait::info!(3 fields)",
         measure(&clock, overhead, macro_request),
     );
-    nowait::set_max_level(nowait::Level::Warn);
+    nowait::filter::set_max_level(nowait::Level::Warn);
     add(
         "nowait::info! disabled",
         measure(&clock, overhead, |i| {
@@ -103,7 +103,7 @@ fn main() {
             nowait::info!("served {} {} {}", r.path, r.status, r.latency_us);
         }),
     );
-    nowait::set_max_level(nowait::Level::Trace);
+    nowait::filter::set_max_level(nowait::Level::Trace);
 
     // The tracing layer, then peers on the same call.
     let (layer_logger, layer_guard) = null_logger();

@@ -14,7 +14,9 @@
 
 use std::time::Duration;
 
-use nowait::{Builder, FullPolicy, Level, Logger, Plain, Rolling, Sink};
+use nowait::format::Plain;
+use nowait::sink::Rolling;
+use nowait::{Builder, FullPolicy, Level, Logger, Sink};
 
 const CALLS: usize = 200_000;
 const WARMUP: usize = 20_000;

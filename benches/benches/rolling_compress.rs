@@ -19,7 +19,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use nowait::{Builder, Compression, FullPolicy, Level, Plain, Rolling, Sink};
+use nowait::format::Plain;
+use nowait::sink::{Compression, Rolling};
+use nowait::{Builder, FullPolicy, Level, Sink};
 
 struct Args {
     compress: String,

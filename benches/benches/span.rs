@@ -101,8 +101,9 @@ fn spans(c: &mut Criterion) {
             .capacity(8 << 20)
             .full_policy(nowait::FullPolicy::Drop)
             .sink(
-                nowait::Sink::writer(std::io::sink())
-                    .format(|_: &nowait::SinkInfo| Box::new(Discard) as Box<dyn nowait::Format>),
+                nowait::Sink::writer(std::io::sink()).format(|_: &nowait::format::SinkInfo| {
+                    Box::new(Discard) as Box<dyn nowait::format::Format>
+                }),
             )
             .build()
             .unwrap();
@@ -137,11 +138,11 @@ fn spans(c: &mut Criterion) {
 #[derive(Clone, Copy)]
 struct Discard;
 
-impl nowait::Format for Discard {
-    fn format(&mut self, record: &nowait::Record<'_>, _: &mut Vec<u8>) {
+impl nowait::format::Format for Discard {
+    fn format(&mut self, record: &nowait::record::Record<'_>, _: &mut Vec<u8>) {
         black_box(record);
     }
-    fn notice(&mut self, _: &nowait::Notice<'_>, _: &mut Vec<u8>) {}
+    fn notice(&mut self, _: &nowait::record::Notice<'_>, _: &mut Vec<u8>) {}
 }
 
 criterion_group!(benches, spans);

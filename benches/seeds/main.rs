@@ -262,7 +262,7 @@ fn experiments(quick: bool) -> Vec<Experiment> {
             target,
         ));
     }
-    let batch = nowait::DEFAULT_BATCH_SIZE;
+    let batch = nowait::Builder::DEFAULT_BATCH_SIZE;
     vec![
         Experiment {
             id: 1,

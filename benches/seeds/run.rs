@@ -19,7 +19,7 @@
 //! The environment variable `SEEDS_CORRUPT` (tests only) appends a stray
 //! line to the output file before it is checked, to prove the check runs.
 //!
-//! [`SinkStats::write_calls`]: nowait::SinkStats::write_calls
+//! [`SinkStats::write_calls`]: nowait::stats::SinkStats::write_calls
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{BufWriter, LineWriter, Write};
@@ -304,7 +304,7 @@ fn plain_run(
 /// A run through nowait's macro and global logger, minimal text format
 /// (no time, level or target), `Block` policy.
 fn nowait_run(spec: &Spec, path: &Path, body: impl FnOnce(u64)) -> Result<Outcome, String> {
-    let format = nowait::Text::new()
+    let format = nowait::format::Text::new()
         .without_time()
         .with_level(false)
         .with_target(false)

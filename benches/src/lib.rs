@@ -229,19 +229,19 @@ pub type Kept = std::sync::Arc<std::sync::Mutex<Vec<(nowait::Level, u8, Vec<u8>)
 /// drop(guard);
 /// assert_eq!(kept.lock().unwrap().len(), 1);
 /// ```
-pub fn keeping(into: &Kept) -> impl nowait::MakeFormat {
+pub fn keeping(into: &Kept) -> impl nowait::format::MakeFormat {
     let into = std::sync::Arc::clone(into);
-    move |_: &nowait::SinkInfo| -> Box<dyn nowait::Format> {
+    move |_: &nowait::format::SinkInfo| -> Box<dyn nowait::format::Format> {
         Box::new(Keep(std::sync::Arc::clone(&into)))
     }
 }
 
 struct Keep(Kept);
 
-impl nowait::Format for Keep {
-    fn format(&mut self, record: &nowait::Record<'_>, _out: &mut Vec<u8>) {
+impl nowait::format::Format for Keep {
+    fn format(&mut self, record: &nowait::record::Record<'_>, _out: &mut Vec<u8>) {
         let kept = (record.level(), record.kind(), record.payload().to_vec());
         self.0.lock().unwrap_or_else(|e| e.into_inner()).push(kept);
     }
-    fn notice(&mut self, _notice: &nowait::Notice<'_>, _out: &mut Vec<u8>) {}
+    fn notice(&mut self, _notice: &nowait::record::Notice<'_>, _out: &mut Vec<u8>) {}
 }

@@ -6,7 +6,8 @@
 use std::io::Write;
 use std::path::Path;
 
-use nowait::{Builder, Level, Rolling, Rotation, Sink};
+use nowait::sink::{Rolling, Rotation};
+use nowait::{Builder, Level, Sink};
 use tracing_appender::rolling::{self, RollingFileAppender};
 
 fn names(dir: &Path) -> Vec<String> {

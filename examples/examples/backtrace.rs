@@ -21,7 +21,8 @@
 //! pays a push per DEBUG call; the writer thread keeps the raw record and
 //! formats it only if an error comes.
 
-use nowait::{debug, error, info, BacktraceBuffer, Builder, Level, Sink};
+use nowait::sink::BacktraceBuffer;
+use nowait::{debug, error, info, Builder, Level, Sink};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (logger, _guard) = Builder::new()

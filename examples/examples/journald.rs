@@ -17,7 +17,8 @@
 //!
 //! Run: `cargo run -p nowait-examples --example journald`
 
-use nowait::{Builder, Journald, Sink};
+use nowait::format::Journald;
+use nowait::{Builder, Sink};
 use tracing_subscriber::prelude::*;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -10,7 +10,8 @@
 
 use std::time::{Duration, Instant};
 
-use nowait::{Builder, FullPolicy, Journald, Level, Sink};
+use nowait::format::Journald;
+use nowait::{Builder, FullPolicy, Level, Sink};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();

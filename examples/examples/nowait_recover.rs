@@ -23,7 +23,8 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use nowait::{Builder, Json, Sink, Text};
+use nowait::format::{Json, Text};
+use nowait::{Builder, Sink};
 
 const USAGE: &str = "usage: nowait-recover FILE [--sink PATH]... [--json] [--to LOG] [--keep]";
 

@@ -10,7 +10,9 @@
 
 use std::time::Duration;
 
-use nowait::{Builder, Otlp, Sink, Text};
+use nowait::format::Text;
+use nowait::sink::Otlp;
+use nowait::{Builder, Sink};
 
 fn main() {
     let endpoint = std::env::args()

@@ -19,7 +19,9 @@
 
 use std::time::Instant;
 
-use nowait::{Builder, FullPolicy, Json, Otlp, Sink};
+use nowait::format::Json;
+use nowait::sink::Otlp;
+use nowait::{Builder, FullPolicy, Sink};
 use nowait_benches::macro_request_event;
 
 fn sink(kind: &str, url: &str, path: &std::path::Path) -> Sink {

@@ -21,7 +21,9 @@
 
 use std::time::Instant;
 
-use nowait::{Builder, FullPolicy, Json, MakeFormat, Record, Sink, SinkInfo, Text};
+use nowait::format::{Json, MakeFormat, SinkInfo, Text};
+use nowait::record::Record;
+use nowait::{Builder, FullPolicy, Sink};
 use nowait_benches::{
     keeping, macro_request_events, trace_layer_request, tracing_request_events, Kept,
 };

@@ -338,7 +338,7 @@ pub fn drive<J: Job>(front: Front, out: &Out, lossless: bool, job: &J) -> Value 
             let (logger, guard) = nowait_logger_with(out, false, |sink| {
                 let sink = sink.level(nowait::Level::Info);
                 if kept {
-                    sink.backtrace(nowait::BacktraceBuffer::records(100))
+                    sink.backtrace(nowait::sink::BacktraceBuffer::records(100))
                 } else {
                     sink
                 }

@@ -5,7 +5,8 @@
 //!
 //! Run: `cargo run --profile panic-abort -p nowait-core --example crash_panic_abort -- FILE`
 
-use nowait_core::{Builder, FullPolicy, Level, Plain, Sink};
+use nowait_core::format::Plain;
+use nowait_core::{Builder, FullPolicy, Level, Sink};
 
 fn main() {
     let Some(path) = std::env::args_os().nth(1) else {

@@ -6,7 +6,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::accounting::policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
+use crate::accounting::policy::FullPolicy;
 use crate::accounting::stats::SinkCounters;
 use crate::durable::DurableFile;
 use crate::error::BuildError;
@@ -93,19 +93,50 @@ impl Default for Builder {
     }
 }
 
-/// Default ring capacity.
-pub const DEFAULT_CAPACITY: usize = 1 << 20;
-/// Default batch size: the writer writes once this much is formatted.
-pub const DEFAULT_BATCH_SIZE: usize = 64 << 10;
-/// Default writer wake-up interval while records flow.
-pub const DEFAULT_FLUSH_INTERVAL: Duration = Duration::from_millis(3);
-/// Default longest writer sleep while no records come.
-pub const DEFAULT_IDLE_INTERVAL: Duration = Duration::from_millis(50);
-
 /// The default bound on a fatal signal's drain ([`Builder::crash_timeout`]).
 pub(crate) const DEFAULT_CRASH_TIMEOUT: Duration = Duration::from_secs(1);
 
 impl Builder {
+    /// The ring's capacity unless [`capacity`](Self::capacity) says
+    /// otherwise: 1 MiB.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(nowait_core::Builder::DEFAULT_CAPACITY, 1 << 20);
+    /// ```
+    pub const DEFAULT_CAPACITY: usize = 1 << 20;
+    /// The batch size unless [`batch_size`](Self::batch_size) says
+    /// otherwise: the writer writes a sink once this much is formatted
+    /// (64 KiB).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(nowait_core::Builder::DEFAULT_BATCH_SIZE, 64 << 10);
+    /// ```
+    pub const DEFAULT_BATCH_SIZE: usize = 64 << 10;
+    /// The writer's wake-up interval while records flow, unless
+    /// [`flush_interval`](Self::flush_interval) says otherwise (3 ms).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert_eq!(nowait_core::Builder::DEFAULT_FLUSH_INTERVAL, Duration::from_millis(3));
+    /// ```
+    pub const DEFAULT_FLUSH_INTERVAL: Duration = Duration::from_millis(3);
+    /// The writer's longest sleep while no records come, unless
+    /// [`idle_interval`](Self::idle_interval) says otherwise (50 ms).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// assert_eq!(nowait_core::Builder::DEFAULT_IDLE_INTERVAL, Duration::from_millis(50));
+    /// ```
+    pub const DEFAULT_IDLE_INTERVAL: Duration = Duration::from_millis(50);
+
     /// A builder with the defaults: 1 MiB ring, 64 KiB batches, a 3 ms
     /// writer interval (50 ms when idle), WARN protected above 80 %, 5 s
     /// shutdown timeout, panics logged and flushed to the files (500 ms at
@@ -120,9 +151,9 @@ impl Builder {
     /// ```
     pub fn new() -> Builder {
         Builder {
-            capacity: DEFAULT_CAPACITY,
-            batch_size: DEFAULT_BATCH_SIZE,
-            flush_interval: DEFAULT_FLUSH_INTERVAL,
+            capacity: Self::DEFAULT_CAPACITY,
+            batch_size: Self::DEFAULT_BATCH_SIZE,
+            flush_interval: Self::DEFAULT_FLUSH_INTERVAL,
             policy: None,
             protect: Level::Warn,
             high_water: 0.8,
@@ -132,7 +163,7 @@ impl Builder {
             flush_timeout: None,
             panic_timeout: Duration::from_millis(500),
             crash_timeout: DEFAULT_CRASH_TIMEOUT,
-            idle_interval: DEFAULT_IDLE_INTERVAL,
+            idle_interval: Self::DEFAULT_IDLE_INTERVAL,
             write_through: None,
             fsync: false,
             catch_panics: true,
@@ -280,7 +311,7 @@ impl Builder {
     }
 
     /// What a full ring does. Default:
-    /// [`FullPolicy::BlockTimeout`]`(`[`DEFAULT_BLOCK_TIMEOUT`]`)` (100 ms)
+    /// [`FullPolicy::BlockTimeout`]`(`[`FullPolicy::DEFAULT_TIMEOUT`]`)` (100 ms)
     /// if any sink is a regular file or a custom writer (such output should
     /// be complete, but a hung disk must not park the request threads for
     /// longer than that), [`FullPolicy::Drop`] if all sinks are terminals,
@@ -332,7 +363,7 @@ impl Builder {
     /// # Examples
     ///
     /// ```
-    /// let builder = nowait_core::Builder::new().format(nowait_core::Plain);
+    /// let builder = nowait_core::Builder::new().format(nowait_core::format::Plain);
     /// # let _ = builder;
     /// ```
     pub fn format(mut self, format: impl MakeFormat) -> Builder {
@@ -754,7 +785,7 @@ impl Builder {
     /// What the logger's shared state is configured with, for `sinks`.
     fn config(&self, sinks: &OpenSinks) -> Config {
         let policy = self.policy.unwrap_or(if sinks.any_durable() {
-            FullPolicy::BlockTimeout(DEFAULT_BLOCK_TIMEOUT)
+            FullPolicy::BlockTimeout(FullPolicy::DEFAULT_TIMEOUT)
         } else {
             FullPolicy::Drop
         });

@@ -64,17 +64,17 @@
 //!   in the other sinks.
 //! * **Faults.** Every wait the library does for the caller has a bound
 //!   (see *Flushing and shutdown*), every accepted record ends in exactly
-//!   one counted outcome ([`Stats`]), and `fork()` gives the child a working
+//!   one counted outcome ([`Stats`](stats::Stats)), and `fork()` gives the child a working
 //!   logger of its own (see [`docs::design`]).
 //!
 //! # Events, formats and macros
 //!
-//! Front ends push structured events ([`kind::EVENT`]) in a compact binary
+//! Front ends push structured events ([`kind::EVENT`](record::kind::EVENT)) in a compact binary
 //! form ([`event`](mod@event)): a TSC timestamp, the address of a `'static` call-site
 //! description, and the typed values, copied as they are. The writer thread
 //! looks names up in the call-site registry and renders each event per sink
-//! with [`Text`] (the layout of `tracing-subscriber`'s default format) or
-//! [`Json`] (one object per line). The macros ([`info!`] and friends) defer
+//! with [`Text`](format::Text) (the layout of `tracing-subscriber`'s default format) or
+//! [`Json`](format::Json) (one object per line). The macros ([`info!`] and friends) defer
 //! formatting the same way:
 //!
 //! ```
@@ -91,21 +91,22 @@
 //! Each sink takes its own level ([`Sink::level`]) and format; a record
 //! below every sink's level ([`Logger::min_level`]) is never pushed by the
 //! front ends, and one below a sink's level is skipped for that sink and
-//! counted in [`SinkStats::filtered`] (or kept, and written before the
-//! next error, by the sink's [`BacktraceBuffer`]). Targets are filtered with
-//! `RUST_LOG`-style directives ([`Filter`], installed with [`set_filter`],
-//! reloaded with [`FilterHandle`]); each macro call site caches its
+//! counted in [`SinkStats::filtered`](stats::SinkStats::filtered) (or kept, and written before the
+//! next error, by the sink's [`BacktraceBuffer`](sink::BacktraceBuffer)). Targets are filtered with
+//! `RUST_LOG`-style directives ([`Filter`](filter::Filter), installed with [`set_filter`](filter::set_filter),
+//! reloaded with [`FilterHandle`](filter::FilterHandle)); each macro call site caches its
 //! decision, so a disabled call is one relaxed load and a branch (see
-//! [`Filter`]).
+//! [`Filter`](filter::Filter)).
 //!
 //! ```
-//! use nowait_core::{Builder, Filter, FilterHandle, Level, Sink};
+//! use nowait_core::{Builder, Level, Sink};
+//! use nowait_core::filter::{Filter, FilterHandle};
 //!
 //! let (logger, _guard) = Builder::new()
 //!     .sink(Sink::writer(std::io::sink()).level(Level::Debug))
 //!     .build()?;
 //! nowait_core::set_global(logger)?;
-//! nowait_core::set_filter(Filter::parse("info,my_app::db=debug")?);
+//! nowait_core::filter::set_filter(Filter::parse("info,my_app::db=debug")?);
 //! nowait_core::debug!(target: "my_app::db", "kept");
 //! nowait_core::debug!(target: "my_app::http", "one relaxed load, nothing else");
 //! FilterHandle::new().reload("debug")?;
@@ -125,7 +126,7 @@
 //! keep the headroom ([`Builder::protect`]). Every loss appears in the output
 //! as a notice such as
 //! `2026-11-22T12:00:03.120000Z  WARN nowait: 1234 records dropped (ring full) between 2026-11-22T12:00:01.002000Z and 2026-11-22T12:00:03.117000Z`
-//! and in [`Stats`].
+//! and in [`Stats`](stats::Stats).
 //!
 //! # Flushing and shutdown
 //!
@@ -147,7 +148,7 @@
 //! or is stalled (pending bytes and none taken for 100 ms: a terminal or
 //! pipe nobody reads). When the guard's timeout runs out with the writer
 //! stuck in a blocking write, the dropping thread counts what is left
-//! itself, so [`Stats`] are final when `drop` returns.
+//! itself, so [`Stats`](stats::Stats) are final when `drop` returns.
 //!
 //! Services should turn [`Builder::drain_on_signals`] on: `docker stop` and
 //! Kubernetes stop a process with SIGTERM, whose default action kills it
@@ -187,8 +188,8 @@
 //!
 //! * `signals` (default): [`Builder::drain_on_signals`] and
 //!   [`Builder::reopen_on_sighup`], through `signal-hook`.
-//! * `gzip` (default): [`Rolling::compress`], through `flate2`.
-//! * `zstd`: [`Compression::Zstd`] for [`Rolling::compress_with`], through
+//! * `gzip` (default): [`Rolling::compress`](sink::Rolling::compress), through `flate2`.
+//! * `zstd`: [`Compression::Zstd`](sink::Compression::Zstd) for [`Rolling::compress_with`](sink::Rolling::compress_with), through
 //!   the `zstd` crate, which compiles the reference C library (libzstd)
 //!   with the target's C compiler.
 //! * `otlp`: `Sink::otlp`, OTLP/HTTP with protobuf to an OpenTelemetry
@@ -197,12 +198,12 @@
 //!   (crypto by *ring*) driven by the writer thread without an async
 //!   runtime; the platform's trust store (`rustls-native-certs`), a custom
 //!   CA, and client certificates for mTLS.
-//! * `metrics`: the [`Stats`] counters published through the
+//! * `metrics`: the [`Stats`](stats::Stats) counters published through the
 //!   [`metrics`](https://docs.rs/metrics) facade once a second by the writer
 //!   thread, and finally when the guard is dropped, so a Prometheus exporter
 //!   shows them; names and labels in `METRIC_NAMES`, which also lists them
 //!   (see `Stats::record_metrics`).
-//! * `local-time`: `Timer::Local` and [`Rolling::local_time`], through
+//! * `local-time`: `Timer::Local` and [`Rolling::local_time`](sink::Rolling::local_time), through
 //!   `chrono`.
 //!
 //! # Platforms and MSRV
@@ -249,19 +250,19 @@ pub mod docs;
 mod durable;
 mod error;
 pub mod event;
-mod filter;
-mod format;
+pub mod filter;
+pub mod format;
 mod level;
 mod limit;
 mod logger;
 mod macros;
 mod process;
-mod record;
+pub mod record;
 #[allow(unsafe_code)]
 mod ring;
 mod rolling;
 mod shared;
-mod sink;
+pub mod sink;
 #[allow(unsafe_code)]
 mod sys;
 mod text;
@@ -272,30 +273,37 @@ mod __fuzz;
 #[doc(hidden)]
 #[path = "private.rs"]
 pub mod __private;
-#[cfg(feature = "metrics")]
-#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
-pub use accounting::metrics::METRIC_NAMES;
-pub use accounting::policy::{FullPolicy, DEFAULT_BLOCK_TIMEOUT};
-pub use accounting::stats::{SinkStats, Stats};
-pub use builder::{
-    Builder, DEFAULT_BATCH_SIZE, DEFAULT_CAPACITY, DEFAULT_FLUSH_INTERVAL, DEFAULT_IDLE_INTERVAL,
-};
+
+pub use accounting::policy::FullPolicy;
+pub use builder::Builder;
 pub use error::{BuildError, FlushError, PushError, SetGlobalError};
-pub use filter::{set_filter, set_max_level, Filter, FilterError, FilterHandle};
-pub use format::{
-    escape_into, Facility, Format, Journald, Json, JsonSchema, MakeFormat, Plain, SinkInfo, Syslog,
-    Text, Timer,
-};
 pub use level::{Level, ParseLevelError};
-pub use limit::set_sample_seed;
 pub use logger::Logger;
-pub use macros::STATIC_MAX_LEVEL;
 pub use process::global::{global, set_global};
 pub use process::guard::Guard;
-pub use record::{kind, Notice, Record, SuppressReason, Suppressed};
-pub use rolling::{Compression, Rolling, Rotation};
-pub use sink::backtrace::BacktraceBuffer;
-#[cfg(feature = "otlp")]
-#[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
-pub use sink::otlp::Otlp;
 pub use sink::Sink;
+
+/// What happened to the records a logger accepted: [`Stats`](crate::accounting::stats::Stats), read with
+/// [`Logger::stats`].
+///
+/// Every accepted record ends in exactly one counted outcome: written,
+/// dropped (and why), filtered, or lost to a failing sink.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::{Builder, Level, Sink};
+///
+/// let (logger, guard) = Builder::new().sink(Sink::writer(std::io::sink())).build()?;
+/// logger.log(Level::Info, "one line")?;
+/// drop(guard);
+/// let stats: nowait_core::stats::Stats = logger.stats();
+/// assert_eq!(stats.records_written, 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub mod stats {
+    #[cfg(feature = "metrics")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+    pub use crate::accounting::metrics::METRIC_NAMES;
+    pub use crate::accounting::stats::{SinkStats, Stats};
+}

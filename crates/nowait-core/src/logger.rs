@@ -55,54 +55,20 @@ impl fmt::Debug for Logger {
 
 impl Logger {
     /// Pushes one record made of the concatenation of `parts`, without ever
-    /// waiting. A record that finds no room is dropped and counted, and the
-    /// writer reports the loss in the output.
-    ///
-    /// `kind` tells the sink's [`Format`](crate::format::Format) how to read the
-    /// payload ([`kind::TEXT`](crate::record::kind::TEXT) for a line of text).
-    ///
-    /// # Errors
-    ///
-    /// [`PushError`] says why the record was dropped; it has already been
-    /// counted.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use nowait_core::{kind, Builder, Level, Sink};
-    ///
-    /// let (logger, _guard) = Builder::new().sink(Sink::writer(std::io::sink())).build().unwrap();
-    /// logger.try_push(Level::Warn, kind::TEXT, &[b"disk ", b"90% full"]).unwrap();
-    /// ```
-    pub fn try_push(&self, level: Level, kind: u8, parts: &[&[u8]]) -> Result<(), PushError> {
+    /// waiting; `kind` tells the sinks' formats how to read it. A record
+    /// that finds no room is dropped and counted.
+    pub(crate) fn try_push(
+        &self,
+        level: Level,
+        kind: u8,
+        parts: &[&[u8]],
+    ) -> Result<(), PushError> {
         self.shared.push(level, kind, parts, false)
     }
 
-    /// Pushes one record like [`try_push`](Logger::try_push), but under
-    /// [`FullPolicy::Block`](crate::accounting::policy::FullPolicy::Block) waits for room instead
-    /// of dropping (parked, not spinning), and under
-    /// [`FullPolicy::BlockTimeout`](crate::accounting::policy::FullPolicy::BlockTimeout) waits
-    /// at most its timeout. On a writer thread it never waits.
-    ///
-    /// # Errors
-    ///
-    /// As [`try_push`](Logger::try_push); under the block policy only
-    /// [`PushError::TooLarge`] and [`PushError::Closed`], under the bounded
-    /// one also [`PushError::TimedOut`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use nowait_core::{kind, Builder, FullPolicy, Level, Sink};
-    ///
-    /// let (logger, _guard) = Builder::new()
-    ///     .sink(Sink::writer(std::io::sink()))
-    ///     .full_policy(FullPolicy::Block)
-    ///     .build()
-    ///     .unwrap();
-    /// logger.push(Level::Info, kind::TEXT, &[b"never lost"]).unwrap();
-    /// ```
-    pub fn push(&self, level: Level, kind: u8, parts: &[&[u8]]) -> Result<(), PushError> {
+    /// As [`try_push`](Logger::try_push), but waits for room as the full
+    /// policy says (never on a writer thread).
+    pub(crate) fn push(&self, level: Level, kind: u8, parts: &[&[u8]]) -> Result<(), PushError> {
         self.shared.push(level, kind, parts, true)
     }
 
@@ -143,7 +109,8 @@ impl Logger {
     ///
     /// # Errors
     ///
-    /// As [`try_push`](Logger::try_push).
+    /// [`PushError`] says why the line was dropped (the ring is full, or the
+    /// logger is closed); it has already been counted.
     ///
     /// # Examples
     ///
@@ -159,7 +126,10 @@ impl Logger {
     ///
     /// # Errors
     ///
-    /// As [`push`](Logger::push).
+    /// As [`try_log`](Logger::try_log); under
+    /// [`FullPolicy::Block`](crate::accounting::policy::FullPolicy::Block) only
+    /// [`PushError::Closed`], under `BlockTimeout` also
+    /// [`PushError::TimedOut`].
     ///
     /// # Examples
     ///
@@ -195,18 +165,9 @@ impl Logger {
         )
     }
 
-    /// Counts a record that a front end gave up on (for example because a
-    /// `Display` implementation panicked while it was being rendered). The
-    /// writer reports it in the output like any other loss.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # let (logger, _guard) = nowait_core::Builder::new().sink(nowait_core::Sink::writer(std::io::sink())).build().unwrap();
-    /// logger.discarded();
-    /// assert_eq!(logger.stats().discarded, 1);
-    /// ```
-    pub fn discarded(&self) {
+    /// Counts a record that a front end gave up on (a `Display` that
+    /// panicked while it was rendered); the writer reports it like any loss.
+    pub(crate) fn discarded(&self) {
         self.shared
             .counters
             .discarded
@@ -221,18 +182,8 @@ impl Logger {
         }
     }
 
-    /// Counts a record that a front end cut to fit in the ring (an event
-    /// with its longest values cut and marked `… [truncated]`);
-    /// [`Stats::truncated`](crate::accounting::stats::Stats::truncated) shows it.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// # let (logger, _guard) = nowait_core::Builder::new().sink(nowait_core::Sink::writer(std::io::sink())).build().unwrap();
-    /// logger.truncated();
-    /// assert_eq!(logger.stats().truncated, 1);
-    /// ```
-    pub fn truncated(&self) {
+    /// Counts a record that a front end cut to fit in the ring.
+    pub(crate) fn truncated(&self) {
         self.shared
             .counters
             .truncated
@@ -269,7 +220,7 @@ impl Logger {
     /// logger.flush().unwrap();
     /// ```
     pub fn flush(&self) -> Result<(), FlushError> {
-        self.flush_timeout(self.shared.flush_timeout)
+        self.flush_within(self.shared.flush_timeout)
     }
 
     /// [`flush`](Logger::flush) with an explicit timeout.
@@ -282,9 +233,9 @@ impl Logger {
     ///
     /// ```
     /// # let (logger, _guard) = nowait_core::Builder::new().sink(nowait_core::Sink::writer(std::io::sink())).build().unwrap();
-    /// logger.flush_timeout(std::time::Duration::from_millis(500)).unwrap();
+    /// logger.flush_within(std::time::Duration::from_millis(500)).unwrap();
     /// ```
-    pub fn flush_timeout(&self, timeout: Duration) -> Result<(), FlushError> {
+    pub fn flush_within(&self, timeout: Duration) -> Result<(), FlushError> {
         self.shared.flush(FlushScope::All, timeout)
     }
 
@@ -364,59 +315,25 @@ impl Logger {
         s.counters.snapshot(s.ring.capacity_bytes(), &s.sinks)
     }
 
-    /// Whether front ends should record the calling thread in each event
-    /// (a small number for the thread, whose name and id the writer looks
-    /// up): true when a
-    /// sink's format prints thread names or ids
-    /// ([`MakeFormat::needs_thread`](crate::format::MakeFormat::needs_thread)).
-    /// Fixed when the logger is built.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use nowait_core::{Builder, Sink, Text};
-    ///
-    /// let (plain, _g1) = Builder::new().sink(Sink::writer(std::io::sink())).build()?;
-    /// assert!(!plain.records_thread());
-    /// let (threads, _g2) = Builder::new()
-    ///     .sink(Sink::writer(std::io::sink()).format(Text::new().with_thread_ids(true)))
-    ///     .build()?;
-    /// assert!(threads.records_thread());
-    /// # Ok::<(), nowait_core::BuildError>(())
-    /// ```
+    /// Whether front ends should record the calling thread in each event:
+    /// a sink's format prints thread names or ids. Fixed at build.
     #[inline]
-    pub fn records_thread(&self) -> bool {
+    pub(crate) fn records_thread(&self) -> bool {
         self.thread
     }
 
     /// Whether front ends without call sites should add the source file
-    /// and line to each event, as the inline fields `log.file` and
-    /// `log.line` (the names `tracing-log` uses): true when a sink's
-    /// format prints them
-    /// ([`MakeFormat::needs_location`](crate::format::MakeFormat::needs_location)).
-    /// Fixed when the logger is built.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use nowait_core::{Builder, Sink, Text};
-    ///
-    /// let (logger, _guard) = Builder::new()
-    ///     .sink(Sink::writer(std::io::sink()).format(Text::new().with_file(true)))
-    ///     .build()?;
-    /// assert!(logger.records_location());
-    /// # Ok::<(), nowait_core::BuildError>(())
-    /// ```
+    /// and line to each event: a sink's format prints them. Fixed at build.
     #[inline]
-    pub fn records_location(&self) -> bool {
+    pub(crate) fn records_location(&self) -> bool {
         self.location
     }
 
     /// The least severe level any of the sinks takes (see
     /// [`Sink::level`](crate::sink::Sink::level)): the logger's effective
     /// maximum verbosity. The front ends (macros, `log`, the `tracing`
-    /// layer) push nothing below it. Records pushed below it directly with
-    /// [`push`](Logger::push) are still accepted, and each sink counts them
+    /// layer) push nothing below it. Lines logged below it directly with
+    /// [`log`](Logger::log) are still accepted, and each sink counts them
     /// in [`SinkStats::filtered`](crate::accounting::stats::SinkStats::filtered).
     ///
     /// # Examples

@@ -5,65 +5,6 @@
 //! format string or argument that cannot be deferred is rendered on the
 //! caller instead, with the same result.
 
-use crate::level::Level;
-
-/// Levels below this are compiled out of the macros: set at build time
-/// with the environment variable `NOWAIT_STATIC_MAX_LEVEL` (`trace`,
-/// `debug`, `info`, `warn` or `error`; default `trace`: everything is
-/// compiled in). An environment variable rather than cargo features, so
-/// that `--all-features` builds keep every level.
-///
-/// A macro call below this level expands to nothing that runs: its
-/// arguments are not evaluated, and it costs nothing, not even the
-/// call site's relaxed load. The `tracing` and `log` front ends have their
-/// own compile-time switches (`tracing`'s and `log`'s `max_level_*`
-/// features); this one is for nowait's macros only.
-///
-/// # Examples
-///
-/// ```
-/// use nowait_core::{Level, STATIC_MAX_LEVEL};
-///
-/// // Trace unless the build set `NOWAIT_STATIC_MAX_LEVEL`.
-/// assert!(STATIC_MAX_LEVEL <= Level::Error);
-/// let debug_compiled_in = STATIC_MAX_LEVEL <= Level::Debug;
-/// # let _ = debug_compiled_in;
-/// ```
-pub const STATIC_MAX_LEVEL: Level = match option_env!("NOWAIT_STATIC_MAX_LEVEL") {
-    Some(s) => parse_level(s.as_bytes()),
-    None => Level::Trace,
-};
-
-const fn parse_level(s: &[u8]) -> Level {
-    if eq_ignore_case(s, b"trace") {
-        Level::Trace
-    } else if eq_ignore_case(s, b"debug") {
-        Level::Debug
-    } else if eq_ignore_case(s, b"info") {
-        Level::Info
-    } else if eq_ignore_case(s, b"warn") {
-        Level::Warn
-    } else if eq_ignore_case(s, b"error") {
-        Level::Error
-    } else {
-        panic!("NOWAIT_STATIC_MAX_LEVEL must be trace, debug, info, warn or error")
-    }
-}
-
-const fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
-    if a.len() != b.len() {
-        return false;
-    }
-    let mut i = 0;
-    while i < a.len() {
-        if a[i].to_ascii_lowercase() != b[i] {
-            return false;
-        }
-        i += 1;
-    }
-    true
-}
-
 /// Logs an event at the given level (a constant expression, as in
 /// `tracing`) through the global logger (see
 /// [`set_global`](crate::process::global::set_global)); before one is set, events are
@@ -89,7 +30,7 @@ const fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
 /// the global logger's [`min_level`](crate::logger::Logger::min_level)) and cached
 /// in the call site's `static`, recomputed when one of them changes: a
 /// disabled call costs one relaxed atomic load and a branch (and nothing
-/// at all below [`STATIC_MAX_LEVEL`](crate::macros::STATIC_MAX_LEVEL)). A value whose `Display` or
+/// at all below [`STATIC_MAX_LEVEL`](crate::filter::STATIC_MAX_LEVEL)). A value whose `Display` or
 /// `Debug` panics discards the event and counts it in
 /// [`Stats::discarded`](crate::accounting::stats::Stats::discarded). An event larger than
 /// [`Logger::max_record_len`](crate::logger::Logger::max_record_len) is written
@@ -304,7 +245,7 @@ macro_rules! __nowait_emit {
             $crate::__nowait_format!(__DEFERRED, $($fmt)?),
             $crate::__nowait_field_names!($($field)*),
         );
-        if __LEVEL as u8 >= $crate::STATIC_MAX_LEVEL as u8
+        if __LEVEL as u8 >= $crate::filter::STATIC_MAX_LEVEL as u8
             && __SITE.filter.enabled()
             && $crate::__nowait_limit!($limit)
         {

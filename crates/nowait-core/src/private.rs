@@ -60,7 +60,30 @@ pub mod event {
 /// The process filter's hooks for front ends without `'static` call sites
 /// (the `log` front end), and the macros' cached call-site interest.
 pub mod filter {
-    pub use crate::filter::{current, enabled, install_default, on_change, Site};
+    use crate::filter::Filter;
+    use crate::level::Level;
+
+    pub use crate::filter::Site;
+
+    /// The process filter installed now, if any.
+    pub fn current() -> Option<Filter> {
+        crate::filter::current()
+    }
+
+    /// Installs `filter` unless one is installed already; whether it was.
+    pub fn install_default(filter: Filter) -> bool {
+        crate::filter::install_default(filter)
+    }
+
+    /// Calls `hook` with the new filter each time one is installed.
+    pub fn on_change(hook: fn(Option<&Filter>)) {
+        crate::filter::on_change(hook)
+    }
+
+    /// Whether the process filter lets `target` log at `level`.
+    pub fn enabled(target: &str, level: Level) -> bool {
+        crate::filter::enabled(target, level)
+    }
 }
 
 /// The entry points of the fuzz targets in `fuzz/` and of their
@@ -106,7 +129,7 @@ fn current_trace() -> Option<TraceContext> {
 }
 
 /// Pushes an encoded event ([`kind::EVENT`]) like
-/// [`Logger::push`], after cutting it to
+/// `Logger::push`, after cutting it to
 /// [`Logger::max_record_len`] with [`EventBuf::truncate_to`] (counted in
 /// [`Stats::truncated`](crate::accounting::stats::Stats::truncated)): what front ends do with
 /// each event, in one call that copies the buffer into the ring as one
@@ -114,7 +137,7 @@ fn current_trace() -> Option<TraceContext> {
 ///
 /// # Errors
 ///
-/// As [`Logger::push`].
+/// As `Logger::push`.
 #[inline]
 pub fn push_event(logger: &Logger, level: Level, event: &mut EventBuf) -> Result<(), PushError> {
     logger.push_event(level, event)
@@ -465,4 +488,54 @@ pub const MESSAGE_SIZE: usize = size::ARGS;
 #[inline(always)]
 pub fn message(w: &mut Cursor<'_>, count: u8) {
     w.args(count);
+}
+
+/// Front-end plumbing on a [`Logger`]: what the `tracing` and `log` front
+/// ends and the macros need and a user who holds a logger does not.
+pub mod logger {
+    use crate::error::PushError;
+    use crate::level::Level;
+    use crate::logger::Logger;
+
+    /// Pushes one record of `kind` made of `parts`, without waiting.
+    #[inline]
+    pub fn try_push(
+        logger: &Logger,
+        level: Level,
+        kind: u8,
+        parts: &[&[u8]],
+    ) -> Result<(), PushError> {
+        logger.try_push(level, kind, parts)
+    }
+
+    /// Pushes one record of `kind` made of `parts`, waiting as the full
+    /// policy says.
+    #[inline]
+    pub fn push(logger: &Logger, level: Level, kind: u8, parts: &[&[u8]]) -> Result<(), PushError> {
+        logger.push(level, kind, parts)
+    }
+
+    /// Counts a record the front end gave up on.
+    #[inline]
+    pub fn count_discarded(logger: &Logger) {
+        logger.discarded()
+    }
+
+    /// Counts a record the front end cut to fit.
+    #[inline]
+    pub fn count_truncated(logger: &Logger) {
+        logger.truncated()
+    }
+
+    /// Whether events should carry the calling thread.
+    #[inline]
+    pub fn records_thread(logger: &Logger) -> bool {
+        logger.records_thread()
+    }
+
+    /// Whether events without call sites should carry file and line.
+    #[inline]
+    pub fn records_location(logger: &Logger) -> bool {
+        logger.records_location()
+    }
 }

@@ -20,10 +20,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use nowait_core::{
-    BacktraceBuffer, Builder, Format, FullPolicy, Level, MakeFormat, Notice, Plain, PushError,
-    Record, Sink, SinkInfo,
-};
+use nowait_core::format::{Format, MakeFormat, Plain, SinkInfo};
+use nowait_core::record::{Notice, Record};
+use nowait_core::sink::BacktraceBuffer;
+use nowait_core::{Builder, FullPolicy, Level, PushError, Sink};
 use nowait_testkit::MemoryWriter;
 use nowait_testkit::Rng;
 

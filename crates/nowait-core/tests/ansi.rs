@@ -3,7 +3,9 @@
 
 use nowait_core::__private::event::EventBuf;
 use nowait_core::event::FieldName;
-use nowait_core::{kind, Builder, Level, MakeFormat, Record, Sink, SinkInfo, Text};
+use nowait_core::format::{MakeFormat, SinkInfo, Text};
+use nowait_core::record::{kind, Record};
+use nowait_core::{Builder, Level, Sink};
 
 fn render(terminal: bool) -> String {
     let mut buf = EventBuf::new();

@@ -7,10 +7,10 @@
 //! One test uses the process-wide logger (the macros); the others build
 //! loggers of their own.
 
-use nowait_core::{
-    debug, error, info, trace, warn, BacktraceBuffer, Builder, Guard, Json, Level, Logger, Sink,
-    Stats, Syslog, Text,
-};
+use nowait_core::format::{Json, Syslog, Text};
+use nowait_core::sink::BacktraceBuffer;
+use nowait_core::stats::Stats;
+use nowait_core::{debug, error, info, trace, warn, Builder, Guard, Level, Logger, Sink};
 use nowait_testkit::MemoryWriter;
 
 fn text() -> Text {
@@ -340,7 +340,7 @@ fn syslog_frames_the_released_lines() {
         .flush_on_exit(false)
         .sink(
             Sink::writer(out.clone())
-                .format(nowait_core::Plain)
+                .format(nowait_core::format::Plain)
                 .syslog(Syslog::new().hostname("h").app_name("a"))
                 .level(Level::Info)
                 .backtrace(BacktraceBuffer::records(10)),

@@ -3,7 +3,8 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use nowait_core::{kind, Builder, FlushError, FullPolicy, Level, PushError, Sink};
+use nowait_core::record::kind;
+use nowait_core::{Builder, FlushError, FullPolicy, Level, PushError, Sink};
 use nowait_testkit::{Flaky, MemoryWriter, Slow};
 
 /// Loggers in this binary leave the process-wide panic hook alone: one
@@ -11,7 +12,7 @@ use nowait_testkit::{Flaky, MemoryWriter, Slow};
 fn builder() -> Builder {
     Builder::new()
         .catch_panics(false)
-        .format(nowait_core::Plain)
+        .format(nowait_core::format::Plain)
 }
 
 fn scale(n: usize) -> usize {
@@ -29,8 +30,7 @@ fn file_sink_gets_exact_lines_and_creates_parents() {
     let (logger, guard) = builder().sink(Sink::file(&path)).build().unwrap();
     logger.log(Level::Info, "one").unwrap();
     logger.log(Level::Warn, "two\nforged: line").unwrap();
-    logger
-        .push(Level::Error, kind::TEXT, &[b"th", b"ree"])
+    nowait_core::__private::logger::push(&logger, Level::Error, kind::TEXT, &[b"th", b"ree"])
         .unwrap();
     drop(guard);
     assert_eq!(
@@ -431,7 +431,7 @@ fn handles_are_send_and_sync() {
     check::<nowait_core::Logger>();
     fn send<T: Send>() {}
     send::<nowait_core::Guard>();
-    send::<nowait_core::Stats>();
+    send::<nowait_core::stats::Stats>();
 }
 
 /// A sink slower than the producers: it sheds alone, and each gap in its
@@ -527,7 +527,7 @@ fn a_sink_keeping_up_is_never_shed_whatever_its_records_expand_to() {
             .full_policy(FullPolicy::Block)
             .sink(
                 Sink::file(&path)
-                    .format(nowait_core::Text::new())
+                    .format(nowait_core::format::Text::new())
                     .buffer_size(buffer),
             )
             .build()

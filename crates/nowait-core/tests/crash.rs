@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 
 use nowait_testkit::child::{self, Child};
 
-use nowait_core::{Builder, Format, FullPolicy, Level, Plain, Record, Sink, SinkInfo};
+use nowait_core::format::{Format, Plain, SinkInfo};
+use nowait_core::record::Record;
+use nowait_core::{Builder, FullPolicy, Level, Sink};
 
 const N: usize = 10_000;
 
@@ -46,12 +48,12 @@ impl Format for Trap {
         }
     }
 
-    fn notice(&mut self, notice: &nowait_core::Notice<'_>, out: &mut Vec<u8>) {
+    fn notice(&mut self, notice: &nowait_core::record::Notice<'_>, out: &mut Vec<u8>) {
         Plain.notice(notice, out);
     }
 }
 
-impl nowait_core::MakeFormat for OnRecord {
+impl nowait_core::format::MakeFormat for OnRecord {
     fn make_format(&self, _: &SinkInfo) -> Box<dyn Format> {
         Box::new(Trap(*self))
     }
@@ -149,7 +151,7 @@ fn child_entry() {
     if macros {
         // The macros' events (a call site, the raw arguments) render
         // through the text format: "<time>  INFO crash: line N".
-        builder = builder.format(nowait_core::Text::new().with_ansi(false));
+        builder = builder.format(nowait_core::format::Text::new().with_ansi(false));
     }
     let case = case.trim_end_matches("-macros").to_owned();
     let (logger, guard) = builder.build().unwrap();

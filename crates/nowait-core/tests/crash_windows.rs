@@ -8,7 +8,8 @@ use std::time::{Duration, Instant};
 
 use nowait_testkit::child::{self, Child};
 
-use nowait_core::{Builder, FullPolicy, Level, Plain, Sink};
+use nowait_core::format::Plain;
+use nowait_core::{Builder, FullPolicy, Level, Sink};
 
 const N: usize = 10_000;
 

@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use nowait_testkit::child::{self, Child};
 
-use nowait_core::{Builder, FullPolicy, Level, Plain, Sink};
+use nowait_core::format::Plain;
+use nowait_core::{Builder, FullPolicy, Level, Sink};
 
 /// The format a run uses: the child's is `Plain` for the text front end
 /// and `Text` for the macros; a recovery may use another (`Text`, `Json`).
@@ -33,7 +34,7 @@ fn builder(log: &Path, ring: &Path, format: Fmt, capacity: usize) -> Builder {
     let sink = if log.extension().is_some_and(|e| e == "rolling") {
         let compress = log.to_string_lossy().contains("gz");
         Sink::rolling(
-            nowait_core::Rolling::never(log, "app.log")
+            nowait_core::sink::Rolling::never(log, "app.log")
                 .max_size(64 << 10)
                 .compress(compress),
         )
@@ -49,8 +50,8 @@ fn builder(log: &Path, ring: &Path, format: Fmt, capacity: usize) -> Builder {
         .crash_durable(ring);
     match format {
         Fmt::Plain => b.format(Plain),
-        Fmt::Text => b.format(nowait_core::Text::new().with_ansi(false)),
-        Fmt::Json => b.format(nowait_core::Json::new()),
+        Fmt::Text => b.format(nowait_core::format::Text::new().with_ansi(false)),
+        Fmt::Json => b.format(nowait_core::format::Json::new()),
     }
 }
 
@@ -67,8 +68,8 @@ fn child_format(macros: bool) -> Fmt {
 #[derive(Debug)]
 struct Poisoned;
 
-impl nowait_core::Format for Poisoned {
-    fn format(&mut self, record: &nowait_core::Record<'_>, out: &mut Vec<u8>) {
+impl nowait_core::format::Format for Poisoned {
+    fn format(&mut self, record: &nowait_core::record::Record<'_>, out: &mut Vec<u8>) {
         if record.payload() == b"crash" {
             // SAFETY: none: the crash is the point.
             unsafe { std::ptr::write_volatile(std::ptr::null_mut::<u64>(), 1) };
@@ -76,7 +77,7 @@ impl nowait_core::Format for Poisoned {
         Plain.format(record, out);
     }
 
-    fn notice(&mut self, notice: &nowait_core::Notice<'_>, out: &mut Vec<u8>) {
+    fn notice(&mut self, notice: &nowait_core::record::Notice<'_>, out: &mut Vec<u8>) {
         Plain.notice(notice, out);
     }
 }
@@ -84,8 +85,11 @@ impl nowait_core::Format for Poisoned {
 #[derive(Debug)]
 struct MakePoisoned;
 
-impl nowait_core::MakeFormat for MakePoisoned {
-    fn make_format(&self, _: &nowait_core::SinkInfo) -> Box<dyn nowait_core::Format> {
+impl nowait_core::format::MakeFormat for MakePoisoned {
+    fn make_format(
+        &self,
+        _: &nowait_core::format::SinkInfo,
+    ) -> Box<dyn nowait_core::format::Format> {
         Box::new(Poisoned)
     }
 }

@@ -14,7 +14,8 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use nowait_core::{Builder, Plain, Sink};
+use nowait_core::format::Plain;
+use nowait_core::{Builder, Sink};
 
 const GEN: usize = 128;
 const SNAPSHOT: [usize; 2] = [256, 1280];

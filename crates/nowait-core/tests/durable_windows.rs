@@ -12,7 +12,8 @@ use std::path::Path;
 
 use nowait_testkit::child::{self, Child};
 
-use nowait_core::{Builder, FullPolicy, Level, Plain, Sink};
+use nowait_core::format::Plain;
+use nowait_core::{Builder, FullPolicy, Level, Sink};
 
 const N: u64 = 10_000;
 

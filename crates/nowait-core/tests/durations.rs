@@ -4,7 +4,8 @@
 
 use std::time::Duration;
 
-use nowait_core::{kind, Builder, FullPolicy, Level, Sink};
+use nowait_core::record::kind;
+use nowait_core::{Builder, FullPolicy, Level, Sink};
 use nowait_testkit::{MemoryWriter, Slow};
 
 /// CPU time (user and system) this process has used, from /proc.
@@ -34,7 +35,7 @@ fn duration_max_everywhere_is_no_bound_not_a_panic() {
     let out = MemoryWriter::default();
     let (logger, guard) = Builder::new()
         .catch_panics(false)
-        .format(nowait_core::Plain)
+        .format(nowait_core::format::Plain)
         .capacity(1024)
         .flush_interval(Duration::MAX)
         .idle_interval(Duration::MAX)
@@ -62,12 +63,16 @@ fn duration_max_everywhere_is_no_bound_not_a_panic() {
     // are let through as the writer drains.
     let n = if cfg!(miri) { 20 } else { 2000 };
     for i in 0..n {
-        logger
-            .push(Level::Info, kind::TEXT, &[format!("line {i}").as_bytes()])
-            .unwrap();
+        nowait_core::__private::logger::push(
+            &logger,
+            Level::Info,
+            kind::TEXT,
+            &[format!("line {i}").as_bytes()],
+        )
+        .unwrap();
     }
     logger.flush().unwrap();
-    logger.flush_timeout(Duration::MAX).unwrap();
+    logger.flush_within(Duration::MAX).unwrap();
     drop(guard);
     let stats = logger.stats();
     assert_eq!(stats.records_written, n as u64);

@@ -25,10 +25,9 @@ use std::time::{Duration, Instant};
 use nowait_testkit::child::{self, Child};
 use nowait_testkit::MemoryWriter;
 
-use nowait_core::{
-    escape_into, Builder, FlushError, Format, FullPolicy, Level, Notice, PushError, Record, Sink,
-    SinkInfo,
-};
+use nowait_core::format::{escape_into, Format, SinkInfo};
+use nowait_core::record::{Notice, Record};
+use nowait_core::{Builder, FlushError, FullPolicy, Level, PushError, Sink};
 
 // ---------------------------------------------------------------------------
 // Harness
@@ -404,7 +403,7 @@ fn flush_and_shutdown_with_stuck_writer_are_bounded_and_counted() {
         for i in 0..100 {
             accepted += u64::from(logger.log(Level::Info, &format!("record {i}")).is_ok());
             let t = Instant::now();
-            let r = logger.flush_timeout(Duration::from_millis(10));
+            let r = logger.flush_within(Duration::from_millis(10));
             let took = t.elapsed();
             assert!(matches!(r, Err(FlushError::TimedOut)), "flush {i}: {r:?}");
             // The bound is the 10 ms timeout; the slack is the scheduler's
@@ -877,7 +876,7 @@ const SLOW_READER_BURST: u64 = 150_000;
 
 fn child_slow_reader_notices() {
     let (logger, guard) = Builder::new()
-        .format(nowait_core::Plain)
+        .format(nowait_core::format::Plain)
         .full_policy(FullPolicy::Drop)
         .sink(Sink::stdout())
         .shutdown_timeout(Duration::from_millis(100))

@@ -4,7 +4,9 @@
 //! after it and vice versa), with exact output bytes. One global logger
 //! per process, so one test.
 
-use nowait_core::{debug, error, info, trace, warn, Builder, FilterHandle, Level, Sink, Text};
+use nowait_core::filter::FilterHandle;
+use nowait_core::format::Text;
+use nowait_core::{debug, error, info, trace, warn, Builder, Level, Sink};
 use nowait_testkit::MemoryWriter;
 
 /// Drops the 27-byte timestamp and the space after it.
@@ -55,9 +57,9 @@ fn macros_follow_directives_sink_levels_and_reloads() {
     calls(2);
     handle.reload("warn,app::http=debug").unwrap();
     calls(3);
-    nowait_core::set_max_level(Level::Error);
+    nowait_core::filter::set_max_level(Level::Error);
     calls(4);
-    nowait_core::set_max_level(Level::Trace);
+    nowait_core::filter::set_max_level(Level::Trace);
     handle.reload("off").unwrap();
     calls(5);
     logger.flush().unwrap();

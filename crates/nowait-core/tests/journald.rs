@@ -33,7 +33,8 @@
 //! portable backend), building a logger with the sink is a clear error.
 #![cfg(not(miri))] // processes and sockets
 
-use nowait_core::{Builder, Json, Sink};
+use nowait_core::format::Json;
+use nowait_core::{Builder, Sink};
 
 #[test]
 fn another_format_on_a_journald_sink_is_a_build_error() {
@@ -50,7 +51,7 @@ fn without_journald_building_the_sink_says_so() {
     let dir = tempfile::tempdir().unwrap();
     let err = Builder::new()
         .sink(Sink::journald_with(
-            nowait_core::Journald::new().socket_path(dir.path().join("socket")),
+            nowait_core::format::Journald::new().socket_path(dir.path().join("socket")),
         ))
         .build()
         .unwrap_err();
@@ -72,7 +73,9 @@ mod real {
 
     use nowait_core::__private::event::{register_callsite, EventBuf};
     use nowait_core::event::{Callsite, FieldName, SiteKey};
-    use nowait_core::{kind, Builder, FullPolicy, Journald, Level, Sink};
+    use nowait_core::format::Journald;
+    use nowait_core::record::kind;
+    use nowait_core::{Builder, FullPolicy, Level, Sink};
     use serde_json::Value;
 
     const JOURNALD: &str = "/lib/systemd/systemd-journald";
@@ -368,7 +371,8 @@ RuntimeMaxFileSize=256M
             .join()
             .unwrap();
         let (payload, thread_id) = event;
-        logger.push(Level::Warn, kind::EVENT, &[&payload]).unwrap();
+        nowait_core::__private::logger::push(&logger, Level::Warn, kind::EVENT, &[&payload])
+            .unwrap();
         logger.log(Level::Error, "plain line").unwrap();
         let big: String = (0..400 << 10)
             .map(|i| (b'a' + (i % 26) as u8) as char)

@@ -7,7 +7,8 @@ use std::time::Duration;
 
 use nowait_core::__private::event::{timestamp, EventBuf};
 use nowait_core::event::FieldName;
-use nowait_core::{kind, Builder, FullPolicy, Level, Sink};
+use nowait_core::record::kind;
+use nowait_core::{Builder, FullPolicy, Level, Sink};
 use nowait_testkit::{MemoryWriter, Slow};
 
 /// Lanes are opt-in: every test here turns them on (16, the count the
@@ -15,7 +16,7 @@ use nowait_testkit::{MemoryWriter, Slow};
 fn builder() -> Builder {
     Builder::new()
         .catch_panics(false)
-        .format(nowait_core::Plain)
+        .format(nowait_core::format::Plain)
         .lanes(16)
 }
 
@@ -34,7 +35,7 @@ fn scale(n: usize) -> usize {
 fn records_handed_from_thread_to_thread_come_out_in_the_order_they_happened() {
     let out = MemoryWriter::default();
     let (logger, guard) = builder()
-        .format(nowait_core::Text::new().with_ansi(false))
+        .format(nowait_core::format::Text::new().with_ansi(false))
         .flush_interval(Duration::from_millis(1))
         .sink(Sink::writer(out.clone()))
         .build()
@@ -60,9 +61,13 @@ fn records_handed_from_thread_to_thread_come_out_in_the_order_they_happened() {
                         let mut buf = EventBuf::new();
                         buf.begin_inline(timestamp(), "app");
                         buf.str(FieldName::Inline("message"), &n.to_string());
-                        logger
-                            .push(Level::Info, kind::EVENT, &[buf.as_bytes()])
-                            .unwrap();
+                        nowait_core::__private::logger::push(
+                            &logger,
+                            Level::Info,
+                            kind::EVENT,
+                            &[buf.as_bytes()],
+                        )
+                        .unwrap();
                     }
                     let _ = next.send(n + 1);
                 }
@@ -160,7 +165,7 @@ fn without_lanes_the_ring_takes_everything() {
     assert_eq!(logger.max_record_len(), 2040);
     let line = "x".repeat(2040);
     logger.log(Level::Info, &line).unwrap();
-    logger.push(Level::Warn, kind::TEXT, &[b"a", b"b"]).unwrap();
+    nowait_core::__private::logger::push(&logger, Level::Warn, kind::TEXT, &[b"a", b"b"]).unwrap();
     drop(guard);
     assert_eq!(out.lines(), vec![line, "ab".to_owned()]);
 }
@@ -179,7 +184,7 @@ fn the_time_in_front_of_a_text_record_never_reaches_a_format() {
     assert_eq!(max, 2032);
     let line = "y".repeat(max);
     logger.log(Level::Info, &line).unwrap();
-    logger.push(Level::Warn, kind::TEXT, &[b"c", b"d"]).unwrap();
+    nowait_core::__private::logger::push(&logger, Level::Warn, kind::TEXT, &[b"c", b"d"]).unwrap();
     logger.log(Level::Info, "").unwrap();
     drop(guard);
     assert_eq!(out.lines(), vec![line, "cd".to_owned(), String::new()]);

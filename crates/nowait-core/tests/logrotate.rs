@@ -16,7 +16,8 @@ use std::time::{Duration, Instant};
 
 use nowait_testkit::child::{self, Child};
 
-use nowait_core::{Builder, FullPolicy, Level, Plain, Sink};
+use nowait_core::format::Plain;
+use nowait_core::{Builder, FullPolicy, Level, Sink};
 
 /// Runs in the child only: logs `seq N` until the stop file appears, then
 /// prints how many it logged.

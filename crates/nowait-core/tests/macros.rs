@@ -6,7 +6,8 @@
 
 use std::fmt;
 
-use nowait_core::{debug, error, event, info, trace, warn, Builder, Json, Level, Sink, Text};
+use nowait_core::format::{Json, Text};
+use nowait_core::{debug, error, event, info, trace, warn, Builder, Level, Sink};
 use nowait_testkit::MemoryWriter;
 
 struct Panics;
@@ -94,10 +95,10 @@ fn macros_render_exactly() {
     info!("outer {}", LogsItself);
 
     // Level filter.
-    nowait_core::set_max_level(Level::Warn);
+    nowait_core::filter::set_max_level(Level::Warn);
     info!("filtered out");
     warn!("kept");
-    nowait_core::set_max_level(Level::Trace);
+    nowait_core::filter::set_max_level(Level::Trace);
 
     logger.flush().unwrap();
     let all = strip_times(&text.take());

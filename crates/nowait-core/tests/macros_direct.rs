@@ -8,7 +8,8 @@
 //!
 //! One process-wide logger, so everything runs in one test.
 
-use nowait_core::{info, Builder, Json, Sink, Text};
+use nowait_core::format::{Json, Text};
+use nowait_core::{info, Builder, Sink};
 use nowait_testkit::{MemoryWriter, Rng};
 
 fn random_string(rng: &mut Rng) -> String {

@@ -4,7 +4,8 @@
 //!
 //! One process-wide logger, so everything runs in one test.
 
-use nowait_core::{info, warn, Builder, Json, Level, Logger};
+use nowait_core::format::Json;
+use nowait_core::{info, warn, Builder, Level, Logger};
 use nowait_testkit::{text_and_json, MemoryWriter, TextAndJson};
 
 #[test]

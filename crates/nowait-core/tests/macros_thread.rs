@@ -7,7 +7,8 @@
 //!
 //! One process-wide logger, so everything runs in one test.
 
-use nowait_core::{info, Builder, Sink, Text};
+use nowait_core::format::Text;
+use nowait_core::{info, Builder, Sink};
 use nowait_testkit::MemoryWriter;
 
 #[test]
@@ -28,7 +29,7 @@ fn plain_and_rendered_events_name_the_same_thread() {
         )
         .build()
         .unwrap();
-    assert!(logger.records_thread());
+    assert!(nowait_core::__private::logger::records_thread(&logger));
     nowait_core::set_global(logger.clone()).unwrap();
 
     let id = std::thread::Builder::new()

@@ -6,7 +6,8 @@ use std::time::{Duration, Instant};
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use metrics_util::MetricKind;
-use nowait_core::{Builder, FullPolicy, Level, Sink, METRIC_NAMES};
+use nowait_core::stats::METRIC_NAMES;
+use nowait_core::{Builder, FullPolicy, Level, Sink};
 
 /// A sink whose every write fails with a full disk (a writer, so that the
 /// test runs where there is no `/dev/full`).

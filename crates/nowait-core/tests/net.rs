@@ -9,9 +9,10 @@ use std::net::TcpListener;
 use std::os::unix::net::{UnixDatagram, UnixListener};
 use std::time::{Duration, Instant};
 
-use nowait_core::{Builder, FullPolicy, Level, Plain, Sink};
+use nowait_core::format::Plain;
 #[cfg(unix)]
-use nowait_core::{Facility, Syslog};
+use nowait_core::format::{Facility, Syslog};
+use nowait_core::{Builder, FullPolicy, Level, Sink};
 use nowait_testkit::MemoryWriter;
 
 fn read_all(mut conn: impl Read) -> String {

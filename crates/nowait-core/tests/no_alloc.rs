@@ -3,7 +3,8 @@
 //! under both full policies.
 #![cfg(not(miri))] // Miri's allocator is not the global one under test.
 
-use nowait_core::{kind, Builder, FullPolicy, Level, Sink};
+use nowait_core::record::kind;
+use nowait_core::{Builder, FullPolicy, Level, Sink};
 
 #[global_allocator]
 static ALLOC: nowait_testkit::Counting = nowait_testkit::Counting;
@@ -23,7 +24,12 @@ fn run(policy: FullPolicy) {
     let allocs = nowait_testkit::count(|| {
         for i in 0..100_000u32 {
             let _ = logger.log(Level::Info, line);
-            let _ = logger.try_push(Level::Warn, kind::TEXT, &[b"n=", &i.to_le_bytes()]);
+            let _ = nowait_core::__private::logger::try_push(
+                &logger,
+                Level::Warn,
+                kind::TEXT,
+                &[b"n=", &i.to_le_bytes()],
+            );
         }
     });
     drop(guard);

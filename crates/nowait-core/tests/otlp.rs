@@ -23,7 +23,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nowait_core::__private::event::{register_callsite, EventBuf};
 use nowait_core::event::{Callsite, FieldName, SiteKey};
-use nowait_core::{kind, Builder, Level, Otlp, Plain, Sink, SinkStats};
+use nowait_core::format::Plain;
+use nowait_core::record::kind;
+use nowait_core::sink::Otlp;
+use nowait_core::stats::SinkStats;
+use nowait_core::{Builder, Level, Sink};
 use nowait_testkit::ca::Ca;
 use nowait_testkit::receiver::Receiver;
 use nowait_testkit::MemoryWriter;
@@ -120,8 +124,7 @@ fn log_seqs(logger: &nowait_core::Logger, range: std::ops::Range<u64>) {
         buf.begin_inline(nowait_core::__private::event::timestamp(), "otlp_test");
         buf.str(FieldName::Inline("message"), "record");
         buf.u64(FieldName::Inline("seq"), i);
-        logger
-            .push(Level::Info, kind::EVENT, &[buf.as_bytes()])
+        nowait_core::__private::logger::push(logger, Level::Info, kind::EVENT, &[buf.as_bytes()])
             .unwrap();
     }
 }
@@ -187,8 +190,7 @@ fn fields_arrive_exactly_as_the_official_types_decode_them() {
         buf.str(FieldName::Index(7), "00f067aa0ba902b7");
         buf.u64(FieldName::Index(8), u64::MAX);
         buf.char(FieldName::Index(9), 'x');
-        logger
-            .push(Level::Warn, kind::EVENT, &[buf.as_bytes()])
+        nowait_core::__private::logger::push(&logger, Level::Warn, kind::EVENT, &[buf.as_bytes()])
             .unwrap();
         logger.log(Level::Error, "plain text").unwrap();
         drop(guard);

@@ -17,7 +17,10 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use nowait_core::{Builder, Level, Otlp, Plain, Sink, SinkStats};
+use nowait_core::format::Plain;
+use nowait_core::sink::Otlp;
+use nowait_core::stats::SinkStats;
+use nowait_core::{Builder, Level, Sink};
 
 /// How a hostile server answers one request, on its connection.
 type Answer = fn(&mut TcpStream, &AtomicBool);

@@ -13,7 +13,10 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use nowait_core::{Builder, Level, Otlp, Plain, Sink, SinkStats};
+use nowait_core::format::Plain;
+use nowait_core::sink::Otlp;
+use nowait_core::stats::SinkStats;
+use nowait_core::{Builder, Level, Sink};
 use nowait_testkit::MemoryWriter;
 
 /// The directory `ci/wine/linux_side.py` watches, or `None` (with the
@@ -132,7 +135,7 @@ fn send(otlp: Otlp, n: u64) -> (SinkStats, String) {
     for i in 0..n {
         logger.log(Level::Info, &format!("record {i}")).unwrap();
     }
-    let _ = logger.flush_timeout(Duration::from_secs(20));
+    let _ = logger.flush_within(Duration::from_secs(20));
     drop(guard);
     let stats = logger.stats();
     assert_eq!(
@@ -280,7 +283,7 @@ mod tls {
                 for i in 0..100 {
                     logger.log(Level::Info, &format!("record {i}")).unwrap();
                 }
-                let _ = logger.flush_timeout(Duration::from_secs(20));
+                let _ = logger.flush_within(Duration::from_secs(20));
                 drop(guard);
                 let stats = logger.stats();
                 let s = &stats.sinks[1];

@@ -7,7 +7,8 @@
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use nowait_core::{info, warn, Builder, Json, Logger};
+use nowait_core::format::Json;
+use nowait_core::{info, warn, Builder, Logger};
 use nowait_testkit::{text_and_json, MemoryWriter, TextAndJson};
 
 const FILE: &str = file!();
@@ -188,12 +189,12 @@ fn sampling_keeps_a_binomial_fraction_the_same_for_the_same_seed(
 ) {
     const N: u64 = if cfg!(miri) { 1_000 } else { 100_000 };
     let before = logger.stats().suppressed_sampled;
-    nowait_core::set_sample_seed(7);
+    nowait_core::filter::set_sample_seed(7);
     for i in 0..N {
         info!(target: "first", sample = 1 in 100, "kept {}", i);
     }
     logger.flush().unwrap();
-    nowait_core::set_sample_seed(7);
+    nowait_core::filter::set_sample_seed(7);
     for i in 0..N {
         info!(target: "second", sample = 1 in 100, "kept {}", i);
     }

@@ -10,7 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use nowait_core::{Builder, FullPolicy, Level, Logger, Plain, Rolling, Sink, Stats};
+use nowait_core::format::Plain;
+use nowait_core::sink::Rolling;
+use nowait_core::stats::Stats;
+use nowait_core::{Builder, FullPolicy, Level, Logger, Sink};
 
 /// The files of `Rolling::never(dir, "app.log")`, oldest first: `app.log`,
 /// `app.log.1`, ... (each possibly `.gz`). Fails on a stray temporary.

@@ -21,7 +21,9 @@ use std::path::Path;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use nowait_core::{Builder, FullPolicy, Level, Plain, Rolling, Sink};
+use nowait_core::format::Plain;
+use nowait_core::sink::Rolling;
+use nowait_core::{Builder, FullPolicy, Level, Sink};
 use nowait_testkit::child::{self, Child};
 
 /// Seconds between records.

@@ -18,7 +18,8 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use nowait_core::{Builder, FullPolicy, Level, Plain, Sink, Syslog};
+use nowait_core::format::{Plain, Syslog};
+use nowait_core::{Builder, FullPolicy, Level, Sink};
 
 const APP: &str = "nowait-test";
 
@@ -186,7 +187,7 @@ fn wait_output(rs: &Rsyslog, what: &str, done: impl Fn(&Received) -> bool) -> Re
 fn wait_drained(logger: &nowait_core::Logger, accepted: u64) {
     let deadline = Instant::now() + Duration::from_secs(15);
     loop {
-        let _ = logger.flush_timeout(Duration::from_millis(100));
+        let _ = logger.flush_within(Duration::from_millis(100));
         let s = logger.stats();
         if s.records_written == accepted && s.sinks[0].pending_bytes == 0 {
             return;

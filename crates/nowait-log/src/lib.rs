@@ -25,11 +25,12 @@
 //! level, so a disabled `log::debug!` costs `log`'s one relaxed load; a
 //! record at an enabled level is then checked against the directives on
 //! its target (a few prefix compares, no lock, no allocation) and against
-//! the sinks' levels. [`FilterHandle::reload`](nowait_core::FilterHandle::reload)
+//! the sinks' levels. [`FilterHandle::reload`](nowait_core::filter::FilterHandle::reload)
 //! changes the directives at run time:
 //!
 //! ```
-//! use nowait_core::{Builder, Filter, FilterHandle, Sink};
+//! use nowait_core::{Builder, Sink};
+//! use nowait_core::filter::{Filter, FilterHandle};
 //!
 //! let (logger, _guard) = Builder::new().sink(Sink::writer(std::io::sink())).build()?;
 //! nowait_log::init_with_filter(logger, Filter::parse("info")?)?;
@@ -52,7 +53,7 @@
 //! ```
 //!
 //! A `Display` implementation that panics discards its record (counted in
-//! [`Stats::discarded`](nowait_core::Stats::discarded) and reported in the
+//! [`Stats::discarded`](nowait_core::stats::Stats::discarded) and reported in the
 //! output) instead of unwinding into the caller.
 //!
 //! A record larger than the logger's
@@ -74,7 +75,9 @@ use nowait_core::__private::event::{
 };
 use nowait_core::__private::filter;
 use nowait_core::event::FieldName;
-use nowait_core::{kind, Filter, Level, Logger};
+use nowait_core::filter::Filter;
+use nowait_core::record::kind;
+use nowait_core::{Level, Logger};
 
 /// Installs a [`NowaitLogger`] for `logger` as the `log` facade's logger,
 /// filtered by the process [`Filter`]: if none is installed yet, the one in
@@ -131,7 +134,7 @@ pub fn init_with_level(logger: Logger, level: LevelFilter) -> Result<(), SetLogg
 
 /// Installs a [`NowaitLogger`] for `logger` as the `log` facade's logger
 /// and `filter` as the process filter (replacing any; nowait's macros obey
-/// it too). Change it later with a [`FilterHandle`](nowait_core::FilterHandle):
+/// it too). Change it later with a [`FilterHandle`](nowait_core::filter::FilterHandle):
 /// `log::max_level` follows.
 ///
 /// # Errors
@@ -142,7 +145,7 @@ pub fn init_with_level(logger: Logger, level: LevelFilter) -> Result<(), SetLogg
 /// # Examples
 ///
 /// ```
-/// use nowait_core::Filter;
+/// use nowait_core::filter::Filter;
 ///
 /// let (logger, _guard) = nowait_core::Builder::new().sink(nowait_core::Sink::writer(std::io::sink())).build()?;
 /// nowait_log::init_with_filter(logger, Filter::parse("info,hyper=warn,my_app::db=debug")?)?;
@@ -151,7 +154,7 @@ pub fn init_with_level(logger: Logger, level: LevelFilter) -> Result<(), SetLogg
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn init_with_filter(logger: Logger, filter: Filter) -> Result<(), SetLoggerError> {
-    nowait_core::set_filter(filter);
+    nowait_core::filter::set_filter(filter);
     NowaitLogger::new(logger).install()
 }
 
@@ -331,10 +334,10 @@ impl NowaitLogger {
         let logger = &self.logger;
         with_event_buf(|buf| {
             buf.begin_inline(timestamp(), record.target());
-            if logger.records_thread() {
+            if nowait_core::__private::logger::records_thread(logger) {
                 buf.thread();
             }
-            if logger.records_location() {
+            if nowait_core::__private::logger::records_location(logger) {
                 if let Some(file) = record.file() {
                     buf.str(FieldName::Inline(LOCATION_FILE), file);
                 }
@@ -355,13 +358,18 @@ impl NowaitLogger {
             // value, already recorded in `ok`.
             let _ = record.key_values().visit(&mut fields);
             if !fields.ok {
-                logger.discarded();
+                nowait_core::__private::logger::count_discarded(logger);
                 return;
             }
             if buf.truncate_to(logger.max_record_len()) {
-                logger.truncated();
+                nowait_core::__private::logger::count_truncated(logger);
             }
-            let _ = logger.push(level_of(record.level()), kind::EVENT, &[buf.as_bytes()]);
+            let _ = nowait_core::__private::logger::push(
+                logger,
+                level_of(record.level()),
+                kind::EVENT,
+                &[buf.as_bytes()],
+            );
         });
     }
 }

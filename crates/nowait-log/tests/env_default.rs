@@ -1,7 +1,8 @@
 //! With `RUST_LOG` unset, the `log` front end lets INFO and
 //! above through (not TRACE), and `log::max_level` says so.
 
-use nowait_core::{Builder, Sink, Text};
+use nowait_core::format::Text;
+use nowait_core::{Builder, Sink};
 use nowait_testkit::MemoryWriter;
 
 #[test]

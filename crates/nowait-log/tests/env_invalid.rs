@@ -2,7 +2,8 @@
 //! valid directives apply and the output says which one was ignored and
 //! why (escaped: the variable is untrusted input).
 
-use nowait_core::{Builder, Sink, Text};
+use nowait_core::format::Text;
+use nowait_core::{Builder, Sink};
 use nowait_testkit::MemoryWriter;
 
 #[test]
@@ -15,7 +16,7 @@ fn invalid_rust_log_is_reported_and_the_rest_applies() {
         .sink(Sink::writer(out.clone()).format(Text::new().ansi(false).with_time(false)))
         .build()
         .unwrap();
-    assert!(nowait_core::Filter::from_env().is_err());
+    assert!(nowait_core::filter::Filter::from_env().is_err());
     nowait_log::init(logger.clone()).unwrap();
     assert_eq!(log::max_level(), log::LevelFilter::Trace);
     log::trace!(target: "app::x", "on");

@@ -2,7 +2,9 @@
 //! levels, and reloading the directives at run time, with exact output
 //! bytes. One `log` logger per process, so one test.
 
-use nowait_core::{Builder, Filter, FilterHandle, Level, Sink, Text};
+use nowait_core::filter::{Filter, FilterHandle};
+use nowait_core::format::Text;
+use nowait_core::{Builder, Level, Sink};
 use nowait_testkit::MemoryWriter;
 
 #[test]

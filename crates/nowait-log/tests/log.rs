@@ -5,7 +5,8 @@
 use std::fmt;
 
 use log::Log;
-use nowait_core::{Builder, Json, Logger, Sink, Text};
+use nowait_core::format::{Json, Text};
+use nowait_core::{Builder, Logger, Sink};
 use nowait_log::NowaitLogger;
 use nowait_testkit::{text_and_json, MemoryWriter, TextAndJson};
 
@@ -113,7 +114,10 @@ fn records_with_targets_and_key_values_exact() {
         .sink(Sink::writer(plain.clone()).format(Text::new().without_time().with_ansi(false)))
         .build()
         .unwrap();
-    assert!(logger.records_thread() && logger.records_location());
+    assert!(
+        nowait_core::__private::logger::records_thread(&logger)
+            && nowait_core::__private::logger::records_location(&logger)
+    );
     let log = NowaitLogger::new(logger.clone());
     log.log(
         &log::Record::builder()

@@ -667,7 +667,7 @@ pub fn wait_once_for_room() {
 /// assert_eq!(nowait_testkit::outcomes(&s.sinks[0]), s.records_written);
 /// ```
 #[cfg(feature = "core")]
-pub fn outcomes(s: &nowait_core::SinkStats) -> u64 {
+pub fn outcomes(s: &nowait_core::stats::SinkStats) -> u64 {
     s.records_written
         + s.dropped_overflow
         + s.dropped_failed
@@ -688,7 +688,8 @@ pub fn outcomes(s: &nowait_core::SinkStats) -> u64 {
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Builder, Sink, Text};
+/// use nowait_core::{Builder, Sink};
+/// use nowait_core::format::Text;
 ///
 /// let text = nowait_testkit::MemoryWriter::default();
 /// let (logger, _guard) = Builder::new()
@@ -736,7 +737,8 @@ pub struct TextAndJson {
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Builder, Json, Level};
+/// use nowait_core::{Builder, Level};
+/// use nowait_core::format::Json;
 ///
 /// let t = nowait_testkit::text_and_json(Builder::new().capacity(4096), Json::new());
 /// t.logger.log(Level::Warn, "disk full").unwrap();
@@ -745,8 +747,12 @@ pub struct TextAndJson {
 /// assert!(t.json.take().contains("\"disk full\""));
 /// ```
 #[cfg(feature = "core")]
-pub fn text_and_json(builder: nowait_core::Builder, json: nowait_core::Json) -> TextAndJson {
-    use nowait_core::{Sink, Text};
+pub fn text_and_json(
+    builder: nowait_core::Builder,
+    json: nowait_core::format::Json,
+) -> TextAndJson {
+    use nowait_core::format::Text;
+    use nowait_core::Sink;
     let (text_out, json_out) = (MemoryWriter::default(), MemoryWriter::default());
     let (logger, guard) = builder
         .catch_panics(false)

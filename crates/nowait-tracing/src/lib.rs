@@ -26,7 +26,7 @@
 //!
 //! Filter by target with `tracing_subscriber::EnvFilter` (it reads
 //! `RUST_LOG`; `tracing_subscriber::reload` changes it at run time); the
-//! directives of nowait's own [`Filter`](nowait_core::Filter) are for
+//! directives of nowait's own [`Filter`](nowait_core::filter::Filter) are for
 //! nowait's macros and the `log` front end. The sinks' levels
 //! ([`Sink::level`](nowait_core::Sink::level)) still apply behind it:
 //! each sink skips what is below its level, and the layer reports the
@@ -75,13 +75,13 @@
 //! A chain too long to keep with its span, or made stale by a
 //! `Span::record` anywhere, is encoded again from a walk of the registry.
 //! Names, targets and the text or JSON layout are the writer thread's
-//! business (see [`nowait_core::Text`] and [`nowait_core::Json`]).
+//! business (see [`nowait_core::format::Text`] and [`nowait_core::format::Json`]).
 //!
 //! # Panics and re-entrancy
 //!
 //! A `Debug` or `Display` implementation that panics while its event is
 //! being encoded discards that event (counted in
-//! [`Stats::discarded`](nowait_core::Stats::discarded) and reported in the
+//! [`Stats::discarded`](nowait_core::stats::Stats::discarded) and reported in the
 //! output) instead of unwinding into the caller. In a span's field (at its
 //! creation or in `Span::record`) it is counted the same way, and the span
 //! keeps the fields encoded before it. One that logs from inside its own
@@ -103,7 +103,7 @@
 //! id and trace flags, 26 bytes in the record. The OTLP sink sends them as
 //! `LogRecord.trace_id`, `span_id` and `flags`; JSON writes `trace_id` and
 //! `span_id` keys; text does with
-//! [`Text::with_trace_ids`](nowait_core::Text::with_trace_ids). An event
+//! [`Text::with_trace_ids`](nowait_core::format::Text::with_trace_ids). An event
 //! outside any span, or in a span without a valid OpenTelemetry context,
 //! carries none and costs nothing more than the lookup. Fields a program
 //! logs under the names `trace_id` and `span_id` still work as without
@@ -137,7 +137,8 @@
 //!
 #![cfg_attr(feature = "opentelemetry", doc = "```")]
 #![cfg_attr(not(feature = "opentelemetry"), doc = "```ignore")]
-//! use nowait_core::{Builder, Json, Sink};
+//! use nowait_core::{Builder, Sink};
+//! use nowait_core::format::Json;
 //! use opentelemetry::trace::TracerProvider as _;
 //! use tracing_subscriber::prelude::*;
 //!
@@ -269,7 +270,7 @@ impl NowaitLayer {
     /// comma-separated `TARGET[@LEVEL]=RULE` directives, where `RULE` is
     /// `N/PERIOD` (at most N events per period and call site: `10/s`,
     /// `100/250ms`, `1/5m`, `1/1h`) or `1inN` (keep one event in N per call
-    /// site, at random; [`nowait_core::set_sample_seed`] seeds it). An empty
+    /// site, at random; [`nowait_core::filter::set_sample_seed`] seeds it). An empty
     /// `TARGET` means every target; a target covers its `::` children; a
     /// `LEVEL` restricts a directive to events of that level. Each call
     /// site follows the most specific matching directive (the longest
@@ -283,8 +284,8 @@ impl NowaitLayer {
     /// 1s) between T1 and T2`. A kept event of a sampled call site carries
     /// a `sample_rate` field (N), for consumers that re-weight.
     ///
-    /// [`Stats::suppressed_rate_limit`]: nowait_core::Stats::suppressed_rate_limit
-    /// [`Stats::suppressed_sampled`]: nowait_core::Stats::suppressed_sampled
+    /// [`Stats::suppressed_rate_limit`]: nowait_core::stats::Stats::suppressed_rate_limit
+    /// [`Stats::suppressed_sampled`]: nowait_core::stats::Stats::suppressed_sampled
     ///
     /// # Errors
     ///
@@ -487,7 +488,7 @@ where
             let mut visitor = Visitor::new(buf);
             attrs.record(&mut visitor);
             if visitor.failed {
-                self.logger.discarded();
+                nowait_core::__private::logger::count_discarded(&self.logger);
             }
             buf.end_span();
             let mut bytes = buf.field_bytes();
@@ -512,7 +513,7 @@ where
             let mut visitor = Visitor::new(buf);
             values.record(&mut visitor);
             if visitor.failed {
-                self.logger.discarded();
+                nowait_core::__private::logger::count_discarded(&self.logger);
             }
             let mut ext = span.extensions_mut();
             // The span's own item, its fields extended; no chain (the
@@ -555,7 +556,7 @@ where
         let trace = self.trace_context(event, &ctx);
         with_event_buf(|buf| {
             buf.begin(SiteKey::of(meta));
-            if logger.records_thread() {
+            if nowait_core::__private::logger::records_thread(logger) {
                 buf.thread();
             }
             #[cfg(feature = "opentelemetry")]
@@ -606,7 +607,7 @@ where
             let mut visitor = Visitor::new(buf);
             event.record(&mut visitor);
             if visitor.failed {
-                logger.discarded();
+                nowait_core::__private::logger::count_discarded(logger);
                 return;
             }
             if let Some(n) = limit.and_then(|l| l.sample_rate()) {

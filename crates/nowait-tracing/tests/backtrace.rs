@@ -3,7 +3,9 @@
 //! exact, before the ERROR; an `EnvFilter` at INFO in front of the layer
 //! stops them before they are pushed, and there is nothing to show.
 
-use nowait_core::{BacktraceBuffer, Builder, Level, Sink, Text};
+use nowait_core::format::Text;
+use nowait_core::sink::BacktraceBuffer;
+use nowait_core::{Builder, Level, Sink};
 use nowait_testkit::MemoryWriter;
 use tracing::{debug, error, info, info_span};
 use tracing_subscriber::{prelude::*, EnvFilter};
@@ -18,7 +20,7 @@ fn workload() {
     debug!("after the error: kept, never written");
 }
 
-fn run(filter: Option<&str>) -> (String, nowait_core::Stats) {
+fn run(filter: Option<&str>) -> (String, nowait_core::stats::Stats) {
     let out = MemoryWriter::default();
     let (logger, guard) = Builder::new()
         .catch_panics(false)

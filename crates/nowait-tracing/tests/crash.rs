@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use nowait_testkit::child::{self, Child};
 
-use nowait_core::{Builder, FullPolicy, Sink, Text};
+use nowait_core::format::Text;
+use nowait_core::{Builder, FullPolicy, Sink};
 use tracing_subscriber::prelude::*;
 
 const N: usize = 10_000;

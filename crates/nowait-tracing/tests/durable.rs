@@ -16,7 +16,8 @@ use std::time::Duration;
 
 use nowait_testkit::child::{self, Child};
 
-use nowait_core::{Builder, FullPolicy, Json, Sink, Text};
+use nowait_core::format::{Json, Text};
+use nowait_core::{Builder, FullPolicy, Sink};
 use tracing_subscriber::prelude::*;
 
 fn builder(log: &Path, ring: &Path, json: bool) -> Builder {

@@ -31,7 +31,9 @@ use std::process::Stdio;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime};
 
-use nowait_core::{Builder, FullPolicy, Level, Plain, Rolling, Sink};
+use nowait_core::format::Plain;
+use nowait_core::sink::Rolling;
+use nowait_core::{Builder, FullPolicy, Level, Sink};
 use nowait_testkit::child::{self, Child, Running};
 use tracing_subscriber::prelude::*;
 
@@ -118,7 +120,7 @@ impl Config {
         // Text records print as they are; events (the macros) need a
         // format that renders them.
         let b = if self.front != Front::Log {
-            b.format(nowait_core::Text::new().with_ansi(false))
+            b.format(nowait_core::format::Text::new().with_ansi(false))
         } else {
             b.format(Plain)
         };

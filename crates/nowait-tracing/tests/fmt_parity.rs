@@ -10,7 +10,8 @@
 
 use std::error::Error;
 
-use nowait_core::{Builder, Json, Logger, MakeFormat, Sink, Text, Timer};
+use nowait_core::format::{Json, MakeFormat, Text, Timer};
+use nowait_core::{Builder, Logger, Sink};
 use nowait_testkit::MemoryWriter;
 use tracing::{info, info_span, warn, Dispatch};
 use tracing_subscriber::fmt::format::{FmtSpan, Writer};

@@ -4,14 +4,15 @@
 
 use std::fmt;
 
-use nowait_core::{Builder, Json, Logger, Sink, Text};
+use nowait_core::format::{Json, Text};
+use nowait_core::{Builder, Logger, Sink};
 use nowait_testkit::{text_and_json, MemoryWriter, TextAndJson};
 use tracing::{info, info_span, warn};
 use tracing_subscriber::prelude::*;
 
 fn logger(
     out: &MemoryWriter,
-    format: impl nowait_core::MakeFormat,
+    format: impl nowait_core::format::MakeFormat,
 ) -> (Logger, nowait_core::Guard) {
     Builder::new()
         .catch_panics(false)
@@ -49,7 +50,7 @@ fn workload() {
 
 /// Runs [`workload`] through `NowaitLayer` with `format` and returns the
 /// output after a flush.
-fn through_layer(format: impl nowait_core::MakeFormat) -> String {
+fn through_layer(format: impl nowait_core::format::MakeFormat) -> String {
     let out = MemoryWriter::default();
     let (logger, _guard) = logger(&out, format);
     let layer = nowait_tracing::NowaitLayer::new(logger.clone());

@@ -2,7 +2,8 @@
 //! target and level, sampling with `sample_rate` on kept events, and the
 //! suppressed calls reported in Text and JSON on flush and at shutdown.
 
-use nowait_core::{Builder, Json, Sink};
+use nowait_core::format::Json;
+use nowait_core::{Builder, Sink};
 use nowait_testkit::{text_and_json, TextAndJson};
 use tracing::{debug, info, warn};
 use tracing_subscriber::prelude::*;
@@ -35,7 +36,7 @@ fn directives_limit_by_target_and_level_and_every_suppressed_call_is_reported() 
     let layer = nowait_tracing::NowaitLayer::new(logger.clone())
         .with_limits("db=2/1h, db@warn=1/1h, cache=1in10")
         .unwrap();
-    nowait_core::set_sample_seed(3);
+    nowait_core::filter::set_sample_seed(3);
     let line =
         tracing::subscriber::with_default(tracing_subscriber::registry().with(layer), || {
             for i in 0..10 {

@@ -4,7 +4,8 @@
 //! records its thread.
 #![cfg(not(miri))] // Miri's allocator is not the global one under test.
 
-use nowait_core::{Builder, FullPolicy, Sink, Text};
+use nowait_core::format::Text;
+use nowait_core::{Builder, FullPolicy, Sink};
 use tracing_subscriber::prelude::*;
 
 #[global_allocator]
@@ -21,13 +22,16 @@ fn events_that_record_their_thread_do_not_allocate() {
 }
 
 fn run(format: Text) {
-    let threads = nowait_core::MakeFormat::needs_thread(&format);
+    let threads = nowait_core::format::MakeFormat::needs_thread(&format);
     let (logger, guard) = Builder::new()
         .full_policy(FullPolicy::Block)
         .sink(Sink::writer(std::io::sink()).format(format))
         .build()
         .unwrap();
-    assert_eq!(logger.records_thread(), threads);
+    assert_eq!(
+        nowait_core::__private::logger::records_thread(&logger),
+        threads
+    );
     let layer = nowait_tracing::NowaitLayer::new(logger.clone());
     let subscriber = tracing_subscriber::registry()
         .with(tracing_subscriber::filter::LevelFilter::INFO)

@@ -12,7 +12,9 @@
 
 use std::collections::BTreeMap;
 
-use nowait_core::{Builder, Json, Otlp, Sink};
+use nowait_core::format::Json;
+use nowait_core::sink::Otlp;
+use nowait_core::{Builder, Sink};
 use nowait_testkit::receiver::Receiver;
 use nowait_testkit::MemoryWriter;
 use opentelemetry::trace::{TraceContextExt as _, Tracer as _, TracerProvider as _};

@@ -11,7 +11,8 @@
 //! nowait's output to equal fmt's byte for byte: fmt looks the scope up in
 //! the registry on every event, so any stale or misplaced chain shows.
 
-use nowait_core::{Builder, Sink, Text};
+use nowait_core::format::Text;
+use nowait_core::{Builder, Sink};
 use nowait_testkit::{MemoryWriter, Rng};
 use tracing::field::Empty;
 use tracing::{Dispatch, Span};

@@ -3,7 +3,8 @@
 //! event before another thread's registration of its call site has run)
 //! still comes out with its target and field names.
 
-use nowait_core::{Builder, Sink, Text};
+use nowait_core::format::Text;
+use nowait_core::{Builder, Sink};
 use nowait_testkit::MemoryWriter;
 use tracing::span::{Attributes, Id, Record};
 use tracing::subscriber::Interest;

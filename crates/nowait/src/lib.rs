@@ -38,11 +38,13 @@
 //! Each sink has its own level ([`Sink::level`]) and format; records below
 //! every sink's level are never pushed. The targets are filtered with
 //! `RUST_LOG`-style directives ([`Filter`]) for the macros and `log`, and
-//! with `tracing_subscriber::EnvFilter` for `tracing`; [`FilterHandle`]
+//! with `tracing_subscriber::EnvFilter` for `tracing`; [`FilterHandle`](filter::FilterHandle)
 //! reloads the directives at run time.
 //!
 //! ```
-//! use nowait::{Builder, Filter, FilterHandle, Json, Level, Sink};
+//! use nowait::{Builder, Level, Sink};
+//! use nowait::filter::{Filter, FilterHandle};
+//! use nowait::format::Json;
 //!
 //! # let dir = tempfile::tempdir().unwrap();
 //! let (logger, guard) = nowait::init(
@@ -75,7 +77,11 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
-pub use nowait_core::*;
+pub use nowait_core::{
+    debug, error, event, global, info, set_global, trace, warn, BuildError, Builder, FlushError,
+    FullPolicy, Guard, Level, Logger, ParseLevelError, PushError, SetGlobalError, Sink,
+};
+pub use nowait_core::{filter, format, record, sink, stats};
 
 /// The `tracing` front end (`nowait-tracing`): [`NowaitLayer`] and
 /// [`layer`](fn@layer).
@@ -91,6 +97,8 @@ pub mod log {
 }
 
 use std::fmt;
+
+use nowait_core::filter::{set_filter, Filter, FilterError};
 
 /// Builds a logger from `builder` and installs it for the whole process:
 /// as the global logger of the macros ([`set_global`]), with `filter` as
@@ -108,7 +116,8 @@ use std::fmt;
 /// # Examples
 ///
 /// ```
-/// use nowait::{Builder, Filter, Sink};
+/// use nowait::{Builder, Sink};
+/// use nowait::filter::Filter;
 ///
 /// let (_logger, guard) = nowait::init(
 ///     Builder::new().sink(Sink::writer(std::io::sink())),
@@ -157,7 +166,7 @@ pub fn init_from_env(builder: Builder) -> Result<(Logger, Guard), InitError> {
 /// ```
 /// let err = nowait::init(
 ///     nowait::Builder::new().capacity(1),
-///     nowait::Filter::level(nowait::Level::Info),
+///     nowait::filter::Filter::level(nowait::Level::Info),
 /// )
 /// .unwrap_err();
 /// assert!(matches!(err, nowait::InitError::Build(_)));

@@ -37,14 +37,24 @@ pub enum FullPolicy {
     /// long per record; then drop the record and count it
     /// ([`Stats::dropped_timeout`](crate::accounting::stats::Stats::dropped_timeout)), as
     /// [`Drop`](FullPolicy::Drop) would. The default when a file or custom
-    /// writer is among the sinks, with [`DEFAULT_BLOCK_TIMEOUT`] (100 ms): a
+    /// writer is among the sinks, with [`FullPolicy::DEFAULT_TIMEOUT`] (100 ms): a
     /// burst that outruns the disk loses nothing, and a disk that stops
     /// costs each request at most the timeout.
     ///
-    /// [`DEFAULT_BLOCK_TIMEOUT`]: crate::accounting::policy::DEFAULT_BLOCK_TIMEOUT
     BlockTimeout(std::time::Duration),
 }
 
-/// The default deadline of [`FullPolicy::BlockTimeout`] (100 ms), the
-/// default policy when a file or custom writer is among the sinks.
-pub const DEFAULT_BLOCK_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(100);
+impl FullPolicy {
+    /// The deadline of [`FullPolicy::BlockTimeout`] in the default policy
+    /// when a file or custom writer is among the sinks (100 ms).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use nowait_core::FullPolicy;
+    ///
+    /// assert_eq!(FullPolicy::DEFAULT_TIMEOUT, Duration::from_millis(100));
+    /// ```
+    pub const DEFAULT_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(100);
+}

@@ -230,7 +230,7 @@ impl Stats {
     /// # Examples
     ///
     /// ```
-    /// let stats = nowait_core::Stats::default();
+    /// let stats = nowait_core::stats::Stats::default();
     /// assert_eq!(stats.dropped(), 0);
     /// ```
     pub fn dropped(&self) -> u64 {
@@ -248,7 +248,7 @@ impl Stats {
 /// # Examples
 ///
 /// ```
-/// let s = nowait_core::SinkStats::default();
+/// let s = nowait_core::stats::SinkStats::default();
 /// assert_eq!(s.dropped(), 0);
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -333,7 +333,7 @@ impl SinkStats {
     /// # Examples
     ///
     /// ```
-    /// let s = nowait_core::SinkStats::default();
+    /// let s = nowait_core::stats::SinkStats::default();
     /// assert_eq!(s.dropped(), s.dropped_overflow + s.dropped_failed + s.dropped_format + s.abandoned);
     /// ```
     pub fn dropped(&self) -> u64 {

@@ -284,7 +284,8 @@ impl Callsite {
 ///
 /// ```
 /// use nowait_core::event::{lookup_callsite, Event, FieldName, Item};
-/// use nowait_core::{kind, Format, Notice, Record};
+/// use nowait_core::format::Format;
+/// use nowait_core::record::{kind, Notice, Record};
 ///
 /// /// Writes the name of each field of an event, one per line.
 /// struct Names;
@@ -299,7 +300,7 @@ impl Callsite {
 ///         for item in event.items() {
 ///             if let Item::Field { name: FieldName::Index(i), .. } = item {
 ///                 let name = site.as_ref().and_then(|s| s.field(i)).unwrap_or("?");
-///                 nowait_core::escape_into(name.as_bytes(), out);
+///                 nowait_core::format::escape_into(name.as_bytes(), out);
 ///             }
 ///         }
 ///         out.push(b'\n');

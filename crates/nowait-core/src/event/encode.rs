@@ -87,7 +87,8 @@ pub enum FieldName<'a> {
 /// ```
 /// use nowait_core::__private::event::{register_callsite, EventBuf};
 /// use nowait_core::event::{Callsite, FieldName, SiteKey};
-/// use nowait_core::{kind, Builder, Level, Sink};
+/// use nowait_core::{Builder, Level, Sink};
+/// use nowait_core::record::kind;
 ///
 /// static SITE: u8 = 0;
 /// let key = SiteKey::of(&SITE);

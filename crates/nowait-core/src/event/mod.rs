@@ -20,7 +20,9 @@
 //!
 //! ```
 //! use nowait_core::event::{lookup_callsite, Event, FieldName, Item, Value};
-//! use nowait_core::{kind, Builder, Format, Level, Notice, Record, Sink};
+//! use nowait_core::{Builder, Level, Sink};
+//! use nowait_core::format::Format;
+//! use nowait_core::record::{kind, Notice, Record};
 //!
 //! struct Fields;
 //!
@@ -42,11 +44,11 @@
 //!                     FieldName::Inline(name) => Some(name),
 //!                 };
 //!                 out.push(b' ');
-//!                 nowait_core::escape_into(name.unwrap_or("?").as_bytes(), out);
+//!                 nowait_core::format::escape_into(name.unwrap_or("?").as_bytes(), out);
 //!                 out.push(b'=');
 //!                 match value {
 //!                     Value::U64(n) => out.extend_from_slice(n.to_string().as_bytes()),
-//!                     Value::Str(s) => nowait_core::escape_into(s, out),
+//!                     Value::Str(s) => nowait_core::format::escape_into(s, out),
 //!                     _ => out.extend_from_slice(b"..."),
 //!                 }
 //!             }
@@ -62,7 +64,7 @@
 //!
 //! # let dir = tempfile::tempdir()?;
 //! # let path = dir.path().join("app.log");
-//! let make = |_: &nowait_core::SinkInfo| -> Box<dyn Format> { Box::new(Fields) };
+//! let make = |_: &nowait_core::format::SinkInfo| -> Box<dyn Format> { Box::new(Fields) };
 //! let (logger, guard) = Builder::new().sink(Sink::file(&path).format(make)).build()?;
 //! nowait_core::set_global(logger)?;
 //! nowait_core::info!(target: "app", rows = 3u64, "done");

@@ -15,6 +15,65 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use directive::{Directive, Directives, OFF};
 
 use crate::level::Level;
+pub use crate::limit::set_sample_seed;
+
+/// Levels below this are compiled out of the macros: set at build time
+/// with the environment variable `NOWAIT_STATIC_MAX_LEVEL` (`trace`,
+/// `debug`, `info`, `warn` or `error`; default `trace`: everything is
+/// compiled in). An environment variable rather than cargo features, so
+/// that `--all-features` builds keep every level.
+///
+/// A macro call below this level expands to nothing that runs: its
+/// arguments are not evaluated, and it costs nothing, not even the
+/// call site's relaxed load. The `tracing` and `log` front ends have their
+/// own compile-time switches (`tracing`'s and `log`'s `max_level_*`
+/// features); this one is for nowait's macros only.
+///
+/// # Examples
+///
+/// ```
+/// use nowait_core::filter::STATIC_MAX_LEVEL;
+/// use nowait_core::Level;
+///
+/// // Trace unless the build set `NOWAIT_STATIC_MAX_LEVEL`.
+/// assert!(STATIC_MAX_LEVEL <= Level::Error);
+/// let debug_compiled_in = STATIC_MAX_LEVEL <= Level::Debug;
+/// # let _ = debug_compiled_in;
+/// ```
+pub const STATIC_MAX_LEVEL: Level = match option_env!("NOWAIT_STATIC_MAX_LEVEL") {
+    Some(s) => parse_level(s.as_bytes()),
+    None => Level::Trace,
+};
+
+const fn parse_level(s: &[u8]) -> Level {
+    if eq_ignore_case(s, b"trace") {
+        Level::Trace
+    } else if eq_ignore_case(s, b"debug") {
+        Level::Debug
+    } else if eq_ignore_case(s, b"info") {
+        Level::Info
+    } else if eq_ignore_case(s, b"warn") {
+        Level::Warn
+    } else if eq_ignore_case(s, b"error") {
+        Level::Error
+    } else {
+        panic!("NOWAIT_STATIC_MAX_LEVEL must be trace, debug, info, warn or error")
+    }
+}
+
+const fn eq_ignore_case(a: &[u8], b: &[u8]) -> bool {
+    if a.len() != b.len() {
+        return false;
+    }
+    let mut i = 0;
+    while i < a.len() {
+        if a[i].to_ascii_lowercase() != b[i] {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
 
 /// A set of `RUST_LOG`-style directives: which targets log at which
 /// levels.
@@ -69,7 +128,8 @@ use crate::level::Level;
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Filter, Level};
+/// use nowait_core::Level;
+/// use nowait_core::filter::Filter;
 ///
 /// let filter: Filter = "info,hyper=warn,my_app::db=debug".parse()?;
 /// assert!(filter.enabled("my_app::http", Level::Info));
@@ -77,7 +137,7 @@ use crate::level::Level;
 /// assert!(filter.enabled("my_app::db::pool", Level::Debug));
 /// assert!(!filter.enabled("hyper::proto", Level::Info));
 /// assert_eq!(filter.max_level(), Some(Level::Debug));
-/// # Ok::<(), nowait_core::FilterError>(())
+/// # Ok::<(), nowait_core::filter::FilterError>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Filter {
@@ -89,7 +149,7 @@ pub struct Filter {
 /// # Examples
 ///
 /// ```
-/// let err = nowait_core::Filter::parse("info,hyper=loud").unwrap_err();
+/// let err = nowait_core::filter::Filter::parse("info,hyper=loud").unwrap_err();
 /// assert!(err.to_string().contains("hyper=loud"));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -166,7 +226,7 @@ impl Filter {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Filter, FilterError};
+    /// use nowait_core::filter::{Filter, FilterError};
     ///
     /// let list = vec!["app=debug"; Filter::MAX_DIRECTIVES + 1].join(",");
     /// assert!(matches!(Filter::parse(&list), Err(FilterError::TooManyDirectives { .. })));
@@ -182,7 +242,7 @@ impl Filter {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Filter, FilterError};
+    /// use nowait_core::filter::{Filter, FilterError};
     ///
     /// let long = format!("{}=debug", "a".repeat(Filter::MAX_TARGET_LEN + 1));
     /// assert!(matches!(Filter::parse(&long), Err(FilterError::TargetTooLong { .. })));
@@ -204,12 +264,13 @@ impl Filter {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Filter, Level};
+    /// use nowait_core::Level;
+    /// use nowait_core::filter::Filter;
     ///
     /// let filter = Filter::parse("warn,app=debug")?;
     /// assert!(filter.enabled("app::db", Level::Debug));
     /// assert!(Filter::parse("app=verbose").is_err());
-    /// # Ok::<(), nowait_core::FilterError>(())
+    /// # Ok::<(), nowait_core::filter::FilterError>(())
     /// ```
     pub fn parse(directives: &str) -> Result<Filter, FilterError> {
         let (directives, _) = Directives::parse(directives, false)?;
@@ -225,7 +286,8 @@ impl Filter {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Filter, Level};
+    /// use nowait_core::Level;
+    /// use nowait_core::filter::Filter;
     ///
     /// let (filter, errors) = Filter::parse_lossy("info,db=loud");
     /// assert!(filter.enabled("db", Level::Info));
@@ -244,7 +306,8 @@ impl Filter {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Filter, Level};
+    /// use nowait_core::Level;
+    /// use nowait_core::filter::Filter;
     ///
     /// assert!(!Filter::level(Level::Warn).enabled("any", Level::Info));
     /// ```
@@ -268,9 +331,9 @@ impl Filter {
     /// # Examples
     ///
     /// ```
-    /// let filter = nowait_core::Filter::from_env().unwrap_or_else(|e| {
+    /// let filter = nowait_core::filter::Filter::from_env().unwrap_or_else(|e| {
     ///     eprintln!("{e}; using RUST_LOG's valid directives only");
-    ///     nowait_core::Filter::from_env_lossy()
+    ///     nowait_core::filter::Filter::from_env_lossy()
     /// });
     /// # let _ = filter;
     /// ```
@@ -292,7 +355,7 @@ impl Filter {
     /// # Examples
     ///
     /// ```
-    /// let _filter = nowait_core::Filter::from_env_lossy();
+    /// let _filter = nowait_core::filter::Filter::from_env_lossy();
     /// ```
     pub fn from_env_lossy() -> Filter {
         match std::env::var(ENV) {
@@ -308,10 +371,10 @@ impl Filter {
     /// # Examples
     ///
     /// ```
-    /// let filter = nowait_core::Filter::parse("off,app")?;
+    /// let filter = nowait_core::filter::Filter::parse("off,app")?;
     /// assert!(filter.enabled("app", nowait_core::Level::Trace));
     /// assert!(!filter.enabled("other", nowait_core::Level::Error));
-    /// # Ok::<(), nowait_core::FilterError>(())
+    /// # Ok::<(), nowait_core::filter::FilterError>(())
     /// ```
     #[inline]
     pub fn enabled(&self, target: &str, level: Level) -> bool {
@@ -325,11 +388,12 @@ impl Filter {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Filter, Level};
+    /// use nowait_core::Level;
+    /// use nowait_core::filter::Filter;
     ///
     /// assert_eq!(Filter::parse("warn,db=trace")?.max_level(), Some(Level::Trace));
     /// assert_eq!(Filter::parse("off")?.max_level(), None);
-    /// # Ok::<(), nowait_core::FilterError>(())
+    /// # Ok::<(), nowait_core::filter::FilterError>(())
     /// ```
     pub fn max_level(&self) -> Option<Level> {
         Level::from_u8(self.directives.most_verbose())
@@ -398,10 +462,11 @@ fn state() -> MutexGuard<'static, State> {
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Filter, Level};
+/// use nowait_core::Level;
+/// use nowait_core::filter::Filter;
 ///
-/// nowait_core::set_filter(Filter::parse("info,my_app::db=debug").unwrap());
-/// let current = nowait_core::FilterHandle::new().current().unwrap();
+/// nowait_core::filter::set_filter(Filter::parse("info,my_app::db=debug").unwrap());
+/// let current = nowait_core::filter::FilterHandle::new().current().unwrap();
 /// assert!(current.enabled("my_app::db", Level::Debug));
 /// assert!(!current.enabled("my_app::http", Level::Debug));
 /// ```
@@ -426,10 +491,10 @@ fn install(st: &mut State, filter: Filter) {
 /// # Examples
 ///
 /// ```
-/// nowait_core::set_filter(nowait_core::Filter::parse("warn").unwrap());
+/// nowait_core::filter::set_filter(nowait_core::filter::Filter::parse("warn").unwrap());
 /// assert_eq!(nowait_core::__private::filter::current().unwrap().to_string(), "warn");
 /// ```
-pub fn current() -> Option<Filter> {
+pub(crate) fn current() -> Option<Filter> {
     state().filter.as_deref().cloned()
 }
 
@@ -440,12 +505,12 @@ pub fn current() -> Option<Filter> {
 ///
 /// ```
 /// use nowait_core::__private::filter;
-/// use nowait_core::Filter;
+/// use nowait_core::filter::Filter;
 ///
 /// filter::install_default(Filter::parse("info").unwrap());
 /// assert!(!filter::install_default(Filter::parse("trace").unwrap()));
 /// ```
-pub fn install_default(filter: Filter) -> bool {
+pub(crate) fn install_default(filter: Filter) -> bool {
     let mut st = state();
     if st.filter.is_some() {
         return false;
@@ -463,12 +528,12 @@ pub fn install_default(filter: Filter) -> bool {
 /// # Examples
 ///
 /// ```
-/// fn changed(filter: Option<&nowait_core::Filter>) {
+/// fn changed(filter: Option<&nowait_core::filter::Filter>) {
 ///     let _ = filter.and_then(|f| f.max_level());
 /// }
 /// nowait_core::__private::filter::on_change(changed);
 /// ```
-pub fn on_change(hook: fn(Option<&Filter>)) {
+pub(crate) fn on_change(hook: fn(Option<&Filter>)) {
     let mut st = state();
     st.hooks.push(hook);
     hook(st.filter.as_deref());
@@ -493,14 +558,15 @@ thread_local! {
 ///
 /// ```
 /// use nowait_core::__private::filter;
-/// use nowait_core::{Filter, Level};
+/// use nowait_core::Level;
+/// use nowait_core::filter::Filter;
 ///
-/// nowait_core::set_filter(Filter::parse("warn,db=debug").unwrap());
+/// nowait_core::filter::set_filter(Filter::parse("warn,db=debug").unwrap());
 /// assert!(filter::enabled("db::pool", Level::Debug));
 /// assert!(!filter::enabled("http", Level::Info));
 /// ```
 #[inline]
-pub fn enabled(target: &str, level: Level) -> bool {
+pub(crate) fn enabled(target: &str, level: Level) -> bool {
     let generation = GENERATION.load(Ordering::Acquire);
     CACHE
         .try_with(|cache| {
@@ -547,7 +613,7 @@ fn enabled_uncached(target: &str, level: Level) -> bool {
 /// # Examples
 ///
 /// ```
-/// nowait_core::set_max_level(nowait_core::Level::Info);
+/// nowait_core::filter::set_max_level(nowait_core::Level::Info);
 /// nowait_core::debug!("not even evaluated: {}", 1 + 1);
 /// ```
 pub fn set_max_level(level: Level) {
@@ -570,14 +636,15 @@ pub(crate) fn logger_installed(min_level: Level) {
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{FilterHandle, Level};
+/// use nowait_core::Level;
+/// use nowait_core::filter::FilterHandle;
 ///
 /// let handle = FilterHandle::new();
 /// handle.reload("info")?;
 /// assert!(!handle.current().unwrap().enabled("app", Level::Debug));
 /// handle.reload("info,app=debug")?;
 /// assert!(handle.current().unwrap().enabled("app", Level::Debug));
-/// # Ok::<(), nowait_core::FilterError>(())
+/// # Ok::<(), nowait_core::filter::FilterError>(())
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct FilterHandle(());
@@ -588,7 +655,7 @@ impl FilterHandle {
     /// # Examples
     ///
     /// ```
-    /// let _handle = nowait_core::FilterHandle::new();
+    /// let _handle = nowait_core::filter::FilterHandle::new();
     /// ```
     pub fn new() -> FilterHandle {
         FilterHandle(())
@@ -607,10 +674,10 @@ impl FilterHandle {
     /// # Examples
     ///
     /// ```
-    /// let handle = nowait_core::FilterHandle::new();
+    /// let handle = nowait_core::filter::FilterHandle::new();
     /// assert!(handle.reload("info,db=sometimes").is_err());
     /// handle.reload("debug")?;
-    /// # Ok::<(), nowait_core::FilterError>(())
+    /// # Ok::<(), nowait_core::filter::FilterError>(())
     /// ```
     pub fn reload(&self, directives: &str) -> Result<(), FilterError> {
         set_filter(Filter::parse(directives)?);
@@ -622,18 +689,18 @@ impl FilterHandle {
     /// # Examples
     ///
     /// ```
-    /// nowait_core::FilterHandle::new().set(nowait_core::Filter::level(nowait_core::Level::Warn));
+    /// nowait_core::filter::FilterHandle::new().set(nowait_core::filter::Filter::level(nowait_core::Level::Warn));
     /// ```
     pub fn set(&self, filter: Filter) {
         set_filter(filter);
     }
 
-    /// The filter in place ([`current`]).
+    /// The filter in place (`current`).
     ///
     /// # Examples
     ///
     /// ```
-    /// let handle = nowait_core::FilterHandle::new();
+    /// let handle = nowait_core::filter::FilterHandle::new();
     /// handle.reload("error").unwrap();
     /// assert_eq!(handle.current().unwrap().to_string(), "error");
     /// ```
@@ -657,6 +724,7 @@ mod interest {
 /// public API: no stability guarantees.
 #[doc(hidden)]
 #[derive(Debug)]
+#[doc(hidden)]
 pub struct Site {
     level: Level,
     target: &'static str,

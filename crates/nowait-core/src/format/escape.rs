@@ -27,7 +27,7 @@
 ///
 /// ```
 /// let mut out = Vec::new();
-/// nowait_core::escape_into("a\x1b[31mred\r\nC:\\dir\u{2028}\u{202e}".as_bytes(), &mut out);
+/// nowait_core::format::escape_into("a\x1b[31mred\r\nC:\\dir\u{2028}\u{202e}".as_bytes(), &mut out);
 /// assert_eq!(out, br"a\x1b[31mred\r\nC:\dir\u{2028}\u{202e}");
 /// ```
 #[inline]

@@ -99,13 +99,15 @@ const RESERVED: [&[u8]; 11] = [
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Format, Journald, Level, MakeFormat, Record, SinkInfo};
+/// use nowait_core::Level;
+/// use nowait_core::format::{Format, Journald, MakeFormat, SinkInfo};
+/// use nowait_core::record::Record;
 ///
 /// let mut format = Journald::new()
 ///     .syslog_identifier("web")
 ///     .make_format(&SinkInfo::new("journald", false));
 /// let mut entry = Vec::new();
-/// format.format(&Record::new(Level::Warn, nowait_core::kind::TEXT, b"disk 91% full"), &mut entry);
+/// format.format(&Record::new(Level::Warn, nowait_core::record::kind::TEXT, b"disk 91% full"), &mut entry);
 /// assert_eq!(entry, b"MESSAGE=disk 91% full\nPRIORITY=4\nSYSLOG_IDENTIFIER=web\n");
 /// ```
 #[derive(Clone, Debug)]
@@ -134,7 +136,7 @@ impl Journald {
     /// # Examples
     ///
     /// ```
-    /// let _journald = nowait_core::Journald::new();
+    /// let _journald = nowait_core::format::Journald::new();
     /// ```
     pub fn new() -> Journald {
         Journald::default()
@@ -147,7 +149,7 @@ impl Journald {
     /// # Examples
     ///
     /// ```
-    /// let _journald = nowait_core::Journald::new().syslog_identifier("billing");
+    /// let _journald = nowait_core::format::Journald::new().syslog_identifier("billing");
     /// ```
     pub fn syslog_identifier(mut self, name: impl Into<String>) -> Journald {
         self.identifier = Some(name.into());
@@ -161,7 +163,7 @@ impl Journald {
     /// # Examples
     ///
     /// ```
-    /// let _journald = nowait_core::Journald::new()
+    /// let _journald = nowait_core::format::Journald::new()
     ///     .socket_path("/run/systemd/journal.billing/socket");
     /// ```
     pub fn socket_path(mut self, path: impl Into<PathBuf>) -> Journald {
@@ -176,7 +178,7 @@ impl Journald {
     /// # Examples
     ///
     /// ```
-    /// let _journald = nowait_core::Journald::new().with_thread_names(true);
+    /// let _journald = nowait_core::format::Journald::new().with_thread_names(true);
     /// ```
     pub fn with_thread_names(mut self, on: bool) -> Journald {
         self.thread_names = on;
@@ -190,7 +192,7 @@ impl Journald {
     /// # Examples
     ///
     /// ```
-    /// let _journald = nowait_core::Journald::new().with_thread_ids(true);
+    /// let _journald = nowait_core::format::Journald::new().with_thread_ids(true);
     /// ```
     pub fn with_thread_ids(mut self, on: bool) -> Journald {
         self.thread_ids = on;

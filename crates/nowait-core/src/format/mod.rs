@@ -47,7 +47,7 @@ use crate::text::{float, time};
 /// # Examples
 ///
 /// ```
-/// let info = nowait_core::SinkInfo::new("stdout", true);
+/// let info = nowait_core::format::SinkInfo::new("stdout", true);
 /// assert!(info.is_terminal());
 /// ```
 #[derive(Clone, Debug)]
@@ -62,7 +62,7 @@ impl SinkInfo {
     /// # Examples
     ///
     /// ```
-    /// let info = nowait_core::SinkInfo::new("file:/var/log/app.log", false);
+    /// let info = nowait_core::format::SinkInfo::new("file:/var/log/app.log", false);
     /// assert_eq!(info.name(), "file:/var/log/app.log");
     /// ```
     pub fn new(name: impl Into<String>, terminal: bool) -> Self {
@@ -77,7 +77,7 @@ impl SinkInfo {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(nowait_core::SinkInfo::new("stderr", false).name(), "stderr");
+    /// assert_eq!(nowait_core::format::SinkInfo::new("stderr", false).name(), "stderr");
     /// ```
     pub fn name(&self) -> &str {
         &self.name
@@ -88,7 +88,7 @@ impl SinkInfo {
     /// # Examples
     ///
     /// ```
-    /// assert!(!nowait_core::SinkInfo::new("file:x", false).is_terminal());
+    /// assert!(!nowait_core::format::SinkInfo::new("file:x", false).is_terminal());
     /// ```
     pub fn is_terminal(&self) -> bool {
         self.terminal
@@ -106,12 +106,13 @@ impl SinkInfo {
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Format, Notice, Record};
+/// use nowait_core::format::Format;
+/// use nowait_core::record::{Notice, Record};
 ///
 /// struct Upper;
 /// impl Format for Upper {
 ///     fn format(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
-///         nowait_core::escape_into(record.payload(), out);
+///         nowait_core::format::escape_into(record.payload(), out);
 ///         out.make_ascii_uppercase();
 ///         out.push(b'\n');
 ///     }
@@ -138,12 +139,14 @@ pub trait Format: Send + 'static {
     /// `BacktraceBuffer` kept and a trigger released: one
     /// line ending in `\n`. The default is [`format`](Format::format); the
     /// lines of [`kept_notice`](Format::kept_notice) around the released
-    /// records then mark them. [`Json`](crate::format::Json) adds a key instead.
+    /// records then mark them. [`Json`] adds a key instead.
     ///
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Format, Level, Plain, Record};
+    /// use nowait_core::Level;
+    /// use nowait_core::format::{Format, Plain};
+    /// use nowait_core::record::Record;
     ///
     /// let mut out = Vec::new();
     /// Plain.format_kept(&Record::new(Level::Debug, 0, b"connecting"), &mut out);
@@ -158,12 +161,14 @@ pub trait Format: Send + 'static {
     /// the one after them (`--- end of the 3 earlier records ---`). The
     /// default is [`notice`](Format::notice). A format that marks each
     /// released record itself in [`format_kept`](Format::format_kept) may
-    /// append nothing (as [`Json`](crate::format::Json) does), or one line.
+    /// append nothing (as [`Json`] does), or one line.
     ///
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Format, Level, Notice, Plain};
+    /// use nowait_core::Level;
+    /// use nowait_core::format::{Format, Plain};
+    /// use nowait_core::record::Notice;
     ///
     /// let mut out = Vec::new();
     /// let n = Notice::new(Level::Info, std::time::SystemTime::UNIX_EPOCH, "--- end ---");
@@ -188,7 +193,7 @@ impl fmt::Debug for dyn Format {
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Format, MakeFormat, Plain, SinkInfo};
+/// use nowait_core::format::{Format, MakeFormat, Plain, SinkInfo};
 ///
 /// let make = |_: &SinkInfo| -> Box<dyn Format> { Box::new(Plain) };
 /// let _format = make.make_format(&SinkInfo::new("stdout", false));
@@ -207,7 +212,7 @@ pub trait MakeFormat: Send + Sync + 'static {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{MakeFormat, Text};
+    /// use nowait_core::format::{MakeFormat, Text};
     ///
     /// assert!(!Text::new().needs_thread());
     /// assert!(Text::new().with_thread_names(true).needs_thread());
@@ -226,7 +231,7 @@ pub trait MakeFormat: Send + Sync + 'static {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Json, MakeFormat};
+    /// use nowait_core::format::{Json, MakeFormat};
     ///
     /// assert!(!Json::new().needs_location());
     /// assert!(Json::new().with_line_number(true).needs_location());

@@ -15,7 +15,7 @@
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Text, Timer};
+/// use nowait_core::format::{Text, Timer};
 ///
 /// let _uptime = Text::new().with_timer(Timer::Uptime);
 /// let _none = Text::new().with_timer(Timer::None); // same as `without_time()`

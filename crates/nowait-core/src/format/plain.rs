@@ -10,7 +10,9 @@ use crate::record::{kind, Notice, Record};
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Format, Level, Plain, Record};
+/// use nowait_core::Level;
+/// use nowait_core::format::{Format, Plain};
+/// use nowait_core::record::Record;
 ///
 /// let mut out = Vec::new();
 /// Plain.format(&Record::new(Level::Info, 0, b"GET / 200\nforged"), &mut out);

@@ -14,7 +14,7 @@ use crate::record::{Notice, Record};
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Facility, Syslog};
+/// use nowait_core::format::{Facility, Syslog};
 ///
 /// let _syslog = Syslog::new().facility(Facility::Local0);
 /// assert_eq!(Facility::Local0.code(), 16);
@@ -72,7 +72,7 @@ impl Facility {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(nowait_core::Facility::User.code(), 1);
+    /// assert_eq!(nowait_core::format::Facility::User.code(), 1);
     /// ```
     pub fn code(self) -> u8 {
         match self {
@@ -145,7 +145,8 @@ fn severity(level: Level) -> u8 {
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Builder, Facility, Json, Sink, Syslog};
+/// use nowait_core::{Builder, Sink};
+/// use nowait_core::format::{Facility, Json, Syslog};
 ///
 /// # let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
 /// # let addr = listener.local_addr().unwrap();
@@ -169,7 +170,7 @@ impl Syslog {
     /// # Examples
     ///
     /// ```
-    /// let _syslog = nowait_core::Syslog::new();
+    /// let _syslog = nowait_core::format::Syslog::new();
     /// ```
     pub fn new() -> Syslog {
         Syslog::default()
@@ -180,7 +181,7 @@ impl Syslog {
     /// # Examples
     ///
     /// ```
-    /// let _s = nowait_core::Syslog::new().facility(nowait_core::Facility::Daemon);
+    /// let _s = nowait_core::format::Syslog::new().facility(nowait_core::format::Facility::Daemon);
     /// ```
     pub fn facility(mut self, facility: Facility) -> Syslog {
         self.facility = facility;
@@ -192,7 +193,7 @@ impl Syslog {
     /// # Examples
     ///
     /// ```
-    /// let _s = nowait_core::Syslog::new().app_name("billing");
+    /// let _s = nowait_core::format::Syslog::new().app_name("billing");
     /// ```
     pub fn app_name(mut self, name: impl Into<String>) -> Syslog {
         self.app_name = Some(name.into());
@@ -204,7 +205,7 @@ impl Syslog {
     /// # Examples
     ///
     /// ```
-    /// let _s = nowait_core::Syslog::new().hostname("web1.example.com");
+    /// let _s = nowait_core::format::Syslog::new().hostname("web1.example.com");
     /// ```
     pub fn hostname(mut self, name: impl Into<String>) -> Syslog {
         self.hostname = Some(name.into());

@@ -51,7 +51,8 @@ use crate::text::float;
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Builder, Sink, Text};
+/// use nowait_core::{Builder, Sink};
+/// use nowait_core::format::Text;
 ///
 /// # let dir = tempfile::tempdir().unwrap();
 /// let (logger, guard) = Builder::new()
@@ -73,7 +74,7 @@ impl Text {
     /// # Examples
     ///
     /// ```
-    /// let _text = nowait_core::Text::new();
+    /// let _text = nowait_core::format::Text::new();
     /// ```
     pub fn new() -> Text {
         Text::default()
@@ -85,7 +86,7 @@ impl Text {
     /// # Examples
     ///
     /// ```
-    /// let _plain = nowait_core::Text::new().with_ansi(false);
+    /// let _plain = nowait_core::format::Text::new().with_ansi(false);
     /// ```
     pub fn with_ansi(mut self, on: bool) -> Text {
         self.ansi = Some(on);
@@ -97,7 +98,7 @@ impl Text {
     /// # Examples
     ///
     /// ```
-    /// let _plain = nowait_core::Text::new().ansi(false);
+    /// let _plain = nowait_core::format::Text::new().ansi(false);
     /// ```
     pub fn ansi(self, on: bool) -> Text {
         self.with_ansi(on)
@@ -110,7 +111,7 @@ impl Text {
     /// # Examples
     ///
     /// ```
-    /// let _no_time = nowait_core::Text::new().with_time(false);
+    /// let _no_time = nowait_core::format::Text::new().with_time(false);
     /// ```
     pub fn with_time(self, on: bool) -> Text {
         self.options(|o| o.with_time(on))
@@ -121,7 +122,7 @@ impl Text {
     /// # Examples
     ///
     /// ```
-    /// let _no_time = nowait_core::Text::new().without_time();
+    /// let _no_time = nowait_core::format::Text::new().without_time();
     /// ```
     pub fn without_time(self) -> Text {
         self.options(Options::without_time)
@@ -132,7 +133,7 @@ impl Text {
     /// # Examples
     ///
     /// ```
-    /// let _uptime = nowait_core::Text::new().with_timer(nowait_core::Timer::Uptime);
+    /// let _uptime = nowait_core::format::Text::new().with_timer(nowait_core::format::Timer::Uptime);
     /// ```
     pub fn with_timer(self, timer: Timer) -> Text {
         self.options(|o| o.with_timer(timer))
@@ -143,7 +144,7 @@ impl Text {
     /// # Examples
     ///
     /// ```
-    /// let _no_target = nowait_core::Text::new().with_target(false);
+    /// let _no_target = nowait_core::format::Text::new().with_target(false);
     /// ```
     pub fn with_target(self, on: bool) -> Text {
         self.options(|o| o.with_target(on))
@@ -154,7 +155,7 @@ impl Text {
     /// # Examples
     ///
     /// ```
-    /// let _no_level = nowait_core::Text::new().with_level(false);
+    /// let _no_level = nowait_core::format::Text::new().with_level(false);
     /// ```
     pub fn with_level(self, on: bool) -> Text {
         self.options(|o| o.with_level(on))
@@ -168,7 +169,7 @@ impl Text {
     /// # Examples
     ///
     /// ```
-    /// let _file = nowait_core::Text::new().with_file(true);
+    /// let _file = nowait_core::format::Text::new().with_file(true);
     /// ```
     pub fn with_file(self, on: bool) -> Text {
         self.options(|o| o.with_file(on))
@@ -179,7 +180,7 @@ impl Text {
     /// # Examples
     ///
     /// ```
-    /// let _line = nowait_core::Text::new().with_file(true).with_line_number(true);
+    /// let _line = nowait_core::format::Text::new().with_file(true).with_line_number(true);
     /// ```
     pub fn with_line_number(self, on: bool) -> Text {
         self.options(|o| o.with_line_number(on))
@@ -194,7 +195,7 @@ impl Text {
     /// # Examples
     ///
     /// ```
-    /// let _names = nowait_core::Text::new().with_thread_names(true);
+    /// let _names = nowait_core::format::Text::new().with_thread_names(true);
     /// ```
     pub fn with_thread_names(self, on: bool) -> Text {
         self.options(|o| o.with_thread_names(on))
@@ -207,7 +208,7 @@ impl Text {
     /// # Examples
     ///
     /// ```
-    /// let _ids = nowait_core::Text::new().with_thread_ids(true);
+    /// let _ids = nowait_core::format::Text::new().with_thread_ids(true);
     /// ```
     pub fn with_thread_ids(self, on: bool) -> Text {
         self.options(|o| o.with_thread_ids(on))
@@ -225,7 +226,9 @@ impl Text {
     ///
     /// ```
     /// use nowait_core::event::TraceContext;
-    /// use nowait_core::{kind, Builder, Level, Sink, Text};
+    /// use nowait_core::{Builder, Level, Sink};
+    /// use nowait_core::format::Text;
+    /// use nowait_core::record::kind;
     ///
     /// # let dir = tempfile::tempdir()?;
     /// # let path = dir.path().join("app.log");

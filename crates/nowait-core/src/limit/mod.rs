@@ -474,7 +474,7 @@ thread_local! {
 /// # Examples
 ///
 /// ```
-/// nowait_core::set_sample_seed(42);
+/// nowait_core::filter::set_sample_seed(42);
 /// ```
 pub fn set_sample_seed(seed: u64) {
     SEED.store(seed, Relaxed);

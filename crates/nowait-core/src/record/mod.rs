@@ -27,7 +27,8 @@ pub mod kind {
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{kind, Level, Record};
+/// use nowait_core::Level;
+/// use nowait_core::record::{kind, Record};
 ///
 /// let rec = Record::new(Level::Info, kind::TEXT, b"hello");
 /// assert_eq!(rec.level(), Level::Info);
@@ -46,7 +47,7 @@ impl<'a> Record<'a> {
     /// # Examples
     ///
     /// ```
-    /// let rec = nowait_core::Record::new(nowait_core::Level::Warn, 0, b"x");
+    /// let rec = nowait_core::record::Record::new(nowait_core::Level::Warn, 0, b"x");
     /// assert_eq!(rec.kind(), 0);
     /// ```
     pub const fn new(level: Level, kind: u8, payload: &'a [u8]) -> Self {
@@ -62,19 +63,19 @@ impl<'a> Record<'a> {
     /// # Examples
     ///
     /// ```
-    /// let rec = nowait_core::Record::new(nowait_core::Level::Warn, 0, b"x");
+    /// let rec = nowait_core::record::Record::new(nowait_core::Level::Warn, 0, b"x");
     /// assert_eq!(rec.level(), nowait_core::Level::Warn);
     /// ```
     pub const fn level(&self) -> Level {
         self.level
     }
 
-    /// The record's kind (see [`kind`](crate::record::kind)).
+    /// The record's kind (see [`kind`]).
     ///
     /// # Examples
     ///
     /// ```
-    /// let rec = nowait_core::Record::new(nowait_core::Level::Warn, 7, b"x");
+    /// let rec = nowait_core::record::Record::new(nowait_core::Level::Warn, 7, b"x");
     /// assert_eq!(rec.kind(), 7);
     /// ```
     pub const fn kind(&self) -> u8 {
@@ -86,7 +87,7 @@ impl<'a> Record<'a> {
     /// # Examples
     ///
     /// ```
-    /// let rec = nowait_core::Record::new(nowait_core::Level::Warn, 0, b"x");
+    /// let rec = nowait_core::record::Record::new(nowait_core::Level::Warn, 0, b"x");
     /// assert_eq!(rec.payload(), b"x");
     /// ```
     pub const fn payload(&self) -> &'a [u8] {
@@ -100,7 +101,8 @@ impl<'a> Record<'a> {
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Level, Notice};
+/// use nowait_core::Level;
+/// use nowait_core::record::Notice;
 ///
 /// let n = Notice::new(Level::Warn, std::time::SystemTime::UNIX_EPOCH, "3 records dropped");
 /// assert_eq!(n.message(), "3 records dropped");
@@ -119,7 +121,7 @@ impl<'a> Notice<'a> {
     /// # Examples
     ///
     /// ```
-    /// let n = nowait_core::Notice::new(
+    /// let n = nowait_core::record::Notice::new(
     ///     nowait_core::Level::Error,
     ///     std::time::SystemTime::now(),
     ///     "sink failed",
@@ -141,7 +143,8 @@ impl<'a> Notice<'a> {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Level, Notice, SuppressReason, Suppressed};
+    /// use nowait_core::Level;
+    /// use nowait_core::record::{Notice, SuppressReason, Suppressed};
     ///
     /// let info = Suppressed::new(3, "src/db.rs:88", SuppressReason::RateLimit, "1 per 1s");
     /// let n = Notice::new(Level::Info, std::time::SystemTime::UNIX_EPOCH, "suppressed 3 records")
@@ -161,7 +164,7 @@ impl<'a> Notice<'a> {
     /// # Examples
     ///
     /// ```
-    /// # let n = nowait_core::Notice::new(nowait_core::Level::Warn, std::time::SystemTime::UNIX_EPOCH, "m");
+    /// # let n = nowait_core::record::Notice::new(nowait_core::Level::Warn, std::time::SystemTime::UNIX_EPOCH, "m");
     /// assert_eq!(n.suppressed(), None);
     /// ```
     pub const fn suppressed(&self) -> Option<Suppressed<'a>> {
@@ -173,7 +176,7 @@ impl<'a> Notice<'a> {
     /// # Examples
     ///
     /// ```
-    /// # let n = nowait_core::Notice::new(nowait_core::Level::Warn, std::time::SystemTime::UNIX_EPOCH, "m");
+    /// # let n = nowait_core::record::Notice::new(nowait_core::Level::Warn, std::time::SystemTime::UNIX_EPOCH, "m");
     /// assert_eq!(n.level(), nowait_core::Level::Warn);
     /// ```
     pub const fn level(&self) -> Level {
@@ -186,7 +189,7 @@ impl<'a> Notice<'a> {
     ///
     /// ```
     /// # use std::time::SystemTime;
-    /// # let n = nowait_core::Notice::new(nowait_core::Level::Warn, SystemTime::UNIX_EPOCH, "m");
+    /// # let n = nowait_core::record::Notice::new(nowait_core::Level::Warn, SystemTime::UNIX_EPOCH, "m");
     /// assert_eq!(n.time(), SystemTime::UNIX_EPOCH);
     /// ```
     pub const fn time(&self) -> SystemTime {
@@ -200,7 +203,7 @@ impl<'a> Notice<'a> {
     /// # Examples
     ///
     /// ```
-    /// # let n = nowait_core::Notice::new(nowait_core::Level::Warn, std::time::SystemTime::UNIX_EPOCH, "m");
+    /// # let n = nowait_core::record::Notice::new(nowait_core::Level::Warn, std::time::SystemTime::UNIX_EPOCH, "m");
     /// assert_eq!(n.message(), "m");
     /// ```
     pub const fn message(&self) -> &'a str {
@@ -213,7 +216,7 @@ impl<'a> Notice<'a> {
 /// # Examples
 ///
 /// ```
-/// assert_eq!(nowait_core::SuppressReason::Sampling.as_str(), "sampling");
+/// assert_eq!(nowait_core::record::SuppressReason::Sampling.as_str(), "sampling");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -231,7 +234,7 @@ impl SuppressReason {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(nowait_core::SuppressReason::RateLimit.as_str(), "rate_limit");
+    /// assert_eq!(nowait_core::record::SuppressReason::RateLimit.as_str(), "rate_limit");
     /// ```
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -247,7 +250,7 @@ impl SuppressReason {
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{SuppressReason, Suppressed};
+/// use nowait_core::record::{SuppressReason, Suppressed};
 ///
 /// let s = Suppressed::new(41230, "src/db.rs:88", SuppressReason::RateLimit, "1 per 1s");
 /// assert_eq!(s.count(), 41230);
@@ -270,7 +273,7 @@ impl<'a> Suppressed<'a> {
     /// # Examples
     ///
     /// ```
-    /// let s = nowait_core::Suppressed::new(1, "a.rs:1", nowait_core::SuppressReason::Sampling, "1 in 10");
+    /// let s = nowait_core::record::Suppressed::new(1, "a.rs:1", nowait_core::record::SuppressReason::Sampling, "1 in 10");
     /// assert_eq!(s.count(), 1);
     /// ```
     pub const fn new(count: u64, site: &'a str, reason: SuppressReason, rule: &'a str) -> Self {
@@ -287,7 +290,7 @@ impl<'a> Suppressed<'a> {
     /// # Examples
     ///
     /// ```
-    /// # let s = nowait_core::Suppressed::new(7, "a.rs:1", nowait_core::SuppressReason::Sampling, "1 in 10");
+    /// # let s = nowait_core::record::Suppressed::new(7, "a.rs:1", nowait_core::record::SuppressReason::Sampling, "1 in 10");
     /// assert_eq!(s.count(), 7);
     /// ```
     pub const fn count(&self) -> u64 {
@@ -299,7 +302,7 @@ impl<'a> Suppressed<'a> {
     /// # Examples
     ///
     /// ```
-    /// # let s = nowait_core::Suppressed::new(7, "a.rs:1", nowait_core::SuppressReason::Sampling, "1 in 10");
+    /// # let s = nowait_core::record::Suppressed::new(7, "a.rs:1", nowait_core::record::SuppressReason::Sampling, "1 in 10");
     /// assert_eq!(s.site(), "a.rs:1");
     /// ```
     pub const fn site(&self) -> &'a str {
@@ -311,8 +314,8 @@ impl<'a> Suppressed<'a> {
     /// # Examples
     ///
     /// ```
-    /// # let s = nowait_core::Suppressed::new(7, "a.rs:1", nowait_core::SuppressReason::Sampling, "1 in 10");
-    /// assert_eq!(s.reason(), nowait_core::SuppressReason::Sampling);
+    /// # let s = nowait_core::record::Suppressed::new(7, "a.rs:1", nowait_core::record::SuppressReason::Sampling, "1 in 10");
+    /// assert_eq!(s.reason(), nowait_core::record::SuppressReason::Sampling);
     /// ```
     pub const fn reason(&self) -> SuppressReason {
         self.reason
@@ -324,7 +327,7 @@ impl<'a> Suppressed<'a> {
     /// # Examples
     ///
     /// ```
-    /// # let s = nowait_core::Suppressed::new(7, "a.rs:1", nowait_core::SuppressReason::Sampling, "1 in 10");
+    /// # let s = nowait_core::record::Suppressed::new(7, "a.rs:1", nowait_core::record::SuppressReason::Sampling, "1 in 10");
     /// assert_eq!(s.rule(), "1 in 10");
     /// ```
     pub const fn rule(&self) -> &'a str {

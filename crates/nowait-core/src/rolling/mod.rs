@@ -24,7 +24,7 @@ use naming::{Key, Naming};
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Rolling, Rotation};
+/// use nowait_core::sink::{Rolling, Rotation};
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// let rolling = Rolling::new(dir.path()).rotation(Rotation::Hourly).filename_prefix("app");
@@ -53,7 +53,7 @@ pub enum Rotation {
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Compression, Rolling};
+/// use nowait_core::sink::{Compression, Rolling};
 ///
 /// # let dir = tempfile::tempdir().unwrap();
 /// let how = if cfg!(feature = "zstd") { Compression::Zstd } else { Compression::Gzip };
@@ -149,7 +149,8 @@ impl Compression {
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Builder, Level, Rolling, Rotation, Sink};
+/// use nowait_core::{Builder, Level, Sink};
+/// use nowait_core::sink::{Rolling, Rotation};
 ///
 /// let dir = tempfile::tempdir().unwrap();
 /// let (logger, guard) = Builder::new()
@@ -202,8 +203,8 @@ impl Rolling {
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let rolling = nowait_core::Rolling::new(dir.path())
-    ///     .rotation(nowait_core::Rotation::Daily);
+    /// let rolling = nowait_core::sink::Rolling::new(dir.path())
+    ///     .rotation(nowait_core::sink::Rotation::Daily);
     /// # let _ = rolling;
     /// ```
     pub fn new(dir: impl Into<PathBuf>) -> Rolling {
@@ -230,7 +231,7 @@ impl Rolling {
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let rolling = nowait_core::Rolling::minutely(dir.path(), "app.log");
+    /// let rolling = nowait_core::sink::Rolling::minutely(dir.path(), "app.log");
     /// # let _ = rolling;
     /// ```
     pub fn minutely(dir: impl AsRef<Path>, prefix: impl AsRef<Path>) -> Rolling {
@@ -243,7 +244,7 @@ impl Rolling {
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let rolling = nowait_core::Rolling::hourly(dir.path(), "app.log");
+    /// let rolling = nowait_core::sink::Rolling::hourly(dir.path(), "app.log");
     /// # let _ = rolling;
     /// ```
     pub fn hourly(dir: impl AsRef<Path>, prefix: impl AsRef<Path>) -> Rolling {
@@ -258,7 +259,7 @@ impl Rolling {
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let rolling = nowait_core::Rolling::weekly(dir.path(), "app.log");
+    /// let rolling = nowait_core::sink::Rolling::weekly(dir.path(), "app.log");
     /// # let _ = rolling;
     /// ```
     pub fn weekly(dir: impl AsRef<Path>, prefix: impl AsRef<Path>) -> Rolling {
@@ -272,7 +273,7 @@ impl Rolling {
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app.log");
+    /// let rolling = nowait_core::sink::Rolling::daily(dir.path(), "app.log");
     /// # let _ = rolling;
     /// ```
     pub fn daily(dir: impl AsRef<Path>, prefix: impl AsRef<Path>) -> Rolling {
@@ -286,7 +287,7 @@ impl Rolling {
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let rolling = nowait_core::Rolling::never(dir.path(), "app.log").max_size(1 << 30);
+    /// let rolling = nowait_core::sink::Rolling::never(dir.path(), "app.log").max_size(1 << 30);
     /// # let _ = rolling;
     /// ```
     pub fn never(dir: impl AsRef<Path>, name: impl AsRef<Path>) -> Rolling {
@@ -306,8 +307,8 @@ impl Rolling {
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let rolling = nowait_core::Rolling::new(dir.path())
-    ///     .rotation(nowait_core::Rotation::Minutely);
+    /// let rolling = nowait_core::sink::Rolling::new(dir.path())
+    ///     .rotation(nowait_core::sink::Rotation::Minutely);
     /// # let _ = rolling;
     /// ```
     pub fn rotation(mut self, rotation: Rotation) -> Rolling {
@@ -321,7 +322,7 @@ impl Rolling {
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let rolling = nowait_core::Rolling::new(dir.path()).filename_prefix("app");
+    /// let rolling = nowait_core::sink::Rolling::new(dir.path()).filename_prefix("app");
     /// # let _ = rolling;
     /// ```
     pub fn filename_prefix(mut self, prefix: impl Into<String>) -> Rolling {
@@ -336,7 +337,7 @@ impl Rolling {
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app").filename_suffix("log");
+    /// let rolling = nowait_core::sink::Rolling::daily(dir.path(), "app").filename_suffix("log");
     /// # let _ = rolling;
     /// ```
     pub fn filename_suffix(mut self, suffix: impl Into<String>) -> Rolling {
@@ -354,7 +355,7 @@ impl Rolling {
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app.log").max_log_files(7);
+    /// let rolling = nowait_core::sink::Rolling::daily(dir.path(), "app.log").max_log_files(7);
     /// # let _ = rolling;
     /// ```
     pub fn max_log_files(mut self, n: usize) -> Rolling {
@@ -378,7 +379,7 @@ impl Rolling {
     ///
     /// # let dir = tempfile::tempdir().unwrap();
     /// // Two weeks of logs, never more than 2 GiB of them.
-    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app.log")
+    /// let rolling = nowait_core::sink::Rolling::daily(dir.path(), "app.log")
     ///     .max_age(Duration::from_secs(14 * 86_400))
     ///     .max_total_size(2 << 30);
     /// # let _ = rolling;
@@ -399,7 +400,7 @@ impl Rolling {
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let rolling = nowait_core::Rolling::hourly(dir.path(), "app.log")
+    /// let rolling = nowait_core::sink::Rolling::hourly(dir.path(), "app.log")
     ///     .max_size(256 << 20)
     ///     .max_total_size(2 << 30);
     /// # let _ = rolling;
@@ -418,7 +419,7 @@ impl Rolling {
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app.log").max_size(256 << 20);
+    /// let rolling = nowait_core::sink::Rolling::daily(dir.path(), "app.log").max_size(256 << 20);
     /// # let _ = rolling;
     /// ```
     pub fn max_size(mut self, bytes: u64) -> Rolling {
@@ -448,7 +449,7 @@ impl Rolling {
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app.log").compress(true);
+    /// let rolling = nowait_core::sink::Rolling::daily(dir.path(), "app.log").compress(true);
     /// # let _ = rolling;
     /// ```
     pub fn compress(mut self, on: bool) -> Rolling {
@@ -469,7 +470,7 @@ impl Rolling {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Compression, Rolling};
+    /// use nowait_core::sink::{Compression, Rolling};
     ///
     /// # let dir = tempfile::tempdir().unwrap();
     /// let rolling = Rolling::daily(dir.path(), "app.log").compress_with(Compression::Gzip);
@@ -508,7 +509,7 @@ impl Rolling {
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app.log").local_time(false);
+    /// let rolling = nowait_core::sink::Rolling::daily(dir.path(), "app.log").local_time(false);
     /// # let _ = rolling;
     /// ```
     pub fn local_time(mut self, on: bool) -> Rolling {
@@ -533,7 +534,7 @@ impl Rolling {
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
     /// // Quietest hour: a new file at 04:30 every day.
-    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app.log").rotate_at(4, 30);
+    /// let rolling = nowait_core::sink::Rolling::daily(dir.path(), "app.log").rotate_at(4, 30);
     /// # let _ = rolling;
     /// ```
     pub fn rotate_at(mut self, hour: u8, minute: u8) -> Rolling {
@@ -572,7 +573,8 @@ impl Rolling {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Builder, Level, Rolling, Sink};
+    /// use nowait_core::{Builder, Level, Sink};
+    /// use nowait_core::sink::Rolling;
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// let (logger, guard) = Builder::new()
@@ -611,7 +613,7 @@ impl Rolling {
     /// # let dir = tempfile::tempdir().unwrap();
     /// let (logger, guard) = nowait_core::Builder::new()
     ///     .sink(nowait_core::Sink::rolling(
-    ///         nowait_core::Rolling::hourly(dir.path(), "app.log").clock(fake),
+    ///         nowait_core::sink::Rolling::hourly(dir.path(), "app.log").clock(fake),
     ///     ))
     ///     .build()
     ///     .unwrap();

@@ -114,7 +114,9 @@ pub(crate) const RECORD_OVERHEAD: usize = 6;
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{BacktraceBuffer, Builder, Level, Sink, Text};
+/// use nowait_core::{Builder, Level, Sink};
+/// use nowait_core::format::Text;
+/// use nowait_core::sink::BacktraceBuffer;
 ///
 /// # let dir = tempfile::tempdir()?;
 /// # let path = dir.path().join("app.log");
@@ -156,7 +158,7 @@ impl BacktraceBuffer {
     /// # Examples
     ///
     /// ```
-    /// let bt = nowait_core::BacktraceBuffer::records(100);
+    /// let bt = nowait_core::sink::BacktraceBuffer::records(100);
     /// assert_eq!(bt.max_record_count(), 100);
     /// assert_eq!(bt.max_byte_count(), 256 << 10);
     /// ```
@@ -175,7 +177,7 @@ impl BacktraceBuffer {
     /// # Examples
     ///
     /// ```
-    /// let bt = nowait_core::BacktraceBuffer::bytes(1 << 20);
+    /// let bt = nowait_core::sink::BacktraceBuffer::bytes(1 << 20);
     /// assert_eq!(bt.max_byte_count(), 1 << 20);
     /// assert_eq!(bt.max_record_count(), usize::MAX);
     /// ```
@@ -192,7 +194,7 @@ impl BacktraceBuffer {
     /// # Examples
     ///
     /// ```
-    /// let bt = nowait_core::BacktraceBuffer::bytes(64 << 10).max_records(500);
+    /// let bt = nowait_core::sink::BacktraceBuffer::bytes(64 << 10).max_records(500);
     /// assert_eq!(bt.max_record_count(), 500);
     /// ```
     pub fn max_records(mut self, n: usize) -> BacktraceBuffer {
@@ -206,7 +208,7 @@ impl BacktraceBuffer {
     /// # Examples
     ///
     /// ```
-    /// let bt = nowait_core::BacktraceBuffer::records(1000).max_bytes(1 << 20);
+    /// let bt = nowait_core::sink::BacktraceBuffer::records(1000).max_bytes(1 << 20);
     /// assert_eq!(bt.max_byte_count(), 1 << 20);
     /// ```
     pub fn max_bytes(mut self, bytes: usize) -> BacktraceBuffer {
@@ -222,7 +224,8 @@ impl BacktraceBuffer {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{BacktraceBuffer, Level};
+    /// use nowait_core::Level;
+    /// use nowait_core::sink::BacktraceBuffer;
     ///
     /// let bt = BacktraceBuffer::records(100).trigger(Level::Warn);
     /// assert_eq!(bt.trigger_level(), Level::Warn);
@@ -239,7 +242,8 @@ impl BacktraceBuffer {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{BacktraceBuffer, Builder, Level, Sink};
+    /// use nowait_core::{Builder, Level, Sink};
+    /// use nowait_core::sink::BacktraceBuffer;
     ///
     /// let (logger, _guard) = Builder::new()
     ///     .sink(
@@ -261,7 +265,7 @@ impl BacktraceBuffer {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(nowait_core::BacktraceBuffer::records(7).max_record_count(), 7);
+    /// assert_eq!(nowait_core::sink::BacktraceBuffer::records(7).max_record_count(), 7);
     /// ```
     pub fn max_record_count(&self) -> usize {
         self.records
@@ -272,7 +276,7 @@ impl BacktraceBuffer {
     /// # Examples
     ///
     /// ```
-    /// assert_eq!(nowait_core::BacktraceBuffer::bytes(4096).max_byte_count(), 4096);
+    /// assert_eq!(nowait_core::sink::BacktraceBuffer::bytes(4096).max_byte_count(), 4096);
     /// ```
     pub fn max_byte_count(&self) -> usize {
         self.bytes
@@ -283,7 +287,8 @@ impl BacktraceBuffer {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{BacktraceBuffer, Level};
+    /// use nowait_core::Level;
+    /// use nowait_core::sink::BacktraceBuffer;
     ///
     /// assert_eq!(BacktraceBuffer::records(1).trigger_level(), Level::Error);
     /// ```
@@ -296,7 +301,8 @@ impl BacktraceBuffer {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{BacktraceBuffer, Level};
+    /// use nowait_core::Level;
+    /// use nowait_core::sink::BacktraceBuffer;
     ///
     /// assert_eq!(BacktraceBuffer::records(1).lowest_level(), Level::Debug);
     /// ```

@@ -146,7 +146,8 @@ impl Sink {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Builder, Rolling, Sink};
+    /// use nowait_core::{Builder, Sink};
+    /// use nowait_core::sink::Rolling;
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// let (logger, guard) = Builder::new()
@@ -221,7 +222,8 @@ impl Sink {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Builder, Json, Sink};
+    /// use nowait_core::{Builder, Sink};
+    /// use nowait_core::format::Json;
     ///
     /// # let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     /// # let addr = listener.local_addr().unwrap().to_string();
@@ -322,7 +324,8 @@ impl Sink {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Builder, Otlp, Sink};
+    /// use nowait_core::{Builder, Sink};
+    /// use nowait_core::sink::Otlp;
     ///
     /// # let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     /// # let endpoint = format!("http://{}", listener.local_addr().unwrap());
@@ -350,7 +353,7 @@ impl Sink {
     ///
     /// ```
     /// let sink = nowait_core::Sink::local_syslog()
-    ///     .syslog(nowait_core::Syslog::new().facility(nowait_core::Facility::Daemon));
+    ///     .syslog(nowait_core::format::Syslog::new().facility(nowait_core::format::Facility::Daemon));
     /// # let _ = sink;
     /// ```
     pub fn local_syslog() -> Sink {
@@ -420,7 +423,8 @@ impl Sink {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Builder, Journald, Sink};
+    /// use nowait_core::{Builder, Sink};
+    /// use nowait_core::format::Journald;
     ///
     /// let sink = Sink::journald_with(Journald::new().syslog_identifier("billing"));
     /// # let _ = sink;
@@ -441,7 +445,8 @@ impl Sink {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Sink, Syslog};
+    /// use nowait_core::Sink;
+    /// use nowait_core::format::Syslog;
     ///
     /// // rsyslog's imtcp, syslog-ng's syslog(), Vector's syslog source...
     /// let sink = Sink::tcp("127.0.0.1:6514").syslog(Syslog::new().app_name("web"));
@@ -479,7 +484,7 @@ impl Sink {
     /// # Examples
     ///
     /// ```
-    /// let sink = nowait_core::Sink::stdout().format(nowait_core::Plain);
+    /// let sink = nowait_core::Sink::stdout().format(nowait_core::format::Plain);
     /// # let _ = sink;
     /// ```
     pub fn format(mut self, format: impl MakeFormat) -> Sink {
@@ -504,7 +509,8 @@ impl Sink {
     /// JSON file, one ring and one writer thread:
     ///
     /// ```
-    /// use nowait_core::{Builder, Json, Level, Sink, Text};
+    /// use nowait_core::{Builder, Level, Sink};
+    /// use nowait_core::format::{Json, Text};
     ///
     /// let dir = tempfile::tempdir().unwrap();
     /// let (logger, _guard) = Builder::new()
@@ -566,7 +572,9 @@ impl Sink {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{BacktraceBuffer, Builder, Level, Sink, Text};
+    /// use nowait_core::{Builder, Level, Sink};
+    /// use nowait_core::format::Text;
+    /// use nowait_core::sink::BacktraceBuffer;
     ///
     /// # let dir = tempfile::tempdir()?;
     /// # let path = dir.path().join("app.log");

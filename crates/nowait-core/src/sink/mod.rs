@@ -1,40 +1,61 @@
-//! Sinks: where records go, from the user's configuration to what the
-//! writer thread holds.
+//! Where records go: [`Sink`], one destination with its own format,
+//! level and buffer, and the configuration of its kinds ([`Rolling`] files
+//! with [`Rotation`] and [`Compression`], the [`BacktraceBuffer`], and with
+//! the `otlp` feature the OTLP receiver's settings).
 //!
-//! A sink goes through three forms, each in this folder:
+//! # Examples
 //!
-//! 1. [`Sink`] (`config.rs`): what the user builds, a [`Target`] (the kind
-//!    and its address) and the options every kind has (format, level,
-//!    buffer, backtrace).
-//! 2. [`Plan`]: the sink as `build` checked it, with its name and format
-//!    settled. `build` opens it, and a forked child's writer opens the same
-//!    plan again ([`Plan::reopen_in_child`]): there is one `open` per kind,
-//!    told by [`When`] which of the two calls it.
-//! 3. [`Output`] (`output.rs`): the opened sink as the writer holds it,
-//!    and the one dispatch over the kinds for writing, polling, flushing
-//!    and rotating.
+//! ```
+//! use nowait_core::sink::{Rolling, Rotation, Sink};
+//! use nowait_core::{Builder, Level};
 //!
-//! Each kind's own code is a file of its own: `file.rs` (files and rolling
-//! files), `terminal.rs` (stdout, stderr), `custom.rs` (a user's writer),
-//! `socket.rs` (TCP, Unix streams and datagrams, syslog framing),
-//! `journald.rs`, `otlp.rs`. Adding a kind adds its file, a constructor on
-//! [`Sink`], a [`Target`] variant with its arms in this module, and an
-//! [`Output`] variant with its arms in `output.rs` if no output fits;
-//! nothing outside this folder names a kind (the writer asks an output
-//! what it is: [`Output::rolls`], [`Output::may_block`]...).
-//!
-//! Invariants:
-//!
-//! * Nothing here waits on a receiver: at build a socket starts connecting
-//!   without waiting, and in a forked child (where opening runs on the
-//!   thread of the first push) streams, datagram sockets and journald start
-//!   unconnected.
-//! * A sink that cannot be opened is a [`BuildError`] at build; in a forked
-//!   child it becomes [`Output::Gone`], which fails every write and counts
-//!   its records.
-//! * What the writer does with a sink's bytes (buffering, retries,
-//!   shedding, counters) is the writer's (`writer::sink_state`); this
-//!   module never imports the writer.
+//! # let dir = tempfile::tempdir()?;
+//! let (logger, guard) = Builder::new()
+//!     .sink(Sink::stderr().level(Level::Warn))
+//!     .sink(Sink::rolling(Rolling::new(dir.path(), "app.log").rotation(Rotation::Daily)))
+//!     .build()?;
+//! logger.log(Level::Info, "to the file only")?;
+//! drop(guard);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+// Sinks: where records go, from the user's configuration to what the
+// writer thread holds.
+//
+// A sink goes through three forms, each in this folder:
+//
+// 1. [`Sink`] (`config.rs`): what the user builds, a [`Target`] (the kind
+//    and its address) and the options every kind has (format, level,
+//    buffer, backtrace).
+// 2. [`Plan`]: the sink as `build` checked it, with its name and format
+//    settled. `build` opens it, and a forked child's writer opens the same
+//    plan again ([`Plan::reopen_in_child`]): there is one `open` per kind,
+//    told by [`When`] which of the two calls it.
+// 3. [`Output`] (`output.rs`): the opened sink as the writer holds it,
+//    and the one dispatch over the kinds for writing, polling, flushing
+//    and rotating.
+//
+// Each kind's own code is a file of its own: `file.rs` (files and rolling
+// files), `terminal.rs` (stdout, stderr), `custom.rs` (a user's writer),
+// `socket.rs` (TCP, Unix streams and datagrams, syslog framing),
+// `journald.rs`, `otlp.rs`. Adding a kind adds its file, a constructor on
+// [`Sink`], a [`Target`] variant with its arms in this module, and an
+// [`Output`] variant with its arms in `output.rs` if no output fits;
+// nothing outside this folder names a kind (the writer asks an output
+// what it is: [`Output::rolls`], [`Output::may_block`]...).
+//
+// Invariants:
+//
+// * Nothing here waits on a receiver: at build a socket starts connecting
+//   without waiting, and in a forked child (where opening runs on the
+//   thread of the first push) streams, datagram sockets and journald start
+//   unconnected.
+// * A sink that cannot be opened is a [`BuildError`] at build; in a forked
+//   child it becomes [`Output::Gone`], which fails every write and counts
+//   its records.
+// * What the writer does with a sink's bytes (buffering, retries,
+//   shedding, counters) is the writer's (`writer::sink_state`); this
+//   module never imports the writer.
 
 pub(crate) mod backtrace;
 mod config;
@@ -53,8 +74,13 @@ use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+pub use crate::rolling::{Compression, Rolling, Rotation};
+pub use backtrace::BacktraceBuffer;
 pub use config::Sink;
 pub(crate) use file::durable_files;
+#[cfg(feature = "otlp")]
+#[cfg_attr(docsrs, doc(cfg(feature = "otlp")))]
+pub use otlp::Otlp;
 pub(crate) use output::{Opened, Output, WriteOutcome};
 
 use crate::accounting::stats::SinkCounters;

@@ -109,7 +109,8 @@ use super::{is_bidi_control, plain_len, Format, MakeFormat, Options, SinkInfo, T
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Builder, Json, Level, Sink};
+/// use nowait_core::{Builder, Level, Sink};
+/// use nowait_core::format::Json;
 ///
 /// # let dir = tempfile::tempdir().unwrap();
 /// # let path = dir.path().join("app.json");
@@ -136,7 +137,7 @@ pub struct Json {
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Json, JsonSchema};
+/// use nowait_core::format::{Json, JsonSchema};
 ///
 /// let _ours = Json::new().with_schema(JsonSchema::Nowait);
 /// ```
@@ -169,7 +170,7 @@ impl Json {
     /// # Examples
     ///
     /// ```
-    /// let _json = nowait_core::Json::new();
+    /// let _json = nowait_core::format::Json::new();
     /// ```
     pub fn new() -> Json {
         Json::default()
@@ -181,7 +182,7 @@ impl Json {
     /// # Examples
     ///
     /// ```
-    /// let _json = nowait_core::Json::nowait_schema();
+    /// let _json = nowait_core::format::Json::nowait_schema();
     /// ```
     pub fn nowait_schema() -> Json {
         Json::new().with_schema(JsonSchema::Nowait)
@@ -192,7 +193,7 @@ impl Json {
     /// # Examples
     ///
     /// ```
-    /// let _json = nowait_core::Json::new().with_schema(nowait_core::JsonSchema::Nowait);
+    /// let _json = nowait_core::format::Json::new().with_schema(nowait_core::format::JsonSchema::Nowait);
     /// ```
     pub fn with_schema(mut self, schema: JsonSchema) -> Json {
         self.schema = schema;
@@ -208,7 +209,7 @@ impl Json {
     /// # Examples
     ///
     /// ```
-    /// let _json = nowait_core::Json::new().flatten_event(true);
+    /// let _json = nowait_core::format::Json::new().flatten_event(true);
     /// ```
     pub fn flatten_event(mut self, on: bool) -> Json {
         self.flatten = on;
@@ -220,7 +221,7 @@ impl Json {
     /// # Examples
     ///
     /// ```
-    /// let _json = nowait_core::Json::new().with_current_span(false);
+    /// let _json = nowait_core::format::Json::new().with_current_span(false);
     /// ```
     pub fn with_current_span(mut self, on: bool) -> Json {
         self.current_span = on;
@@ -232,7 +233,7 @@ impl Json {
     /// # Examples
     ///
     /// ```
-    /// let _json = nowait_core::Json::new().with_span_list(false);
+    /// let _json = nowait_core::format::Json::new().with_span_list(false);
     /// ```
     pub fn with_span_list(mut self, on: bool) -> Json {
         self.span_list = on;
@@ -245,7 +246,7 @@ impl Json {
     /// # Examples
     ///
     /// ```
-    /// let _json = nowait_core::Json::new().with_timer(nowait_core::Timer::Uptime);
+    /// let _json = nowait_core::format::Json::new().with_timer(nowait_core::format::Timer::Uptime);
     /// ```
     pub fn with_timer(self, timer: Timer) -> Json {
         self.options(|o| o.with_timer(timer))
@@ -256,7 +257,7 @@ impl Json {
     /// # Examples
     ///
     /// ```
-    /// let _json = nowait_core::Json::new().without_time();
+    /// let _json = nowait_core::format::Json::new().without_time();
     /// ```
     pub fn without_time(self) -> Json {
         self.options(Options::without_time)
@@ -267,7 +268,7 @@ impl Json {
     /// # Examples
     ///
     /// ```
-    /// let _json = nowait_core::Json::new().with_level(false);
+    /// let _json = nowait_core::format::Json::new().with_level(false);
     /// ```
     pub fn with_level(self, on: bool) -> Json {
         self.options(|o| o.with_level(on))
@@ -278,7 +279,7 @@ impl Json {
     /// # Examples
     ///
     /// ```
-    /// let _json = nowait_core::Json::new().with_target(false);
+    /// let _json = nowait_core::format::Json::new().with_target(false);
     /// ```
     pub fn with_target(self, on: bool) -> Json {
         self.options(|o| o.with_target(on))
@@ -290,7 +291,7 @@ impl Json {
     /// # Examples
     ///
     /// ```
-    /// let _json = nowait_core::Json::new().with_file(true);
+    /// let _json = nowait_core::format::Json::new().with_file(true);
     /// ```
     pub fn with_file(self, on: bool) -> Json {
         self.options(|o| o.with_file(on))
@@ -302,7 +303,7 @@ impl Json {
     /// # Examples
     ///
     /// ```
-    /// let _json = nowait_core::Json::new().with_line_number(true);
+    /// let _json = nowait_core::format::Json::new().with_line_number(true);
     /// ```
     pub fn with_line_number(self, on: bool) -> Json {
         self.options(|o| o.with_line_number(on))
@@ -315,7 +316,7 @@ impl Json {
     /// # Examples
     ///
     /// ```
-    /// let _json = nowait_core::Json::new().with_thread_names(true);
+    /// let _json = nowait_core::format::Json::new().with_thread_names(true);
     /// ```
     pub fn with_thread_names(self, on: bool) -> Json {
         self.options(|o| o.with_thread_names(on))
@@ -327,7 +328,7 @@ impl Json {
     /// # Examples
     ///
     /// ```
-    /// let _json = nowait_core::Json::new().with_thread_ids(true);
+    /// let _json = nowait_core::format::Json::new().with_thread_ids(true);
     /// ```
     pub fn with_thread_ids(self, on: bool) -> Json {
         self.options(|o| o.with_thread_ids(on))
@@ -343,7 +344,9 @@ impl Json {
     ///
     /// ```
     /// use nowait_core::event::TraceContext;
-    /// use nowait_core::{kind, Builder, Json, Level, Sink};
+    /// use nowait_core::{Builder, Level, Sink};
+    /// use nowait_core::format::Json;
+    /// use nowait_core::record::kind;
     ///
     /// # let dir = tempfile::tempdir()?;
     /// # let path = dir.path().join("app.json");

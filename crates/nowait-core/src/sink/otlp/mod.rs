@@ -73,7 +73,8 @@ const DEFAULT_TIMEOUT: Duration = Duration::from_secs(10);
 /// # Examples
 ///
 /// ```
-/// use nowait_core::{Builder, Otlp, Sink};
+/// use nowait_core::{Builder, Sink};
+/// use nowait_core::sink::Otlp;
 ///
 /// let sink = Sink::otlp(
 ///     Otlp::new("http://127.0.0.1:4318")
@@ -253,7 +254,7 @@ impl Otlp {
     /// # Examples
     ///
     /// ```
-    /// let otlp = nowait_core::Otlp::new("http://localhost:4318");
+    /// let otlp = nowait_core::sink::Otlp::new("http://localhost:4318");
     /// # let _ = otlp;
     /// ```
     pub fn new(endpoint: &str) -> Otlp {
@@ -287,7 +288,8 @@ impl Otlp {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Builder, Otlp, Sink};
+    /// use nowait_core::{Builder, Sink};
+    /// use nowait_core::sink::Otlp;
     ///
     /// let mut builder = Builder::new();
     /// if let Some(otlp) = Otlp::from_env()? {
@@ -352,7 +354,7 @@ impl Otlp {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::Otlp;
+    /// use nowait_core::sink::Otlp;
     ///
     /// let vars = [
     ///     ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:4318"),
@@ -391,7 +393,7 @@ impl Otlp {
     /// # Examples
     ///
     /// ```
-    /// let otlp = nowait_core::Otlp::new("http://127.0.0.1:4318")
+    /// let otlp = nowait_core::sink::Otlp::new("http://127.0.0.1:4318")
     ///     .header("Authorization", "Bearer s3cr3t");
     /// assert!(!format!("{otlp:?}").contains("s3cr3t"));
     /// ```
@@ -408,7 +410,7 @@ impl Otlp {
     /// # Examples
     ///
     /// ```
-    /// let otlp = nowait_core::Otlp::new("http://127.0.0.1:4318").service_name("checkout");
+    /// let otlp = nowait_core::sink::Otlp::new("http://127.0.0.1:4318").service_name("checkout");
     /// # let _ = otlp;
     /// ```
     pub fn service_name(mut self, name: impl Into<String>) -> Otlp {
@@ -422,7 +424,7 @@ impl Otlp {
     /// # Examples
     ///
     /// ```
-    /// let otlp = nowait_core::Otlp::new("http://127.0.0.1:4318")
+    /// let otlp = nowait_core::sink::Otlp::new("http://127.0.0.1:4318")
     ///     .resource_attribute("service.version", "1.4.2");
     /// # let _ = otlp;
     /// ```
@@ -440,7 +442,7 @@ impl Otlp {
     /// # Examples
     ///
     /// ```
-    /// let otlp = nowait_core::Otlp::new("http://127.0.0.1:4318").gzip(true);
+    /// let otlp = nowait_core::sink::Otlp::new("http://127.0.0.1:4318").gzip(true);
     /// # let _ = otlp;
     /// ```
     pub fn gzip(mut self, on: bool) -> Otlp {
@@ -457,7 +459,7 @@ impl Otlp {
     /// # Examples
     ///
     /// ```
-    /// let otlp = nowait_core::Otlp::new("http://127.0.0.1:4318").max_batch_bytes(64 << 10);
+    /// let otlp = nowait_core::sink::Otlp::new("http://127.0.0.1:4318").max_batch_bytes(64 << 10);
     /// # let _ = otlp;
     /// ```
     pub fn max_batch_bytes(mut self, bytes: usize) -> Otlp {
@@ -473,7 +475,7 @@ impl Otlp {
     /// # Examples
     ///
     /// ```
-    /// let otlp = nowait_core::Otlp::new("http://127.0.0.1:4318")
+    /// let otlp = nowait_core::sink::Otlp::new("http://127.0.0.1:4318")
     ///     .timeout(std::time::Duration::from_secs(2));
     /// # let _ = otlp;
     /// ```

@@ -159,7 +159,7 @@ impl Otlp {
     /// # Examples
     ///
     /// ```
-    /// let otlp = nowait_core::Otlp::new("https://collector.internal:4318")
+    /// let otlp = nowait_core::sink::Otlp::new("https://collector.internal:4318")
     ///     .ca_certificate("/etc/otel/ca.pem");
     /// # let _ = otlp;
     /// ```
@@ -175,7 +175,7 @@ impl Otlp {
     ///
     /// ```
     /// # let ca_pem = String::new();
-    /// let otlp = nowait_core::Otlp::new("https://collector.internal:4318")
+    /// let otlp = nowait_core::sink::Otlp::new("https://collector.internal:4318")
     ///     .ca_certificate_pem(ca_pem);
     /// # let _ = otlp;
     /// ```
@@ -195,7 +195,7 @@ impl Otlp {
     /// # Examples
     ///
     /// ```
-    /// let otlp = nowait_core::Otlp::new("https://collector.internal:4318")
+    /// let otlp = nowait_core::sink::Otlp::new("https://collector.internal:4318")
     ///     .client_certificate("/etc/otel/client.pem", "/etc/otel/client.key");
     /// # let _ = otlp;
     /// ```
@@ -216,7 +216,7 @@ impl Otlp {
     ///
     /// ```
     /// # let (cert_pem, key_pem) = (String::new(), String::new());
-    /// let otlp = nowait_core::Otlp::new("https://collector.internal:4318")
+    /// let otlp = nowait_core::sink::Otlp::new("https://collector.internal:4318")
     ///     .client_certificate_pem(cert_pem, key_pem);
     /// # let _ = otlp;
     /// ```
