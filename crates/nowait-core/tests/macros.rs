@@ -135,11 +135,11 @@ fn macros_render_exactly() {
     assert_eq!(json.len(), want.len());
     assert_eq!(
         &json[1][43..],
-        r#""level":"WARN","fields":{"message":"slow query","millis":812,"table":"users"},"target":"db","filename":"crates/nowait-core/tests/macros.rs","line_number":66}"#
+        r#""level":"WARN","fields":{"message":"slow query","millis":812,"table":"users"},"target":"db","filename":"crates/nowait-core/tests/macros.rs","line_number":67}"#
     );
     assert_eq!(
         &json[8][43..],
-        r#""level":"INFO","fields":{"message":"login a\nINFO forged\u001b[31m\r","user":"a\nINFO forged\u001b[31m\r"},"target":"macros","filename":"crates/nowait-core/tests/macros.rs","line_number":83}"#
+        r#""level":"INFO","fields":{"message":"login a\nINFO forged\u001b[31m\r","user":"a\nINFO forged\u001b[31m\r"},"target":"macros","filename":"crates/nowait-core/tests/macros.rs","line_number":84}"#
     );
     let old_json = old_json.take();
     let old_json: Vec<&str> = old_json
