@@ -366,8 +366,18 @@ def doc_text(path, file_published, includes):
     lines = read_lines(path)
     out, block, attrs = [], [], ""
     inner_published = file_published is True
+    # Each doc block is read on its own (a fence left open in one does not
+    # hide the next): a `None` entry separates blocks.
+    in_inner = False
     for k, line in enumerate(lines):
         m = re.match(r"^\s*//([/!])(?![/!])\s?(.*)$", line)
+        inner_attr = line.strip().startswith("#![")
+        if (m and m.group(1) == "!") or inner_attr:
+            if not in_inner:
+                out.append(None)
+            in_inner = True
+        else:
+            in_inner = False
         if m and m.group(1) == "!":
             if inner_published:
                 out.append((k + 1, m.group(2)))
@@ -377,8 +387,10 @@ def doc_text(path, file_published, includes):
             continue
         stripped = line.strip()
         if stripped.startswith("#!["):
+            # Of `cfg_attr(x, doc = A)` / `cfg_attr(not(x), doc = B)`
+            # alternatives, A is read.
             d = re.search(r"\bdoc\s*=\s*\"((?:[^\"\\]|\\.)*)\"", line)
-            if d and inner_published:
+            if d and inner_published and "cfg_attr(not(" not in line.replace(" ", ""):
                 out.append((k + 1, d.group(1)))
             continue
         if stripped.startswith("#["):
@@ -402,6 +414,7 @@ def doc_text(path, file_published, includes):
             # unpublished; private module files' `pub` items are re-exported.
             if file_published == "hidden":
                 shown = False
+            out.append(None)
             for n, text in block:
                 if isinstance(text, tuple):
                     if shown:
@@ -433,7 +446,12 @@ def code_spans(text):
             n = max(n for p, n in starts if p <= m.start())
             out.append((n, m.group(1)))
         para.clear()
-    for n, t in text:
+    for entry in text:
+        if entry is None:
+            flush()
+            fenced = False
+            continue
+        n, t = entry
         if t.lstrip().startswith("```"):
             flush()
             fenced = not fenced
@@ -451,14 +469,18 @@ def scan(citing, crate, shipped, text, is_readme):
     skipped = set()
     if is_readme:
         section_of, current = {}, None
-        for n, t in text:
+        for n, t in filter(None, text):
             m = re.match(r"^(#+)\s+(.*?)\s*$", t)
             if m and len(m.group(1)) <= 2:
                 current = m.group(2)
             section_of[n] = current
         skipped = {n for n, sec in section_of.items() if sec == "Repository"}
     fenced = False
-    for n, t in text:
+    for entry in text:
+        if entry is None:
+            fenced = False
+            continue
+        n, t = entry
         if t.lstrip().startswith("```"):
             fenced = not fenced
             continue
