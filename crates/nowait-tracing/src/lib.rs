@@ -132,8 +132,9 @@
 //! thread; a thread whose very first is in such a destructor, after it
 //! used OpenTelemetry's context, is not covered (OpenTelemetry's
 //! `Context::current()` panics there too). Its cost, a thread-local read
-//! and a borrow of OpenTelemetry's context stack, is in
-//! `benches/results/layer-instructions.md`.
+//! and a borrow of OpenTelemetry's context stack, is about 50 instructions
+//! per event of this layer and 26 per macro call, outside any span
+//! (callgrind, with `tracing-opentelemetry`'s layer and an SDK tracer).
 //!
 #![cfg_attr(feature = "opentelemetry", doc = "```")]
 #![cfg_attr(not(feature = "opentelemetry"), doc = "```ignore")]
@@ -172,6 +173,12 @@
 //! ```
 //!
 //! The default text layout is that of `tracing_subscriber::fmt()`.
+//!
+//! # Features
+//!
+//! * `opentelemetry`: each event records the OpenTelemetry span it is
+//!   logged in (trace id, span id, flags), as `tracing-opentelemetry`'s
+//!   layer keeps it in the same subscriber; see *Logs joined to traces*.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
