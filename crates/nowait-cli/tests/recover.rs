@@ -10,18 +10,10 @@
 //! the dead process wrote and what the tool wrote.
 #![cfg(not(miri))] // Miri cannot spawn processes.
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use nowait::{Builder, Sink};
-
-/// Records the child logs in all.
-const N: u64 = 2_000;
-/// Records the child has written to its log before its writer stops.
-const WRITTEN: u64 = 500;
-/// The message on which the child's log format stops its writer thread.
-const HOLD: &str = "the writer stops here";
 
 /// Runs the built `nowait` with `args`.
 fn nowait<I, S>(args: I) -> Output
@@ -41,41 +33,6 @@ fn stdout(out: &Output) -> String {
 
 fn stderr(out: &Output) -> String {
     String::from_utf8(out.stderr.clone()).unwrap()
-}
-
-/// The numbers of the "line N" records in `text`, with how often each
-/// appears, and the other lines.
-fn numbers(text: &str) -> (BTreeMap<u64, u32>, Vec<String>) {
-    let mut seen = BTreeMap::new();
-    let mut other = Vec::new();
-    for line in text.lines() {
-        let n = line.split_once("line ").and_then(|(_, rest)| {
-            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            digits.parse::<u64>().ok()
-        });
-        match n {
-            Some(n) => *seen.entry(n).or_insert(0) += 1,
-            None => other.push(line.to_owned()),
-        }
-    }
-    (seen, other)
-}
-
-/// `seen` holds each number of `range` exactly once, and no other.
-fn assert_each_once(seen: &BTreeMap<u64, u32>, range: std::ops::Range<u64>, what: &str) {
-    let twice: Vec<_> = seen.iter().filter(|(_, &c)| c > 1).take(5).collect();
-    assert!(
-        twice.is_empty(),
-        "{what}: written more than once: {twice:?}"
-    );
-    let missing: Vec<_> = range
-        .clone()
-        .filter(|n| !seen.contains_key(n))
-        .take(5)
-        .collect();
-    assert!(missing.is_empty(), "{what}: missing {missing:?}");
-    let extra: Vec<_> = seen.keys().filter(|n| !range.contains(n)).take(5).collect();
-    assert!(extra.is_empty(), "{what}: not expected here: {extra:?}");
 }
 
 /// A crash-durable file made and left by a logger of this process, which
@@ -355,6 +312,7 @@ fn a_nowait_file_that_cannot_be_read_exits_1_and_is_set_aside() {
 
 #[cfg(unix)]
 mod killed {
+    use std::collections::BTreeMap;
     use std::os::unix::process::ExitStatusExt;
     use std::time::Duration;
 
@@ -362,6 +320,48 @@ mod killed {
     use nowait_testkit::child::{self, Child};
 
     use super::*;
+
+    /// Records the child logs in all.
+    const N: u64 = 2_000;
+    /// Records the child has written to its log before its writer stops.
+    const WRITTEN: u64 = 500;
+    /// The message on which the child's log format stops its writer thread.
+    const HOLD: &str = "the writer stops here";
+
+    /// The numbers of the "line N" records in `text`, with how often each
+    /// appears, and the other lines.
+    fn numbers(text: &str) -> (BTreeMap<u64, u32>, Vec<String>) {
+        let mut seen = BTreeMap::new();
+        let mut other = Vec::new();
+        for line in text.lines() {
+            let n = line.split_once("line ").and_then(|(_, rest)| {
+                let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+                digits.parse::<u64>().ok()
+            });
+            match n {
+                Some(n) => *seen.entry(n).or_insert(0) += 1,
+                None => other.push(line.to_owned()),
+            }
+        }
+        (seen, other)
+    }
+
+    /// `seen` holds each number of `range` exactly once, and no other.
+    fn assert_each_once(seen: &BTreeMap<u64, u32>, range: std::ops::Range<u64>, what: &str) {
+        let twice: Vec<_> = seen.iter().filter(|(_, &c)| c > 1).take(5).collect();
+        assert!(
+            twice.is_empty(),
+            "{what}: written more than once: {twice:?}"
+        );
+        let missing: Vec<_> = range
+            .clone()
+            .filter(|n| !seen.contains_key(n))
+            .take(5)
+            .collect();
+        assert!(missing.is_empty(), "{what}: missing {missing:?}");
+        let extra: Vec<_> = seen.keys().filter(|n| !range.contains(n)).take(5).collect();
+        assert!(extra.is_empty(), "{what}: not expected here: {extra:?}");
+    }
 
     /// The child's log format: `Text`, which stops the writer thread for
     /// good on the record [`HOLD`], as a writer descheduled at the moment
