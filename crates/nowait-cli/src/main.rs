@@ -58,7 +58,7 @@ enum Status {
     Done,
     /// 1: a file could not be read or was refused, or the output could
     /// not be written.
-    Refused,
+    Failed,
     /// 2: bad usage.
     Usage,
 }
@@ -67,7 +67,7 @@ impl From<Status> for ExitCode {
     fn from(status: Status) -> ExitCode {
         ExitCode::from(match status {
             Status::Done => 0,
-            Status::Refused => 1,
+            Status::Failed => 1,
             Status::Usage => 2,
         })
     }

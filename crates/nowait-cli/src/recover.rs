@@ -143,7 +143,7 @@ impl Recover {
                 // or the same naming a --sink or --to file.
                 let e = e.to_string();
                 eprintln!("{ME}: {}", e.strip_prefix("nowait: ").unwrap_or(&e));
-                return Status::Refused;
+                return Status::Failed;
             }
         };
         drop(guard);
@@ -159,7 +159,7 @@ impl Recover {
                 file.display(),
                 aside.display()
             );
-            status = Status::Refused;
+            status = Status::Failed;
         } else if stats.records_written == 0 {
             eprintln!("{ME}: {} held no records to recover", file.display());
         }
@@ -182,7 +182,7 @@ impl Recover {
                 file.display(),
                 unwritten.join(", ")
             );
-            status = Status::Refused;
+            status = Status::Failed;
         }
         if !self.keep {
             if let Err(e) = std::fs::remove_file(file) {
@@ -233,7 +233,7 @@ impl Recover {
 /// Says why `file` is refused; the exit status for it.
 fn refused(file: &Path, why: &str) -> Status {
     eprintln!("{ME}: {}: {why}", file.display());
-    Status::Refused
+    Status::Failed
 }
 
 /// Checks that `file` is there and is not a symbolic link (which nowait
