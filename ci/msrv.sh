@@ -10,7 +10,7 @@ msrv=$(sed -n 's/^rust-version *= *"\(.*\)"/\1/p;T;q' Cargo.toml)
 # Output tested through a here-string: piping rustup into `grep -q` under pipefail
 # fails at random when grep exits first and rustup dies of SIGPIPE.
 grep -q "^$msrv" <<<"$(rustup toolchain list)" || rustup toolchain install "$msrv" --profile minimal
-crates=(-p nowait-core -p nowait-tracing -p nowait-log -p nowait)
+crates=(-p nowait-core -p nowait-tracing -p nowait-log -p nowait -p nowait-cli)
 export CARGO_TARGET_DIR=target/msrv
 echo "building ${crates[*]} with Rust $msrv"
 cargo "+$msrv" build "${crates[@]}" --all-features

@@ -14,6 +14,7 @@
 # the run; once it is installed and target/nightly is built, seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# nowait-cli, also published, is a binary: it has no library API to list.
 crates="nowait-core nowait-tracing nowait-log nowait"
 tool_version=0.52.0
 

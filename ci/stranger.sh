@@ -5,7 +5,8 @@
 # `Cargo.toml` lines and the quick-start programs, each marked in the
 # README with `<!-- stranger: FILE -->`). The packaged crates stand in for
 # crates.io through `[patch.crates-io]`. Each program must log its line to
-# the terminal and to `app.log`.
+# the terminal and to `app.log`. The packaged `nowait` command (nowait-cli)
+# is then built as `cargo install nowait-cli` would, and run.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d)
@@ -14,7 +15,7 @@ export CARGO_TARGET_DIR="$root/target/stranger"
 
 echo "packaging the published crates"
 cargo package --manifest-path "$root/Cargo.toml" --allow-dirty --no-verify \
-  -p nowait-core -p nowait-tracing -p nowait-log -p nowait 2>&1 \
+  -p nowait-core -p nowait-tracing -p nowait-log -p nowait -p nowait-cli 2>&1 \
   | grep -v '^warning: ignoring test' || true
 mkdir -p "$work/packages"
 for crate in "$CARGO_TARGET_DIR"/package/nowait*-*.crate; do
@@ -49,6 +50,8 @@ for name, feature, body in fragments:
 patch = "\n[patch.crates-io]\n"
 for d in sorted(os.listdir(packages)):
     name = d.rsplit("-", 1)[0]
+    if name == "nowait-cli":
+        continue  # a command, not a dependency: built below
     patch += f'{name} = {{ path = "{os.path.join(packages, d)}" }}\n'
 manifest = '[package]\nname = "hello"\nversion = "0.1.0"\nedition = "2021"\npublish = false\n\n'
 manifest += files.pop("Cargo.toml") + features + extra + patch + "\n[workspace]\n"
@@ -80,4 +83,28 @@ for src in src/bin/*.rs; do
     failed=1
   fi
 done
+
+# The command, from its package alone (what `cargo install nowait-cli`
+# downloads), against the packaged libraries.
+cli=$(echo "$work"/packages/nowait-cli-*)
+python3 - "$cli" "$work/packages" <<'PY'
+import os, sys
+cli, packages = sys.argv[1:]
+patch = "\n[patch.crates-io]\n"
+for d in sorted(os.listdir(packages)):
+    name = d.rsplit("-", 1)[0]
+    if name != "nowait-cli":
+        patch += f'{name} = {{ path = "{os.path.join(packages, d)}" }}\n'
+with open(os.path.join(cli, "Cargo.toml"), "a") as f:
+    f.write(patch + "\n[workspace]\n")
+PY
+(cd "$cli" && cargo build --quiet --bin nowait)
+version=$("$CARGO_TARGET_DIR/debug/nowait" --version)
+help=$("$CARGO_TARGET_DIR/debug/nowait" recover --help)
+if grep -q '^nowait [0-9]' <<<"$version" && grep -q '^Usage: nowait recover FILE' <<<"$help"; then
+  echo "nowait-cli: ok ($version)"
+else
+  echo "nowait-cli: FAILED"; echo "--version: $version"; echo "recover --help: $help"
+  failed=1
+fi
 exit $failed

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Every platform compiles: clippy (no linker needed) on the library crates
-# for each target nowait supports, with default and with all features, and
-# a check of the demo, benches and examples for macOS. One target dir for
-# all of them, so the host's build scripts and proc macros are built once.
+# Every platform compiles: clippy (no linker needed) on the published crates
+# (the libraries and the `nowait` command) for each target nowait supports,
+# with default and with all features, and a check of the demo, benches and
+# examples for macOS. One target dir for all of them, so the host's build
+# scripts and proc macros are built once.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-target}"
@@ -14,7 +15,7 @@ targets=(
   x86_64-pc-windows-msvc x86_64-pc-windows-gnu
   x86_64-unknown-freebsd
 )
-crates=(-p nowait -p nowait-core -p nowait-tracing -p nowait-log)
+crates=(-p nowait -p nowait-core -p nowait-tracing -p nowait-log -p nowait-cli)
 
 installed=$(rustup target list --installed)
 missing=()

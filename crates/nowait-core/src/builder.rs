@@ -583,8 +583,9 @@ impl Builder {
     /// `docs::design`, "The crash-durable ring"). One live logger per
     /// file: a second `build()` with a path in use fails (once a logger's
     /// guard is dropped, its path can be built again). A full file system
-    /// is a `build()` error, never a fault on a push. `nowait-recover FILE`
-    /// (an example tool) recovers a file without starting the program.
+    /// is a `build()` error, never a fault on a push. `nowait recover FILE`
+    /// (the `nowait` command: `cargo install nowait-cli`) recovers a file
+    /// without starting the program.
     /// On Windows the file is a view of a file mapping, which the system
     /// keeps when the process ends (`TerminateProcess`, `abort()`); put it
     /// on a local disk.

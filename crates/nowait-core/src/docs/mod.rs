@@ -398,8 +398,8 @@ pub mod design {
     //! on the mapping as a kill would leave it: every committed record
     //! comes out exactly once.
     //!
-    //! **Recovery** (the next `build()` with the path, or the
-    //! `nowait-recover` example tool), before any sink takes a new record:
+    //! **Recovery** (the next `build()` with the path, or `nowait recover`
+    //! from the nowait-cli crate), before any sink takes a new record:
     //!
     //! 1. The path is opened without following a link, or created
     //!    exclusively with mode `0600`; an existing file is adopted only if
