@@ -295,6 +295,9 @@ def check_path(token, citing, crate, shipped, where):
 def module_files(name):
     """{file: published?} for the crate's module files, from lib.rs."""
     lib = lib_rs(name)
+    if lib is None:
+        # A binary crate (nowait-cli) publishes no rustdoc.
+        return {}
     status = {lib: True}
     todo = [lib]
     while todo:

@@ -25,7 +25,7 @@
 //! all be written: `build()` refused FILE; or it could not read it, set it
 //! aside as `FILE.corrupt` and said why in a notice (the tool sees the
 //! file there); or a sink failed (a closed pipe, a full disk), which
-//! [`Stats`](nowait::Stats) counts per sink. A recovered record that was
+//! [`Stats`](nowait::stats::Stats) counts per sink. A recovered record that was
 //! taken from the ring is no longer in FILE, so keeping FILE then would
 //! keep nothing.
 
@@ -34,7 +34,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use nowait::{Builder, Json, Sink, Text};
+use nowait::{Builder, Sink};
+use nowait::format::{Json, Text};
 
 use crate::args::{Arg, Args, Usage};
 use crate::Status;

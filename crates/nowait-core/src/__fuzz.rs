@@ -1,5 +1,5 @@
 //! Entry points for the fuzz targets in `fuzz/` and their regression tests
-//! (`tests/fuzz_regressions.rs`), behind the `fuzzing` feature. Each takes
+//! (`tests/fuzz_regressions.rs`), compiled only with `--cfg fuzzing` (cargo-fuzz sets it; CI's portable-backend pass sets it to replay the regressions on stable). Each takes
 //! arbitrary bytes and must return for every input: no panic, no
 //! allocation beyond what the input's length bounds, no unbounded
 //! recursion. Not part of the public API.

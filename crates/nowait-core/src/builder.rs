@@ -202,7 +202,7 @@ impl Builder {
     /// threads log at once: lanes lower the per-call latency of threads
     /// that log at the same time and cost saturated throughput to a file
     /// (the writer merges the lanes by timestamp); the measured trade-off
-    /// is in the repository's `benches/README.md`.
+    /// is in the repository's the repository's benchmark notes.
     ///
     /// A lane is a small ring that one thread fills without sharing a
     /// cache line with other producers; the writer moves lane records into
@@ -236,7 +236,7 @@ impl Builder {
     /// writer then never takes a request thread's CPU, or its caches,
     /// when it wakes. This is the setup quill's latency benchmark uses.
     /// Measure what it is worth on your machine (`latency_load` in
-    /// `benches/` takes the writer's CPU as a knob): on a virtual machine,
+    /// the repository's benchmarks takes the writer's CPU as a knob): on a virtual machine,
     /// whose CPUs are not the host's cores, it may not help at all.
     ///
     /// [`build`](Builder::build) fails if the system cannot pin a thread
@@ -626,7 +626,7 @@ impl Builder {
     /// `write(2)` per such record, and an `fsync` with
     /// [`fsync_write_through`](Builder::fsync_write_through): microseconds
     /// where a plain push takes nanoseconds
-    /// (`examples/examples/fault_numbers.rs` measures both).
+    /// (the repository's `fault_numbers` example measures both).
     ///
     /// # Examples
     ///

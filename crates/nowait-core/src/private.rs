@@ -88,7 +88,7 @@ pub mod filter {
 
 /// The entry points of the fuzz targets in `fuzz/` and of their
 /// regression tests (`tests/fuzz_regressions.rs`).
-#[cfg(feature = "fuzzing")]
+#[cfg(fuzzing)]
 pub mod fuzz {
     pub use crate::__fuzz::{durable_recover, filter_parse, format_event, rolling_names};
     #[cfg(feature = "otlp")]

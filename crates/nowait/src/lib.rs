@@ -73,6 +73,16 @@
 //!   re-exported as [`log`].
 //! * `signals` (default): SIGTERM/SIGINT draining
 //!   ([`Builder::drain_on_signals`]).
+//! * `gzip` (default): gzip of rotated files (`Rolling::compress`).
+//! * `zstd`: Zstandard for rotated files
+//!   (`Rolling::compress_with(Compression::Zstd)`), through the `zstd`
+//!   crate, which compiles libzstd's C.
+//! * `otlp`: `Sink::otlp`, OTLP/HTTP protobuf to an OpenTelemetry receiver.
+//! * `otlp-tls` (implies `otlp`): `https://` OTLP receivers through rustls.
+//! * `metrics`: the [`stats`] counters published through the `metrics`
+//!   facade.
+//! * `local-time`: local time in formats and file names (`Timer::Local`,
+//!   `Rolling::local_time`), through `chrono`.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]

@@ -55,9 +55,9 @@ mod handover;
 mod recover;
 use crate::ring::snapshot::{slot_range, Phase};
 pub(crate) use handover::{hand_over, open_for};
-#[cfg(feature = "fuzzing")]
+#[cfg(fuzzing)]
 pub(crate) use recover::recover_bytes;
-#[cfg(feature = "fuzzing")]
+#[cfg(fuzzing)]
 pub(crate) use recover::stated_len;
 pub(crate) use recover::{canonical, Recovered, SinkFiles};
 

@@ -678,7 +678,7 @@ pub(super) fn recover(
 /// Recovers a whole dead file given as bytes, the way `open` does with a
 /// mapped one: the header checked against the bytes' length, then
 /// [`recover`]. For the fuzz target and the tests.
-#[cfg(feature = "fuzzing")]
+#[cfg(fuzzing)]
 pub(crate) fn recover_bytes(bytes: &[u8], sinks: &[SinkFiles<'_>]) -> Recovered {
     let path = Path::new("fuzz.nowait");
     match check_header(bytes, bytes.len() as u64) {
@@ -689,7 +689,7 @@ pub(crate) fn recover_bytes(bytes: &[u8], sinks: &[SinkFiles<'_>]) -> Recovered 
 
 /// The length a dead file's header states, if it checks out (for the fuzz
 /// target, which pads its input to it).
-#[cfg(feature = "fuzzing")]
+#[cfg(fuzzing)]
 pub(crate) fn stated_len(head: &[u8]) -> Option<usize> {
     check_header(head, u64::MAX).ok().map(|(_, total)| total)
 }

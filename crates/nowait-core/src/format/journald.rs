@@ -447,7 +447,7 @@ impl Format for JournaldFormat {
 /// journald's parser, as the native protocol defines it: the fields of
 /// one entry, or `None` if the bytes are not one well-formed entry. Tests
 /// and fuzz targets read the format's output back with it.
-#[cfg(any(test, feature = "fuzzing"))]
+#[cfg(any(test, fuzzing))]
 pub(crate) fn parse_entry(mut entry: &[u8]) -> Option<Vec<(String, Vec<u8>)>> {
     let mut fields = Vec::new();
     while !entry.is_empty() {
@@ -475,7 +475,7 @@ pub(crate) fn parse_entry(mut entry: &[u8]) -> Option<Vec<(String, Vec<u8>)>> {
 }
 
 /// Whether journald accepts `name` from a client (see [`field_name`]).
-#[cfg(any(test, feature = "fuzzing"))]
+#[cfg(any(test, fuzzing))]
 pub(crate) fn valid_name(name: &str) -> bool {
     !name.is_empty()
         && name.len() <= MAX_NAME

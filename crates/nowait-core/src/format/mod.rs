@@ -677,7 +677,7 @@ impl Piece {
 /// is not valid UTF-8. `allowed` lists the C0 bytes the caller's framing puts
 /// there itself (a line's `\n`). Tests and fuzz targets check every
 /// format's output with it.
-#[cfg(any(test, feature = "fuzzing"))]
+#[cfg(any(test, fuzzing))]
 pub(crate) fn unescaped_at(out: &[u8], allowed: &[u8]) -> Option<usize> {
     let mut at = 0;
     for chunk in out.utf8_chunks() {

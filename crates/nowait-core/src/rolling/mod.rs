@@ -69,7 +69,7 @@ pub enum Compression {
     /// Zstandard (`NAME.zst`, level 3, through the `zstd` crate, which
     /// builds the reference C library): at this level usually smaller
     /// than gzip's default and faster to compress and to read
-    /// (`zstdcat`, `zstdgrep`); `benches/rolling_compress_ab.py` measures
+    /// (`zstdcat`, `zstdgrep`); the repository's `rolling_compress_ab` benchmark script measures
     /// it against gzip on log lines. Feature `zstd`.
     Zstd,
 }
@@ -441,7 +441,7 @@ impl Rolling {
     ///
     /// Compression is CPU work on the machine's cores: no request thread
     /// waits for it, but where cores are scarce it competes with them and
-    /// can raise the tail latency of a push (`benches/benches/rolling.rs`
+    /// can raise the tail latency of a push (the repository's `rolling` benchmark
     /// measures it with a rotation every millisecond). Rotations of
     /// realistic size (tens of MiB or more) compress far less often.
     ///
@@ -502,7 +502,7 @@ impl Rolling {
     ///   minute comes back after its first pass ended, so it gets `.1`.)
     ///
     /// Zones that shift by half an hour (Australia/Lord_Howe) work the
-    /// same way. `tests/rolling_dst.rs` checks both changes in
+    /// same way. the repository's `rolling_dst` tests checks both changes in
     /// America/New_York, Europe/Berlin and Australia/Lord_Howe.
     ///
     /// # Examples

@@ -173,7 +173,7 @@ impl Naming {
 /// accepts must be exactly the name the sink gives that key (plus `.gz` or
 /// `.zst` when it says compressed), so retention and compression can never
 /// take a name that is not the sink's.
-#[cfg(feature = "fuzzing")]
+#[cfg(fuzzing)]
 pub(crate) fn fuzz_names(data: &[u8]) {
     let Some((&first, rest)) = data.split_first() else {
         return;

@@ -88,7 +88,7 @@ pub(crate) fn parse_list(value: &str) -> Result<Vec<(String, String)>, String> {
 /// The list parser keeps its bounds, [`from_env_with`] returns, and an
 /// error never shows a header's value (a canary value added after the
 /// input's entries, valid and not).
-#[cfg(feature = "fuzzing")]
+#[cfg(fuzzing)]
 pub(crate) fn fuzz_env(data: &[u8]) {
     const VARS: [&str; 8] = [
         "OTEL_EXPORTER_OTLP_HEADERS",

@@ -492,7 +492,7 @@ impl Reader {
 /// it is sent again and again past the bound), the reader takes the
 /// pieces, then the end of the connection. Never panics; the reader never
 /// holds more than [`MAX_RESPONSE`] bytes.
-#[cfg(feature = "fuzzing")]
+#[cfg(fuzzing)]
 pub(crate) fn fuzz_response(data: &[u8]) {
     let Some((&pick, rest)) = data.split_first() else {
         return;

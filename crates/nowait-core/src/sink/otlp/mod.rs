@@ -45,9 +45,9 @@ mod tls;
 
 pub(crate) use client::Client;
 pub(crate) use encode::MakeOtlp;
-#[cfg(feature = "fuzzing")]
+#[cfg(fuzzing)]
 pub(crate) use env::fuzz_env;
-#[cfg(feature = "fuzzing")]
+#[cfg(fuzzing)]
 pub(crate) use http::fuzz_response;
 pub(super) use open::{open, settle};
 
