@@ -268,10 +268,13 @@ mod sys;
 mod text;
 mod writer;
 
+// What the sibling crates and the macros' expansions name, outside
+// semver, and the fuzz targets' entry points.
 #[cfg(fuzzing)]
+#[path = "private/fuzz_targets.rs"]
 mod __fuzz;
 #[doc(hidden)]
-#[path = "private.rs"]
+#[path = "private/mod.rs"]
 pub mod __private;
 
 pub use accounting::policy::FullPolicy;
