@@ -34,8 +34,8 @@ use std::io;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use nowait::{Builder, Sink};
 use nowait::format::{Json, Text};
+use nowait::{Builder, Sink};
 
 use crate::args::{Arg, Args, Usage};
 use crate::Status;

@@ -316,9 +316,9 @@ mod killed {
     use std::os::unix::process::ExitStatusExt;
     use std::time::Duration;
 
+    use nowait::format::{Format, MakeFormat, SinkInfo, Text};
+    use nowait::record::{Notice, Record};
     use nowait::{Builder, FullPolicy, Sink};
-use nowait::format::{Format, MakeFormat, SinkInfo, Text};
-use nowait::record::{Notice, Record};
     use nowait_testkit::child::{self, Child};
 
     use super::*;

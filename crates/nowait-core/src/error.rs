@@ -12,14 +12,13 @@ use std::io;
 /// ```
 /// use nowait_core::{Builder, FullPolicy, Level, PushError, Sink};
 ///
-/// let (logger, _guard) = Builder::new()
+/// let (logger, guard) = Builder::new()
 ///     .sink(Sink::writer(std::io::sink()))
-///     .capacity(1024)
 ///     .full_policy(FullPolicy::Drop)
 ///     .build()
 ///     .unwrap();
-/// let huge = "x".repeat(4096);
-/// assert_eq!(logger.try_push(Level::Info, 0, &[huge.as_bytes()]), Err(PushError::TooLarge));
+/// drop(guard); // the logger is closed: later records are refused and counted
+/// assert_eq!(logger.try_log(Level::Info, "too late"), Err(PushError::Closed));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]

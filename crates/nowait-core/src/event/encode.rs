@@ -99,7 +99,7 @@ pub enum FieldName<'a> {
 /// buf.begin(key);
 /// buf.str(FieldName::Index(0), "hello");
 /// buf.u64(FieldName::Index(1), 42);
-/// logger.try_push(Level::Info, kind::EVENT, &[buf.as_bytes()]).unwrap();
+/// # nowait_core::__private::logger::try_push(&logger, Level::Info, kind::EVENT, &[buf.as_bytes()]).unwrap();
 /// ```
 #[derive(Debug, Default)]
 pub struct EventBuf {

@@ -238,7 +238,7 @@ impl Text {
     /// buf.begin_inline(0, "app");
     /// buf.trace_context(TraceContext::new([0xab; 16], [0xcd; 8], 1));
     /// buf.str(nowait_core::event::FieldName::Inline("message"), "hi");
-    /// logger.push(Level::Info, kind::EVENT, &[buf.as_bytes()])?;
+    /// nowait_core::__private::logger::push(&logger, Level::Info, kind::EVENT, &[buf.as_bytes()])?;
     /// drop(guard);
     /// let line = std::fs::read_to_string(&path)?;
     /// assert_eq!(

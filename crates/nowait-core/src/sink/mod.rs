@@ -12,7 +12,7 @@
 //! # let dir = tempfile::tempdir()?;
 //! let (logger, guard) = Builder::new()
 //!     .sink(Sink::stderr().level(Level::Warn))
-//!     .sink(Sink::rolling(Rolling::new(dir.path(), "app.log").rotation(Rotation::Daily)))
+//!     .sink(Sink::rolling(Rolling::new(dir.path()).rotation(Rotation::Daily)))
 //!     .build()?;
 //! logger.log(Level::Info, "to the file only")?;
 //! drop(guard);

@@ -355,7 +355,7 @@ impl Json {
     /// let mut buf = nowait_core::__private::event::EventBuf::new();
     /// buf.begin_inline(0, "app");
     /// buf.trace_context(TraceContext::new([0xab; 16], [0xcd; 8], 1));
-    /// logger.push(Level::Info, kind::EVENT, &[buf.as_bytes()])?;
+    /// nowait_core::__private::logger::push(&logger, Level::Info, kind::EVENT, &[buf.as_bytes()])?;
     /// drop(guard);
     /// let line = std::fs::read_to_string(&path)?;
     /// assert_eq!(
