@@ -24,8 +24,6 @@
 mod control;
 pub(crate) mod lanes;
 mod push;
-#[cfg(all(test, not(loom), not(miri)))]
-mod tests;
 
 pub(crate) use control::{check_batch_size, FlushScope};
 pub(crate) use push::TIME_PREFIX;
