@@ -86,8 +86,8 @@ pub mod filter {
     }
 }
 
-/// The entry points of the fuzz targets in `fuzz/` and of their
-/// regression tests (`tests/fuzz_regressions.rs`).
+/// The entry points of the repository's fuzz targets and of the tests
+/// that replay their regressions.
 #[cfg(fuzzing)]
 pub mod fuzz {
     pub use crate::__fuzz::{durable_recover, filter_parse, format_event, rolling_names};
