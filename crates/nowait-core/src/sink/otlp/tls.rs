@@ -572,4 +572,162 @@ mod tests {
         let c = Session::new(&other.tls, "127.0.0.1").unwrap();
         assert!(!Arc::ptr_eq(&a.config, &c.config));
     }
+
+    /// A FIFO named as a certificate or key (by code or by
+    /// `OTEL_EXPORTER_OTLP_CERTIFICATE`...) makes `build()` fail at once:
+    /// before, opening it waited for a writer that never came.
+    #[cfg(all(unix, not(miri)))]
+    #[test]
+    fn a_fifo_as_a_certificate_fails_the_build_without_waiting() {
+        use crate::builder::Builder;
+        use crate::sink::Sink;
+        use rustix::fs::{mkfifoat, Mode, CWD};
+        use std::time::Duration;
+
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("ca.pem");
+        mkfifoat(CWD, &fifo, Mode::RUSR | Mode::WUSR).unwrap();
+        let ca = nowait_testkit::ca::Ca::new("test CA");
+        let cert = dir.path().join("client.pem");
+        std::fs::write(&cert, ca.leaf(&["client"], false).0).unwrap();
+        let endpoint = "https://127.0.0.1:1";
+        for otlp in [
+            Otlp::new(endpoint).ca_certificate(&fifo),
+            // The client certificate's key.
+            Otlp::new(endpoint)
+                .ca_certificate_pem(ca.pem())
+                .client_certificate(&cert, &fifo),
+        ] {
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let built = Builder::new().sink(Sink::otlp(otlp)).build();
+                let _ = tx.send(built.map(|_| ()).map_err(|e| e.to_string()));
+            });
+            let answer = rx.recv_timeout(Duration::from_secs(10));
+            if answer.is_err() {
+                // Let the waiting open go (a writer comes and leaves).
+                let _ = std::fs::OpenOptions::new().write(true).open(&fifo);
+            }
+            let e = answer.expect("build() waits on the FIFO").unwrap_err();
+            assert!(e.contains("not a regular file"), "{e}");
+        }
+    }
+
+    /// A receiver that, once the handshake is done, sends TLS records
+    /// without end that never become plaintext (TLS 1.3 session tickets,
+    /// which rustls takes in any number): `recv` gives up by itself at the
+    /// request's deadline. Before, it read and processed them for as long
+    /// as they kept coming, and the writer thread with it.
+    #[cfg(not(miri))]
+    #[test]
+    fn endless_records_without_plaintext_stop_at_the_deadline() {
+        use crate::sys::Peer;
+        use rustls::crypto::cipher::{OutboundChunks, OutboundPlainMessage};
+        use rustls::{ContentType, ProtocolVersion, ServerConnection};
+        use std::io::Write as _;
+        use std::net::TcpListener;
+        use std::time::Duration;
+
+        let ca = nowait_testkit::ca::Ca::new("test CA");
+        let (cert, key) = ca.leaf(&["127.0.0.1"], false);
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut server = rustls::ServerConfig::builder_with_provider(provider)
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(
+                CertificateDer::pem_slice_iter(cert.as_bytes())
+                    .collect::<Result<_, _>>()
+                    .unwrap(),
+                PrivateKeyDer::from_pem_slice(key.as_bytes()).unwrap(),
+            )
+            .unwrap();
+        server.enable_secret_extraction = true;
+        server.send_tls13_tickets = 0;
+        let server = Arc::new(server);
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let flood = std::thread::spawn(move || {
+            let (mut sock, _) = listener.accept().unwrap();
+            let mut conn = ServerConnection::new(server).unwrap();
+            while conn.is_handshaking() {
+                conn.complete_io(&mut sock).unwrap();
+            }
+            let Some(rustls::SupportedCipherSuite::Tls13(suite)) = conn.negotiated_cipher_suite()
+            else {
+                panic!("TLS 1.3 was asked for");
+            };
+            let (mut seq, secrets) = conn.dangerous_extract_secrets().unwrap().tx;
+            let (key, iv) = match secrets {
+                rustls::ConnectionTrafficSecrets::Aes128Gcm { key, iv }
+                | rustls::ConnectionTrafficSecrets::Aes256Gcm { key, iv }
+                | rustls::ConnectionTrafficSecrets::Chacha20Poly1305 { key, iv } => (key, iv),
+                _ => panic!("an AEAD this test does not know"),
+            };
+            let mut sealer = suite.aead_alg.encrypter(key, iv);
+            // NewSessionTicket (lifetime, age_add, nonce, a 16-byte ticket,
+            // no extensions), encrypted as the session's next records,
+            // until the client goes (or 30 s).
+            let started = Instant::now();
+            while started.elapsed() < Duration::from_secs(30) {
+                let mut batch = Vec::new();
+                for _ in 0..256 {
+                    let mut ticket = vec![4, 0, 0, 30, 0, 0, 0x0e, 0x10, 0, 0, 0, 0, 1];
+                    ticket.push(seq as u8);
+                    ticket.extend_from_slice(&[0, 16]);
+                    ticket.extend_from_slice(&seq.to_be_bytes());
+                    ticket.extend_from_slice(&seq.to_le_bytes());
+                    ticket.extend_from_slice(&[0, 0]);
+                    let plain = OutboundPlainMessage {
+                        typ: ContentType::Handshake,
+                        version: ProtocolVersion::TLSv1_3,
+                        payload: OutboundChunks::Single(&ticket),
+                    };
+                    batch.extend(sealer.encrypt(plain, seq).unwrap().encode());
+                    seq += 1;
+                }
+                if sock.write_all(&batch).is_err() {
+                    return;
+                }
+            }
+        });
+
+        let otlp = Otlp::new(&format!("https://{addr}")).ca_certificate_pem(ca.pem());
+        let mut session = Session::new(&otlp.tls, "127.0.0.1").unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut stream = Stream::exchanging(Peer::Tcp(addr)).unwrap();
+            // The handshake and the request, however long they take.
+            let relaxed = Deadline {
+                started: Instant::now(),
+                timeout: Duration::from_secs(3600),
+            };
+            let req = b"POST /v1/logs HTTP/1.1\r\ncontent-length: 0\r\n\r\n";
+            let mut sent = 0;
+            while !session.send(&mut stream, req, &mut sent, relaxed).unwrap() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            // The answer: tickets only, until the deadline. No deadline
+            // check here: `recv` must stop by itself.
+            let deadline = Deadline {
+                started: Instant::now(),
+                timeout: Duration::from_millis(300),
+            };
+            let mut buf = [0u8; 4096];
+            let outcome = loop {
+                match session.recv(&mut stream, &mut buf, deadline) {
+                    Ok(None) => std::thread::sleep(Duration::from_millis(1)),
+                    other => break other.map(|_| ()),
+                }
+            };
+            let _ = tx.send((outcome, deadline.started.elapsed()));
+        });
+        let (outcome, took) = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("recv never gave up at the deadline");
+        let e = outcome.unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
+        assert!(took < Duration::from_secs(5), "{took:?}");
+        flood.join().unwrap();
+    }
 }
