@@ -613,6 +613,29 @@ mod tests {
         }
     }
 
+    /// The handshake's loop checks the deadline too: past it, `send` fails
+    /// with `TimedOut` instead of going on with the exchange.
+    #[cfg(not(miri))]
+    #[test]
+    fn a_handshake_past_the_deadline_fails() {
+        use crate::sys::Peer;
+        use std::time::Duration;
+
+        // A listener that never answers (the kernel accepts the connect).
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let otlp = Otlp::new(&format!("https://{addr}"))
+            .ca_certificate_pem(nowait_testkit::ca::Ca::new("test CA").pem());
+        let mut session = Session::new(&otlp.tls, "127.0.0.1").unwrap();
+        let mut stream = Stream::exchanging(Peer::Tcp(addr)).unwrap();
+        let past = Deadline {
+            started: Instant::now(),
+            timeout: Duration::ZERO,
+        };
+        let e = session.send(&mut stream, b"x", &mut 0, past).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
+    }
+
     /// A receiver that, once the handshake is done, sends TLS records
     /// without end that never become plaintext (TLS 1.3 session tickets,
     /// which rustls takes in any number): `recv` gives up by itself at the
