@@ -52,6 +52,7 @@ pub(crate) fn open_append(path: &Path, create_new: bool) -> io::Result<File> {
 /// `fstat` on the descriptor then refuses anything but a regular file, so
 /// no read can wait on a FIFO, socket, terminal or device either. The
 /// flag is cleared on the file kept (regular files ignore it).
+#[cfg(feature = "otlp-tls")]
 pub(crate) fn open_readable(path: &Path) -> io::Result<File> {
     let file = OpenOptions::new()
         .read(true)

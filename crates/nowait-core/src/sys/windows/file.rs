@@ -106,6 +106,7 @@ pub(crate) fn open_append(path: &Path, create_new: bool) -> io::Result<File> {
 /// or the environment) if it is a regular file: a named pipe or device is
 /// refused before anything is read from it. (Opening a pipe's name never
 /// waits on Windows: a busy pipe fails at once.)
+#[cfg(feature = "otlp-tls")]
 pub(crate) fn open_readable(path: &Path) -> io::Result<File> {
     let file = OpenOptions::new()
         .read(true)
