@@ -329,7 +329,9 @@ impl Otlp {
     /// # Errors
     ///
     /// A [`BuildError`](crate::error::BuildError) naming the variable that is not
-    /// valid (or not UTF-8), or whose endpoint does not resolve.
+    /// valid (or not UTF-8), whose endpoint does not resolve, that is an
+    /// endpoint set but empty, or that is a TLS setting beside an
+    /// `http://` endpoint.
     ///
     /// # Examples
     ///
@@ -367,20 +369,21 @@ impl Otlp {
     /// kept elsewhere than the process environment.
     ///
     /// The variables, as the OpenTelemetry specification defines them
-    /// (OTLP exporter, SDK configuration); an empty value is unset, and a
+    /// (OTLP exporter, SDK configuration); an empty value is unset (an
+    /// endpoint variable excepted: set but empty is an error), and a
     /// `..._LOGS_...` variable wins over its generic one (never merged):
     ///
     /// | variable | meaning |
     /// | --- | --- |
     /// | `OTEL_SDK_DISABLED` | `true` (any case): `Ok(None)`; any other value is false |
     /// | `OTEL_EXPORTER_OTLP_LOGS_ENDPOINT` | the URL, used as is |
-    /// | `OTEL_EXPORTER_OTLP_ENDPOINT` | a base URL, `/v1/logs` appended; default `http://localhost:4318` |
+    /// | `OTEL_EXPORTER_OTLP_ENDPOINT` | a base URL, `/v1/logs` appended; `http://localhost:4318` only if neither endpoint variable is set |
     /// | `OTEL_EXPORTER_OTLP_[LOGS_]PROTOCOL` | `http/protobuf` only, else an error |
     /// | `OTEL_EXPORTER_OTLP_[LOGS_]HEADERS` | `k=v,k2=v2`, percent-decoded ([`Otlp::header`]) |
     /// | `OTEL_EXPORTER_OTLP_[LOGS_]TIMEOUT` | milliseconds, 1 to 3 600 000 ([`Otlp::timeout`]) |
     /// | `OTEL_EXPORTER_OTLP_[LOGS_]COMPRESSION` | `gzip` or `none` ([`Otlp::gzip`]) |
-    /// | `OTEL_EXPORTER_OTLP_[LOGS_]CERTIFICATE` | a PEM file of CA certificates to trust (feature `otlp-tls`) |
-    /// | `OTEL_EXPORTER_OTLP_[LOGS_]CLIENT_CERTIFICATE`, `..._CLIENT_KEY` | PEM files for mTLS (feature `otlp-tls`) |
+    /// | `OTEL_EXPORTER_OTLP_[LOGS_]CERTIFICATE` | a PEM file of CA certificates to trust (feature `otlp-tls`; an `https://` endpoint) |
+    /// | `OTEL_EXPORTER_OTLP_[LOGS_]CLIENT_CERTIFICATE`, `..._CLIENT_KEY` | PEM files for mTLS (feature `otlp-tls`; an `https://` endpoint) |
     /// | `OTEL_RESOURCE_ATTRIBUTES` | `k=v,k2=v2`, percent-decoded ([`Otlp::resource_attribute`]) |
     /// | `OTEL_SERVICE_NAME` | `service.name`, over one in `OTEL_RESOURCE_ATTRIBUTES` |
     ///
@@ -390,7 +393,11 @@ impl Otlp {
     /// what the environment leaves unset keeps [`Otlp::new`]'s defaults.
     /// Values are untrusted: each is at most 16 KiB, a list at most 128
     /// entries, and anything malformed is an error naming its variable
-    /// (and a header's name, never its value).
+    /// (and a header's name, never its value), what it quotes escaped. A
+    /// certificate variable with an `http://` endpoint is an error naming
+    /// it. Credential headers over plain HTTP are judged at build, where
+    /// code may have opted in: see
+    /// [`Otlp::allow_plaintext_credentials`].
     ///
     /// # Errors
     ///
@@ -433,7 +440,9 @@ impl Otlp {
     /// or a header the sink writes itself (`Host`, `Content-Length`,
     /// `Content-Type`, `Content-Encoding`, `Transfer-Encoding`,
     /// `Connection`) is a [`BuildError`](crate::error::BuildError) from
-    /// `Builder::build`.
+    /// `Builder::build`. So is a credential (`Authorization`, an API key,
+    /// a token...) to a plain `http://` endpoint that is not loopback:
+    /// see [`Otlp::allow_plaintext_credentials`].
     ///
     /// # Examples
     ///
