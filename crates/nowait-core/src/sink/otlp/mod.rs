@@ -254,6 +254,16 @@ fn parse_url(raw: &str, default_path: bool, resolve: Resolve<'_>) -> Result<Endp
     if authority.is_empty() || authority.contains('@') {
         return Err(format!("{endpoint}: expected http[s]://host:port"));
     }
+    // Printable ASCII only, none of the characters a URL never holds
+    // there: the host goes into the `Host` header, the sink's name and
+    // every message about it as given.
+    let unfit = |b: u8| !b.is_ascii_graphic() || b"\"<>\\^`{|}".contains(&b);
+    if authority.bytes().any(unfit) {
+        return Err(format!(
+            "{endpoint}: the host has characters a URL cannot hold (spaces, controls, \
+             non-ASCII: percent-encode or punycode it)"
+        ));
+    }
     // The port: after the last colon, unless that is inside [v6].
     let (host, port) = match authority.rfind(':') {
         Some(i) if !authority[i..].contains(']') => {
@@ -275,8 +285,11 @@ fn parse_url(raw: &str, default_path: bool, resolve: Resolve<'_>) -> Result<Endp
         "" => "/".to_owned(),
         path => path.to_owned(),
     };
-    if path.bytes().any(|b| b <= b' ' || b == 0x7f) {
-        return Err(format!("{endpoint}: the path has spaces or controls"));
+    // The request line's target: printable ASCII (RFC 9112 3.2).
+    if path.bytes().any(|b| !b.is_ascii_graphic()) {
+        return Err(format!(
+            "{endpoint}: the path has spaces, controls or non-ASCII (percent-encode them)"
+        ));
     }
     Ok(Endpoint {
         addr,
@@ -760,6 +773,31 @@ mod tests {
         assert!(parse("127.0.0.1:4318").is_err());
         assert!(parse("http://127.0.0.1:99999").is_err());
         assert!(parse("http://127.0.0.1:1/a b").is_err());
+    }
+
+    /// An endpoint's host and path are printable ASCII: they go into the
+    /// request, the sink's name and every message as given, so a bidi
+    /// control or a non-ASCII byte there is refused (percent-encoded, it
+    /// is fine).
+    #[test]
+    fn endpoints_hold_printable_ascii_only() {
+        for bad in [
+            "http://127.0.0.1:1/\u{202e}gol/",
+            "http://127.0.0.1:1/caf\u{e9}",
+            "http://127.0.0.1:1/a\u{85}b",
+            "http://exa\u{202e}mple:1/",
+            "http://a\x08b:1/",
+            "http://a\r\nHost: b:1/",
+            "http://[::1\u{2028}]:1/",
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert_eq!(
+                crate::format::unescaped_at(e.as_bytes(), &[]),
+                None,
+                "{bad:?}: {e:?}"
+            );
+        }
+        assert!(parse("http://127.0.0.1:1/caf%C3%A9").is_ok());
     }
 
     #[test]
