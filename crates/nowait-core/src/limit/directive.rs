@@ -98,7 +98,8 @@ fn escaped(text: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Parses a comma-separated directive list (see the [module docs](self)).
+/// Parses a comma-separated list of `TARGET[@LEVEL]=RULE` directives
+/// (`RULE`: `N/PERIOD` or `1inN`), empty items skipped.
 ///
 /// # Errors
 ///
