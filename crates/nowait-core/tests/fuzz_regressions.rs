@@ -64,6 +64,14 @@ fn filter_parse() {
 }
 
 #[test]
+fn limit_directives() {
+    replay(
+        "limit_directives",
+        nowait_core::__private::fuzz::limit_directives,
+    )
+}
+
+#[test]
 fn format_event() {
     replay("format_event", nowait_core::__private::fuzz::format_event)
 }

@@ -363,6 +363,55 @@ fn debug_output_hides_header_values() {
     assert!(!debug.contains("QWxhZGRpbjpvcGVu"), "{debug}");
 }
 
+/// Credentials over plain HTTP through the public API: `build` refuses
+/// them to an address that is not loopback (naming the header, never its
+/// value); to loopback it builds, and every sink's output says so once,
+/// at build, without the value; the opt-in builds silently.
+#[test]
+fn credentials_in_clear_are_refused_or_warned_about_once() {
+    let _serial = serial();
+    let err = Builder::new()
+        .sink(Sink::otlp(
+            Otlp::new("http://192.0.2.1:4318").header("X-Api-Key", "s3cr3t-key"),
+        ))
+        .build()
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("X-Api-Key") && err.contains("https://"),
+        "{err}"
+    );
+    assert!(!err.contains("s3cr3t"), "{err}");
+    // Nothing listens on the port: only the other sink's output matters.
+    let loopback = format!("http://127.0.0.1:{}", free_port());
+    for (allow, warnings) in [(false, 1), (true, 0)] {
+        let others = MemoryWriter::default();
+        let (logger, guard) = Builder::new()
+            .shutdown_timeout(Duration::from_millis(500))
+            .sink(Sink::writer(others.clone()).format(Plain))
+            .sink(Sink::otlp(
+                Otlp::new(&loopback)
+                    .header("Authorization", "Bearer s3cr3t")
+                    .allow_plaintext_credentials(allow)
+                    .timeout(Duration::from_millis(200)),
+            ))
+            .build()
+            .unwrap();
+        log_seqs(&logger, 0..3);
+        let _ = logger.flush();
+        drop(guard);
+        let text = others.take();
+        assert_eq!(text.matches("go in clear").count(), warnings, "{text}");
+        if warnings > 0 {
+            assert!(
+                text.contains("Authorization") && text.contains(&loopback),
+                "{text}"
+            );
+        }
+        assert!(!text.contains("s3cr3t"), "{text}");
+    }
+}
+
 // === TLS ===
 
 /// `https://` receivers: the tests' receiver wrapped in Python's `ssl`,

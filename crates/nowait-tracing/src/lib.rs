@@ -105,9 +105,12 @@
 //! `span_id` keys; text does with
 //! [`Text::with_trace_ids`](nowait_core::format::Text::with_trace_ids). An event
 //! outside any span, or in a span without a valid OpenTelemetry context,
-//! carries none and costs nothing more than the lookup. Fields a program
-//! logs under the names `trace_id` and `span_id` still work as without
-//! the feature (the OTLP sink takes hex ones as the record's ids).
+//! carries none and costs nothing more than the lookup. The span's ids win
+//! over fields a program logs under the names `trace_id` and `span_id`:
+//! the OTLP sink keeps such fields as attributes, flattened JSON and text
+//! write them as `fields.trace_id` and `fields.span_id`. On events without
+//! a context they work as without the feature (the OTLP sink takes hex
+//! ones as the record's ids).
 //!
 //! Reading the context goes through `tracing-opentelemetry`'s
 //! `get_otel_context` (its span data is private to it): a registry

@@ -1,7 +1,11 @@
 //! Rate limits and sampling by target and level ([`NowaitLayer::with_limits`]),
 //! kept per call site.
 //!
-//! 1. [`Limits::parse`] reads the directives once, when the layer is built.
+//! 1. [`Limits::parse`] reads the directives once, when the layer is built,
+//!    with nowait-core's parser (`__private::parse_limit_directives`): the
+//!    one total parser of this grammar, fuzzed there (`limit_directives`)
+//!    and capped as the filter's directives are (4096 directives, a target
+//!    of 1024 bytes, a directive of 1088), its errors escaped.
 //! 2. The first time the layer sees a call site (`register_callsite`, or
 //!    its first event), the most specific directive that matches its
 //!    target and level gives it a [`SiteLimit`] (leaked: call sites are
@@ -22,9 +26,11 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::{Mutex, OnceLock};
 
-use nowait_core::__private::{period_nanos_checked, SiteLimit};
+use nowait_core::__private::{
+    parse_limit_directives, LimitDirective as Directive, LimitDirectiveError, SiteLimit,
+};
 use nowait_core::event::SiteKey;
-use nowait_core::{Level, Logger};
+use nowait_core::Logger;
 use tracing_core::Metadata;
 
 /// Slots in a layer's table (a power of two).
@@ -33,36 +39,6 @@ const SLOTS: usize = 4096;
 const PROBES: usize = 8;
 
 type Slot = OnceLock<(u64, Option<&'static SiteLimit>)>;
-
-/// A rule of a directive.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Rule {
-    Rate { per: u32, period_ns: u64 },
-    Sample { one_in: u32 },
-}
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct Directive {
-    /// Empty: every target.
-    target: String,
-    level: Option<Level>,
-    rule: Rule,
-}
-
-impl Directive {
-    fn matches(&self, target: &str, level: Level) -> bool {
-        let t = &self.target;
-        let target_ok = t.is_empty()
-            || target == t
-            || (target.starts_with(t.as_str()) && target[t.len()..].starts_with("::"));
-        target_ok && !matches!(self.level, Some(l) if l != level)
-    }
-
-    /// Longer targets first, then a directive with a level.
-    fn specificity(&self) -> (usize, bool) {
-        (self.target.len(), self.level.is_some())
-    }
-}
 
 /// A directive of [`NowaitLayer::with_limits`](crate::NowaitLayer::with_limits)
 /// that could not be read.
@@ -74,19 +50,16 @@ impl Directive {
 /// let err = nowait_tracing::NowaitLayer::new(logger).with_limits("db=ten/s").unwrap_err();
 /// assert!(err.to_string().contains("db=ten/s"));
 /// ```
+///
+/// A list of more than 4096 directives, a target longer than 1024 bytes
+/// or a directive longer than 1088 is refused as well; the message quotes
+/// the input with its control characters escaped.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LimitsError {
-    directive: String,
-    why: &'static str,
-}
+pub struct LimitsError(LimitDirectiveError);
 
 impl fmt::Display for LimitsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "invalid limit directive `{}`: {}",
-            self.directive, self.why
-        )
+        self.0.fmt(f)
     }
 }
 
@@ -116,12 +89,7 @@ fn start(key: u64) -> usize {
 impl Limits {
     /// Reads comma-separated `TARGET[@LEVEL]=RULE` directives.
     pub(crate) fn parse(spec: &str, logger: Logger) -> Result<Limits, LimitsError> {
-        let directives = spec
-            .split(',')
-            .map(str::trim)
-            .filter(|d| !d.is_empty())
-            .map(parse_directive)
-            .collect::<Result<Vec<_>, _>>()?;
+        let directives = parse_limit_directives(spec).map_err(LimitsError)?;
         Ok(Limits {
             directives,
             logger,
@@ -182,136 +150,49 @@ impl Limits {
             .filter(|d| d.matches(meta.target(), level))
             .max_by_key(|d| d.specificity())?;
         let (file, line) = (meta.file().unwrap_or("?"), meta.line().unwrap_or(0));
-        let limit = match directive.rule {
-            Rule::Rate { per, period_ns } => SiteLimit::rate(per, period_ns, file, line),
-            Rule::Sample { one_in } => SiteLimit::sample(one_in, file, line),
-        };
-        let limit: &'static SiteLimit = Box::leak(Box::new(limit));
+        let limit: &'static SiteLimit = Box::leak(Box::new(directive.site_limit(file, line)));
         nowait_core::__private::watch_limit(limit, &self.logger);
         Some(limit)
     }
 }
 
-fn parse_directive(d: &str) -> Result<Directive, LimitsError> {
-    let err = |why| LimitsError {
-        directive: d.to_owned(),
-        why,
-    };
-    let (selector, rule) = d
-        .rsplit_once('=')
-        .ok_or_else(|| err("expected TARGET[@LEVEL]=RULE"))?;
-    let (target, level) = match selector.split_once('@') {
-        Some((t, l)) => (
-            t,
-            Some(
-                l.trim()
-                    .parse::<Level>()
-                    .map_err(|_| err("unknown level"))?,
-            ),
-        ),
-        None => (selector, None),
-    };
-    let rule = rule.trim();
-    let rule = if let Some(n) = rule.strip_prefix("1in") {
-        let one_in = n
-            .trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|&n| n > 0)
-            .ok_or_else(|| err("sampling is 1inN, N from 1 to 4294967295"))?;
-        Rule::Sample { one_in }
-    } else {
-        let (per, period) = rule
-            .split_once('/')
-            .ok_or_else(|| err("a rule is N/PERIOD (10/s, 100/250ms) or 1inN"))?;
-        let per = per
-            .trim()
-            .parse::<u32>()
-            .ok()
-            .filter(|&n| n > 0 && n <= nowait_core::__private::MAX_RATE)
-            .ok_or_else(|| err("a rate keeps 1 to 8388608 records per period"))?;
-        let period = period.trim();
-        // `10/s` reads as `10/1s`.
-        let period_ns = if period.starts_with(|c: char| c.is_ascii_digit()) {
-            period_nanos_checked(period)
-        } else {
-            period_nanos_checked(&format!("1{period}"))
-        }
-        .ok_or_else(|| err("a period is a number and a unit: 250ms, 1s, 5m, 1h"))?;
-        Rule::Rate { per, period_ns }
-    };
-    Ok(Directive {
-        target: target.trim().to_owned(),
-        level,
-        rule,
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nowait_core::__private::{MAX_LIMIT_DIRECTIVES, MAX_LIMIT_TARGET_LEN};
 
-    #[test]
-    fn directives_parse() {
-        assert_eq!(
-            parse_directive("my_crate::db=10/s").unwrap(),
-            Directive {
-                target: "my_crate::db".into(),
-                level: None,
-                rule: Rule::Rate {
-                    per: 10,
-                    period_ns: 1_000_000_000
-                }
-            }
-        );
-        assert_eq!(
-            parse_directive("@debug=1in100").unwrap(),
-            Directive {
-                target: String::new(),
-                level: Some(Level::Debug),
-                rule: Rule::Sample { one_in: 100 }
-            }
-        );
-        assert_eq!(
-            parse_directive("db@warn = 5/250ms").unwrap().rule,
-            Rule::Rate {
-                per: 5,
-                period_ns: 250_000_000
-            }
-        );
-        for bad in [
-            "db",
-            "db=",
-            "db=0/s",
-            "db=1/0s",
-            "db=1/x",
-            "db=1in0",
-            "db@loud=1/s",
-            "=ten/s",
-        ] {
-            assert!(parse_directive(bad).is_err(), "{bad}");
-        }
+    fn logger() -> (Logger, nowait_core::Guard) {
+        nowait_core::Builder::new()
+            .sink(nowait_core::Sink::writer(std::io::sink()))
+            .build()
+            .unwrap()
     }
 
+    /// The layer's directives are capped as the filter's are: a list past
+    /// the count, or a target past the length, is refused.
     #[test]
-    fn the_most_specific_directive_wins() {
-        let d = |s| parse_directive(s).unwrap();
-        let all = [d("=100/s"), d("db=10/s"), d("db@warn=1/s"), d("dbx=2/s")];
-        let pick = |target, level| {
-            all.iter()
-                .filter(|x| x.matches(target, level))
-                .max_by_key(|x| x.specificity())
-                .map(|x| x.rule)
-        };
-        let rate = |per| {
-            Some(Rule::Rate {
-                per,
-                period_ns: 1_000_000_000,
-            })
-        };
-        assert_eq!(pick("db::pool", Level::Info), rate(10));
-        assert_eq!(pick("db", Level::Warn), rate(1));
-        assert_eq!(pick("dbx", Level::Warn), rate(2));
-        assert_eq!(pick("http", Level::Info), rate(100));
+    #[cfg_attr(
+        miri,
+        ignore = "parses 4096 directives three times: minutes under Miri, and no unsafe code or atomics are involved"
+    )]
+    fn directive_lists_are_capped() {
+        let (logger, _guard) = logger();
+        let at_cap = vec!["a=1/s"; MAX_LIMIT_DIRECTIVES].join(",");
+        assert!(Limits::parse(&at_cap, logger.clone()).is_ok());
+        let e = Limits::parse(&format!("{at_cap},b=1/s"), logger.clone()).unwrap_err();
+        assert!(e.to_string().contains("too many"), "{e}");
+        let long = format!("{}=1/s", "t".repeat(MAX_LIMIT_TARGET_LEN + 1));
+        let e = Limits::parse(&long, logger).unwrap_err().to_string();
+        assert!(e.contains("target") && e.len() < 200, "{e}");
+    }
+
+    /// An error quotes the directive with its control characters escaped.
+    #[test]
+    fn errors_are_escaped() {
+        let (logger, _guard) = logger();
+        let e = Limits::parse("db\x1b[2J\n=ten/s", logger)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains(r"db\x1b[2J\n=ten/s"), "{e}");
     }
 }

@@ -452,6 +452,21 @@ impl<'a> Resolved<'a> {
     }
 }
 
+/// The key under which a field named like one of the trace context's own
+/// keys (`trace_id`, `span_id`) is written when the line also writes the
+/// context's: `fields.trace_id`, `fields.span_id`, where an unflattened
+/// JSON line keeps it (`"fields":{"trace_id":…}`). `None` for any other
+/// name. The context's key is then written once, with the real id: a
+/// field (a request header logged as `trace_id`, say) can neither replace
+/// the id nor make a line that holds the key twice.
+pub(crate) fn renamed_trace_key(name: &str) -> Option<&'static str> {
+    match name {
+        "trace_id" => Some("fields.trace_id"),
+        "span_id" => Some("fields.span_id"),
+        _ => None,
+    }
+}
+
 /// A source location that an event without call site carries as fields
 /// (see [`LOCATION_FILE`](crate::__private::event::LOCATION_FILE)).
 #[derive(Clone, Copy, Debug, Default)]

@@ -4,12 +4,13 @@ use std::io::Write as _;
 use std::sync::Arc;
 
 use super::{
-    append, escape_into, is_message, message_with, plain_len, push_u64, scalar_text, system_nanos,
-    thread_width, Clock, Format, KnownSites, Location, MakeFormat, Options, Piece, Resolved,
-    SinkInfo, Timer,
+    append, escape_into, is_message, message_with, plain_len, push_u64, renamed_trace_key,
+    scalar_text, system_nanos, thread_width, Clock, Format, KnownSites, Location, MakeFormat,
+    Options, Piece, Resolved, SinkInfo, Timer,
 };
 use crate::event::{
-    Callsite, Event, FieldName, Item, SiteCache, SiteKey, SpanFields, ThreadCache, Value,
+    decode_field_name, Callsite, Event, FieldName, Item, SiteCache, SiteKey, SpanFields,
+    ThreadCache, Value,
 };
 use crate::level::Level;
 use crate::record::{kind, Notice, Record};
@@ -219,8 +220,11 @@ impl Text {
     /// span_id=<16 hex digits>` (default `false`, as
     /// `tracing_subscriber::fmt()` prints neither). Only events whose
     /// front end recorded the span have them (see
-    /// [`TraceContext`](crate::event::TraceContext)); fields a program
-    /// logs under those names print as any field.
+    /// [`TraceContext`](crate::event::TraceContext)). On such a line an
+    /// event field a program logs as `trace_id` or `span_id` is written
+    /// `fields.trace_id=` (`fields.span_id=`), so that the line's
+    /// `trace_id=` is always the span's; elsewhere those fields print as
+    /// any field.
     ///
     /// # Examples
     ///
@@ -640,6 +644,10 @@ impl TextFormat {
     /// it first anyway; when it comes after other fields, or a span after
     /// fields, it is moved into place.
     fn known_event(&mut self, event: Event<'_>, i: usize, out: &mut Vec<u8>) {
+        // Beside the trace context's keys, a field named like one of them
+        // is renamed (`fields.trace_id`): the line's `trace_id=` is the
+        // context's.
+        let rename = self.options.trace_ids && event.trace_context().is_some();
         // Where the spans end, and where the target ends (once written).
         let mut spans_end = out.len();
         let mut body: Option<usize> = None;
@@ -695,12 +703,16 @@ impl TextFormat {
                         }
                         continue;
                     }
-                    match known {
-                        Some(known) => known.append_to(out),
-                        None => {
+                    let renamed = match rename {
+                        true => renamed_trace_key(decode_field_name(name, Some(&text.site))),
+                        false => None,
+                    };
+                    match (renamed, known) {
+                        (None, Some(known)) => known.append_to(out),
+                        (renamed, _) => {
                             out.push(b' ');
-                            let name = crate::event::decode_field_name(name, Some(&text.site));
-                            self.field_name(name, out);
+                            let name = decode_field_name(name, Some(&text.site));
+                            self.field_name(renamed.unwrap_or(name), out);
                         }
                     }
                     field_value(value, out);
@@ -759,6 +771,8 @@ impl TextFormat {
         let mut any_span = false;
         let mut message = None;
         let mut at = Location::default();
+        // As in `known_event`.
+        let rename = self.options.trace_ids && event.trace_context().is_some();
         for item in event.items() {
             match item {
                 Item::Span { site, fields } => {
@@ -775,7 +789,8 @@ impl TextFormat {
                         continue;
                     }
                     rest.push(b' ');
-                    self.field(name, value, &mut rest);
+                    let renamed = renamed_trace_key(name).filter(|_| rename);
+                    self.field(renamed.unwrap_or(name), value, &mut rest);
                 }
                 Item::Malformed => rest.extend_from_slice(b" <malformed>"),
             }
@@ -894,6 +909,67 @@ mod tests {
     static SITE: u8 = 0;
     static LITERAL: u8 = 0;
     static SPAN: u8 = 0;
+    static IDS: u8 = 0;
+
+    /// With trace ids shown, an event field named `trace_id` or `span_id`
+    /// beside the trace context is written as `fields.trace_id`
+    /// (`fields.span_id`): the line's `trace_id=` is the context's, once,
+    /// whether the call site's names are cached or not. Without a context,
+    /// or without trace ids shown, the field keeps its name.
+    #[test]
+    fn a_field_named_like_a_trace_key_never_stands_for_the_context() {
+        use crate::event::TraceContext;
+        let key = SiteKey::of(&IDS);
+        register_callsite(
+            key,
+            Callsite::new(Level::Info, "app", "event").fields(vec!["message", "trace_id"]),
+        );
+        let event = |context: bool, by_index: bool| {
+            let mut buf = crate::__private::event::EventBuf::new();
+            match by_index {
+                true => buf.begin_at(0, key),
+                false => buf.begin_inline(0, "app"),
+            }
+            if context {
+                buf.trace_context(TraceContext::new([0xab; 16], [0xcd; 8], 1));
+            }
+            buf.str(FieldName::Inline("message"), "hi");
+            match by_index {
+                true => buf.str(FieldName::Index(1), "forged"),
+                false => buf.str(FieldName::Inline("trace_id"), "forged"),
+            }
+            buf.str(FieldName::Inline("span_id"), "forged");
+            buf.as_bytes().to_vec()
+        };
+        let line = |text: &Text, payload: &[u8]| {
+            let mut format = text.make_format(&SinkInfo::new("test", false));
+            let record = Record::new(Level::Info, kind::EVENT, payload);
+            let (mut first, mut second) = (Vec::new(), Vec::new());
+            format.format(&record, &mut first);
+            format.format(&record, &mut second);
+            assert_eq!(first, second, "cached names");
+            String::from_utf8(first).unwrap()
+        };
+        let ids = Text::new().without_time().with_trace_ids(true);
+        let (trace, span) = ("ab".repeat(16), "cd".repeat(8));
+        for by_index in [false, true] {
+            assert_eq!(
+                line(&ids, &event(true, by_index)),
+                format!(
+                    " INFO app: hi fields.trace_id=\"forged\" fields.span_id=\"forged\" \
+                     trace_id={trace} span_id={span}\n"
+                )
+            );
+            assert_eq!(
+                line(&ids, &event(false, by_index)),
+                " INFO app: hi trace_id=\"forged\" span_id=\"forged\"\n"
+            );
+            assert_eq!(
+                line(&Text::new().without_time(), &event(true, by_index)),
+                " INFO app: hi trace_id=\"forged\" span_id=\"forged\"\n"
+            );
+        }
+    }
 
     /// The call site's part of the line rendered once (target, file,
     /// line, `name=`) gives the bytes of rendering it with each event, on

@@ -43,6 +43,13 @@
 //! loss accounting they also drive) check
 //! both, and that every call is either admitted or counted.
 //!
+//! # Directives
+//!
+//! The `tracing` layer gives call sites their rules from directives read
+//! at run time (`TARGET[@LEVEL]=N/PERIOD`, `TARGET[@LEVEL]=1inN`):
+//! `directive.rs` parses them, as untrusted input, capped as the
+//! filter's directives are.
+//!
 //! # Sampling
 //!
 //! Each thread draws from its own generator (wyrand, in a thread-local);
@@ -64,6 +71,16 @@
 //! as a notice (at least once a second while it grows, at once when it
 //! stops, on every flush and at shutdown), and `Stats`
 //! sums them when asked.
+
+mod directive;
+
+#[cfg(fuzzing)]
+pub(crate) use directive::fuzz_limit_directives;
+pub use directive::{
+    parse_limit_directives, LimitDirective, LimitDirectiveError, LimitRule,
+    MAX_DIRECTIVES as MAX_LIMIT_DIRECTIVES, MAX_DIRECTIVE_LEN as MAX_LIMIT_DIRECTIVE_LEN,
+    MAX_TARGET_LEN as MAX_LIMIT_TARGET_LEN,
+};
 
 use crate::sys::sync::untracked::{AtomicU32, AtomicU64 as StaticU64};
 use crate::sys::sync::Ordering::Relaxed;

@@ -52,6 +52,13 @@ pub fn filter_parse(data: &[u8]) {
     }
 }
 
+/// Arbitrary text as a rate-limit directive list (the `tracing` layer's
+/// `with_limits`): the parser returns, an accepted list keeps its caps and
+/// prints back to itself, an error is bounded and quotes nothing raw.
+pub fn limit_directives(data: &[u8]) {
+    crate::limit::fuzz_limit_directives(data);
+}
+
 /// The call sites and threads [`format_event`] events can name: keys 1
 /// (an event with a deferred message), 2 (an event whose message has no
 /// placeholders) and 3 (a span), and two recovered threads; every string
@@ -337,10 +344,14 @@ pub fn otlp_response(data: &[u8]) {
 }
 
 /// The OTLP exporter's environment variables
-/// (`fuzz_targets/otlp_env.rs`): the first byte picks the variable, the
-/// rest is its value. [`Otlp::from_env_with`](crate::sink::otlp::Otlp::from_env_with)
-/// must return, the list parser keep its bounds, and no error show a
-/// header's value.
+/// (`fuzz_targets/otlp_env.rs`): the first two bytes pick two variables,
+/// the rest, split at its first NUL, gives their values (names resolve
+/// without the network).
+/// [`Otlp::from_env_with`](crate::sink::otlp::Otlp::from_env_with) must
+/// return, the list parser keep its bounds, no error show a header's
+/// value or anything raw, the default endpoint serve only when no
+/// endpoint variable is set, and credentials over plain HTTP and TLS
+/// settings with an `http://` endpoint be refused as documented.
 #[cfg(feature = "otlp")]
 pub fn otlp_env(data: &[u8]) {
     crate::sink::otlp::fuzz_env(data);

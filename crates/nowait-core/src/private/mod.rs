@@ -25,7 +25,11 @@ use crate::ring::Payload;
 use crate::event::Cursor;
 
 pub use crate::event::message::deferrable;
-pub use crate::limit::{period_nanos, period_nanos_checked, SiteLimit, MAX_PER as MAX_RATE};
+pub use crate::limit::{
+    parse_limit_directives, period_nanos, period_nanos_checked, LimitDirective,
+    LimitDirectiveError, LimitRule, SiteLimit, MAX_LIMIT_DIRECTIVES, MAX_LIMIT_DIRECTIVE_LEN,
+    MAX_LIMIT_TARGET_LEN, MAX_PER as MAX_RATE,
+};
 
 /// The macros' rate limit or sample at a call site: whether this call may
 /// log; a suppressed call is counted, and the site is handed to the global
@@ -90,7 +94,9 @@ pub mod filter {
 /// that replay their regressions.
 #[cfg(fuzzing)]
 pub mod fuzz {
-    pub use crate::__fuzz::{durable_recover, filter_parse, format_event, rolling_names};
+    pub use crate::__fuzz::{
+        durable_recover, filter_parse, format_event, limit_directives, rolling_names,
+    };
     #[cfg(feature = "otlp")]
     pub use crate::__fuzz::{otlp_env, otlp_response};
 }

@@ -279,7 +279,7 @@ pub(crate) struct OpenSinks {
     /// Each sink's shared counters, one per plan.
     pub(crate) counters: Vec<SinkCounters>,
     /// Notices for the writer to write first (a sink written by an I/O
-    /// thread of its own as a fallback).
+    /// thread of its own as a fallback, a sink's [`Opened::warning`]).
     pub(crate) startup: Vec<String>,
     /// Whether some format prints the thread, or the call site.
     pub(crate) needs_thread: bool,
@@ -323,6 +323,9 @@ pub(crate) fn open_all(
                 "sink {} is written by an I/O thread of its own, which alone waits for it: {why}",
                 plan.name
             ));
+        }
+        if let Some(warning) = &opened.warning {
+            open.startup.push(format!("sink {}: {warning}", plan.name));
         }
         open.counters.push(counters);
         open.opened.push(opened);

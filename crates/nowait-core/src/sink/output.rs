@@ -117,6 +117,10 @@ pub(crate) struct Opened {
     pub(crate) terminal: bool,
     /// Why a terminal or pipe is written by an I/O thread, if it is.
     pub(crate) fallback: Option<String>,
+    /// A warning about the sink's settings, written once into every
+    /// sink's output when `build` opens it (a forked child's open writes
+    /// none).
+    pub(crate) warning: Option<String>,
     /// Completeness is wanted (files, custom writers).
     pub(crate) durable: bool,
 }
@@ -132,6 +136,7 @@ impl Opened {
             output,
             terminal,
             fallback: None,
+            warning: None,
             durable,
         }
     }

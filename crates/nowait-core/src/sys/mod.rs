@@ -9,6 +9,7 @@
 //! | stdout/stderr without blocking ([`stdio`]) | reopen `/proc/self/fd/N` | reopen the terminal by name; a pipe goes to a relay thread | console and pipes go to a relay thread |
 //! | pipe room ([`Descriptor::pipe_room`]) | `F_GETPIPE_SZ`, `FIONREAD` | unknown | (no descriptors) |
 //! | file identity ([`FileId`]) | device, inode | device, inode | volume serial, file index |
+//! | files only read, a certificate (`open_readable`) | `O_NONBLOCK`, `fstat`: regular files only | same | regular files only |
 //! | files in a directory others may write ([`nofollow`]) | `O_NOFOLLOW`, `fstat`, mode at create, `renameat2` no-replace | same; `renamex_np` on macOS, `link` + `unlink` elsewhere | `FILE_FLAG_OPEN_REPARSE_POINT`, `MoveFileExW` no-replace |
 //! | sockets (`net`) | non-blocking, `MSG_NOSIGNAL` | same; `SO_NOSIGPIPE` on macOS | TCP on a relay thread; no Unix sockets |
 //! | journald ([`Journal`]) | datagrams, sealed memfd past `EMSGSIZE` | none: a build error (`journal_none.rs`) | none: a build error |
@@ -54,6 +55,8 @@ use windows as imp;
 
 pub(crate) use imp::affinity::{pin_current_thread, SUPPORTED as CAN_PIN_THREADS};
 pub(crate) use imp::crash::{on_fatal_signals, signal_name, thread_name};
+#[cfg(feature = "otlp-tls")]
+pub(crate) use imp::file::open_readable;
 pub(crate) use imp::file::{file_id, is_deleted, open_append, open_path, path_id, FileId};
 #[cfg(all(target_os = "linux", not(nowait_portable)))]
 pub(crate) use imp::journal::Journal;

@@ -8,7 +8,8 @@ use crate::event::{
     decode_field_name, Callsite, Event, FieldName, Item, SiteCache, ThreadCache, Value,
 };
 use crate::format::{
-    copy_into, message_with, system_nanos, Clock, Format, KnownSites, Location, Piece, Resolved,
+    copy_into, message_with, renamed_trace_key, system_nanos, Clock, Format, KnownSites, Location,
+    Piece, Resolved,
 };
 use crate::level::Level;
 use crate::record::{kind, Notice, Record};
@@ -267,13 +268,13 @@ impl FmtJson {
         self.spans.clear();
         let mut any_span = false;
         let mut at = Location::default();
-        // Flattened, a field named like a trace id key takes its place:
-        // the line never holds one key twice.
+        // Flattened beside the trace context's keys, a field named like
+        // one of them is renamed (`fields.trace_id`): the context's key is
+        // written once, with the real id.
         let trace = event
             .trace_context()
             .filter(|_| self.json.options.trace_ids);
-        let watch_ids = trace.is_some() && self.json.flatten;
-        let mut taken = (false, false);
+        let rename = trace.is_some() && self.json.flatten;
         for item in event.items() {
             match item {
                 Item::Field { name, value } => {
@@ -286,18 +287,15 @@ impl FmtJson {
                     if at.take(ev.site.is_some(), name, value) {
                         continue;
                     }
-                    if watch_ids {
-                        taken.0 |= name == "trace_id";
-                        taken.1 |= name == "span_id";
-                    }
+                    let renamed = renamed_trace_key(name).filter(|_| rename);
                     let fields = &mut self.fields;
                     if !fields.is_empty() {
                         fields.push(b',');
                     }
-                    match name_text {
-                        Some(text) => text.append_to(fields),
-                        None => {
-                            json_str(name.as_bytes(), fields);
+                    match (renamed, name_text) {
+                        (None, Some(text)) => text.append_to(fields),
+                        (renamed, _) => {
+                            json_str(renamed.unwrap_or(name).as_bytes(), fields);
                             fields.push(b':');
                         }
                     }
@@ -365,18 +363,14 @@ impl FmtJson {
             self.thread(event.thread(), start, out);
         }
         if let Some(cx) = trace {
-            if !taken.0 {
-                key(out, start, "trace_id");
-                out.push(b'"');
-                cx.write_trace_id_hex(out);
-                out.push(b'"');
-            }
-            if !taken.1 {
-                key(out, start, "span_id");
-                out.push(b'"');
-                cx.write_span_id_hex(out);
-                out.push(b'"');
-            }
+            key(out, start, "trace_id");
+            out.push(b'"');
+            cx.write_trace_id_hex(out);
+            out.push(b'"');
+            key(out, start, "span_id");
+            out.push(b'"');
+            cx.write_span_id_hex(out);
+            out.push(b'"');
         }
         out.extend_from_slice(b"}\n");
     }
@@ -459,12 +453,15 @@ mod tests {
     static SITE: u8 = 0;
     static LITERAL: u8 = 0;
     static SPAN: u8 = 0;
+    static IDS: u8 = 0;
 
-    /// Flattened, a field named `trace_id` or `span_id` takes the place
-    /// of the trace context's key of that name: no key twice on a line.
-    /// Not flattened, the field stays under `fields` and both are written.
+    /// Flattened, a field named `trace_id` or `span_id` beside the trace
+    /// context is written as `fields.trace_id` (`fields.span_id`): the
+    /// context's keys are written once, with the real ids, whether the
+    /// call site's names are cached or not. Without a context the field
+    /// keeps its name; not flattened, it stays under `fields`.
     #[test]
-    fn a_flattened_field_named_like_a_trace_key_is_not_written_twice() {
+    fn a_flattened_field_named_like_a_trace_key_never_replaces_the_context() {
         use crate::event::TraceContext;
         let mut buf = crate::__private::event::EventBuf::new();
         buf.begin_inline(0, "app");
@@ -479,10 +476,51 @@ mod tests {
                 .format(&record, &mut out);
             String::from_utf8(out).unwrap()
         };
-        let span = "cd".repeat(8);
+        let (trace, span) = ("ab".repeat(16), "cd".repeat(8));
         assert_eq!(
             line(Json::new().flatten_event(true)),
-            format!("{{\"level\":\"INFO\",\"trace_id\":\"mine\",\"span_id\":\"{span}\"}}\n")
+            format!(
+                "{{\"level\":\"INFO\",\"fields.trace_id\":\"mine\",\"trace_id\":\"{trace}\",\"span_id\":\"{span}\"}}\n"
+            )
+        );
+        // A field named by its call site's index (names rendered once).
+        let key = SiteKey::of(&IDS);
+        register_callsite(
+            key,
+            Callsite::new(Level::Info, "app", "event").fields(vec!["span_id", "trace_id"]),
+        );
+        let mut buf = crate::__private::event::EventBuf::new();
+        buf.begin_at(0, key);
+        buf.trace_context(TraceContext::new([0xab; 16], [0xcd; 8], 1));
+        buf.str(FieldName::Index(0), "forged");
+        buf.str(FieldName::Index(1), "forged");
+        let indexed = Record::new(Level::Info, kind::EVENT, buf.as_bytes());
+        let json = Json::new()
+            .without_time()
+            .with_target(false)
+            .flatten_event(true);
+        let mut format = json.make_format(&SinkInfo::new("test", false));
+        for _ in 0..2 {
+            let mut out = Vec::new();
+            format.format(&indexed, &mut out);
+            assert_eq!(
+                String::from_utf8(out).unwrap(),
+                format!(
+                    "{{\"level\":\"INFO\",\"fields.span_id\":\"forged\",\"fields.trace_id\":\"forged\",\"trace_id\":\"{trace}\",\"span_id\":\"{span}\"}}\n"
+                )
+            );
+        }
+        // Without a trace context the field keeps its name.
+        let mut buf = crate::__private::event::EventBuf::new();
+        buf.begin_inline(0, "app");
+        buf.str(FieldName::Inline("trace_id"), "mine");
+        let plain = Record::new(Level::Info, kind::EVENT, buf.as_bytes());
+        let mut out = Vec::new();
+        json.make_format(&SinkInfo::new("test", false))
+            .format(&plain, &mut out);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"level\":\"INFO\",\"trace_id\":\"mine\"}\n"
         );
         assert_eq!(
             line(Json::new()),

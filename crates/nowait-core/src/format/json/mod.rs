@@ -201,10 +201,13 @@ impl Json {
     }
 
     /// Puts the event's fields at the top level instead of under `fields`
-    /// (default `false`). A field named `trace_id` or `span_id` then takes
-    /// the place of the trace context's key of that name
-    /// ([`with_trace_ids`](Json::with_trace_ids)), so that no key is
-    /// written twice.
+    /// (default `false`). On a line that carries the trace context's
+    /// `trace_id` and `span_id` ([`with_trace_ids`](Json::with_trace_ids)),
+    /// a field named `trace_id` or `span_id` is written as
+    /// `fields.trace_id` (`fields.span_id`), the path it has unflattened:
+    /// the context's keys are written once, with the real ids, and no
+    /// field (a request header logged under that name) can stand for them.
+    /// Without a trace context the field keeps its name.
     ///
     /// # Examples
     ///

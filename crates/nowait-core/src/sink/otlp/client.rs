@@ -125,12 +125,24 @@ impl Client {
         }
     }
 
+    /// The request's deadline, for the TLS loops.
+    #[cfg(feature = "otlp-tls")]
+    fn deadline(&self) -> super::tls::Deadline {
+        super::tls::Deadline {
+            started: self.started,
+            timeout: self.timeout,
+        }
+    }
+
     /// Sends what is left of the request: `Ok(true)` once all of it went,
     /// `Ok(false)` if the socket would block.
     fn push(&mut self) -> io::Result<bool> {
         #[cfg(feature = "otlp-tls")]
-        if let Some(tls) = &mut self.tls {
-            return tls.send(&mut self.conn, &self.req, &mut self.req_sent);
+        {
+            let deadline = self.deadline();
+            if let Some(tls) = &mut self.tls {
+                return tls.send(&mut self.conn, &self.req, &mut self.req_sent, deadline);
+            }
         }
         while self.req_sent < self.req.len() {
             match self.conn.send(&self.req[self.req_sent..]) {
@@ -146,8 +158,11 @@ impl Client {
     /// nothing came yet.
     fn pull(&mut self, buf: &mut [u8]) -> io::Result<Option<usize>> {
         #[cfg(feature = "otlp-tls")]
-        if let Some(tls) = &mut self.tls {
-            return tls.recv(&mut self.conn, buf);
+        {
+            let deadline = self.deadline();
+            if let Some(tls) = &mut self.tls {
+                return tls.recv(&mut self.conn, buf, deadline);
+            }
         }
         self.conn.recv(buf)
     }

@@ -323,15 +323,18 @@ fn hex_id<const N: usize>(value: Value<'_>) -> Option<[u8; N]> {
 
 impl OtlpFormat {
     /// One attribute from a field; `trace_id` and `span_id` in hex are
-    /// taken as the record's ids instead.
+    /// taken as the record's ids instead, unless `ids` came from the
+    /// event's trace context (`from_context`), which wins: the field is
+    /// then an attribute of that name, and the ids stay the context's.
     fn attribute(
         &mut self,
         name: &str,
         value: Value<'_>,
         site: Option<&Arc<Callsite>>,
-        ids: &mut Ids,
+        (ids, from_context): (&mut Ids, bool),
     ) {
         match name {
+            _ if from_context => {}
             "trace_id" => {
                 if let Some(id) = hex_id::<16>(value) {
                     ids.trace = Some(id);
@@ -427,8 +430,11 @@ impl OtlpFormat {
             self.nowait_target();
             return self.finish(observed, observed, record.level(), ids, out);
         };
-        // The span the event was logged in; fields named `trace_id` and
-        // `span_id` (below) override its ids.
+        // The span the event was logged in. Its ids win over fields named
+        // `trace_id` and `span_id` (a request header logged under that
+        // name cannot forge the correlation); without one, hex fields of
+        // those names give the ids.
+        let from_context = event.trace_context().is_some();
         if let Some(cx) = event.trace_context() {
             ids = Ids {
                 trace: Some(cx.trace_id()),
@@ -453,7 +459,7 @@ impl OtlpFormat {
                         message = Some(value);
                         continue;
                     }
-                    self.attribute(name, value, ev.site.as_ref(), &mut ids);
+                    self.attribute(name, value, ev.site.as_ref(), (&mut ids, from_context));
                 }
                 Item::Malformed => {
                     let mut val = std::mem::take(&mut self.val);
@@ -474,7 +480,7 @@ impl OtlpFormat {
             for f in fields.items() {
                 if let Item::Field { name, value } = f {
                     let name = decode_field_name(name, span_site.as_ref());
-                    self.attribute(name, value, span_site.as_ref(), &mut ids);
+                    self.attribute(name, value, span_site.as_ref(), (&mut ids, from_context));
                 }
             }
         }
@@ -719,5 +725,57 @@ mod tests {
         );
         let body = &out[1 + read_varint(&out[1..]).unwrap().1..];
         assert!(fields(body).all(|f| !matches!(f.unwrap().0, 8..=10)));
+    }
+
+    /// The event's trace context wins over fields named `trace_id` and
+    /// `span_id`, hex or not: they stay attributes, the record's ids are
+    /// the context's. Without a context, hex fields of those names give
+    /// the ids.
+    #[test]
+    fn the_trace_context_wins_over_fields_of_its_names() {
+        let record_fields = |with_context: bool| {
+            let mut buf = crate::__private::event::EventBuf::new();
+            buf.begin_inline(1, "t");
+            if with_context {
+                buf.trace_context(crate::event::TraceContext::new([0xab; 16], [0xcd; 8], 1));
+            }
+            buf.str(
+                crate::event::FieldName::Inline("trace_id"),
+                &"11".repeat(16),
+            );
+            buf.str(crate::event::FieldName::Inline("span_id"), &"22".repeat(8));
+            let mut out = Vec::new();
+            OtlpFormat::default().format(
+                &Record::new(Level::Info, kind::EVENT, buf.as_bytes()),
+                &mut out,
+            );
+            let body = out[1 + read_varint(&out[1..]).unwrap().1..].to_vec();
+            let got: Vec<(u64, Vec<u8>)> = fields(&body)
+                .map(Option::unwrap)
+                .map(|f| (f.0, f.3.to_vec()))
+                .collect();
+            got
+        };
+        let find = |got: &[(u64, Vec<u8>)], n: u64| {
+            got.iter()
+                .filter(|f| f.0 == n)
+                .map(|f| f.1.clone())
+                .collect::<Vec<_>>()
+        };
+        let got = record_fields(true);
+        assert_eq!(find(&got, 9), [vec![0xab; 16]]);
+        assert_eq!(find(&got, 10), [vec![0xcd; 8]]);
+        // Attributes (6) named like the ids: the fields, kept.
+        let named = |got: &[(u64, Vec<u8>)], name: &[u8]| {
+            find(got, 6)
+                .iter()
+                .filter(|a| a.windows(name.len()).any(|w| w == name))
+                .count()
+        };
+        assert_eq!((named(&got, b"trace_id"), named(&got, b"span_id")), (1, 1));
+        let got = record_fields(false);
+        assert_eq!(find(&got, 9), [vec![0x11; 16]]);
+        assert_eq!(find(&got, 10), [vec![0x22; 8]]);
+        assert_eq!((named(&got, b"trace_id"), named(&got, b"span_id")), (0, 0));
     }
 }

@@ -95,6 +95,11 @@ pub struct Otlp {
     /// Extra request headers, `(name, value)`; values are secrets (never
     /// in `Debug` output or a notice).
     pub(crate) headers: Vec<(String, String)>,
+    /// [`Otlp::allow_plaintext_credentials`].
+    pub(crate) plaintext_credentials: bool,
+    /// The endpoint is [`Otlp::from_env`]'s default: no endpoint variable
+    /// was set at all.
+    pub(crate) default_endpoint: bool,
     /// Trust and client certificate for `https://`.
     #[cfg(feature = "otlp-tls")]
     pub(crate) tls: tls::Settings,
@@ -123,7 +128,8 @@ impl fmt::Debug for Otlp {
             .field(
                 "headers",
                 &self.headers.iter().map(|(n, _)| n).collect::<Vec<_>>(),
-            );
+            )
+            .field("allow_plaintext_credentials", &self.plaintext_credentials);
         #[cfg(feature = "otlp-tls")]
         d.field("tls", &self.tls);
         d.finish_non_exhaustive()
@@ -147,8 +153,8 @@ fn check_header(name: &str, value: &str) -> Result<(), String> {
     let tchar = |b: u8| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b);
     if name.is_empty() || !name.bytes().all(tchar) {
         return Err(format!(
-            "header {:?}: not a valid header name",
-            name.escape_debug().to_string()
+            "header \"{}\": not a valid header name",
+            shown(name)
         ));
     }
     if OWN_HEADERS.iter().any(|h| h.eq_ignore_ascii_case(name)) {
@@ -175,22 +181,61 @@ pub(crate) fn header_block(headers: &[(String, String)]) -> Vec<u8> {
     out
 }
 
+/// Whether a header carries a credential: `Authorization`,
+/// `Proxy-Authorization`, `Cookie`, or a name holding `auth`, `key`,
+/// `token`, `secret`, `passw` or `credential` (any case: `X-Api-Key`,
+/// `X-Auth-Token`, `DD-API-KEY`, `lightstep-access-token`). A secret sent
+/// under another name is not recognised: send it over `https://`.
+pub(crate) fn is_credential(name: &str) -> bool {
+    let name = name.to_ascii_lowercase();
+    name == "cookie"
+        || ["auth", "key", "token", "secret", "passw", "credential"]
+            .iter()
+            .any(|part| name.contains(part))
+}
+
+/// `text` with every control, line-breaking and bidirectional formatting
+/// character escaped ([`escape_into`](crate::format::escape_into)), for an
+/// error that quotes what the environment or a caller gave: it cannot
+/// move the cursor or forge a line of the terminal that prints it.
+pub(crate) fn shown(text: &str) -> String {
+    let mut out = Vec::with_capacity(text.len());
+    crate::format::escape_into(text.as_bytes(), &mut out);
+    // Escaping keeps UTF-8 valid (invalid bytes become `\xNN`).
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Resolves `host` (no brackets) and `port` to the address the sink
+/// connects to; fuzzing passes one that never asks the network.
+pub(crate) type Resolve<'a> = &'a dyn Fn(&str, u16) -> io::Result<SocketAddr>;
+
+/// The system's resolver: the first address `host` has.
+pub(crate) fn resolve(host: &str, port: u16) -> io::Result<SocketAddr> {
+    (host, port)
+        .to_socket_addrs()?
+        .next()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "it has no address"))
+}
+
 /// Parses `http[s]://host[:port][/path]` and resolves the host (once,
 /// here); no path is OTLP's `/v1/logs`.
 fn parse(endpoint: &str) -> Result<Endpoint, String> {
-    parse_url(endpoint, true)
+    parse_url(endpoint, true, &resolve)
 }
 
 /// As [`parse`], but the path is used as given (`/` if none), as the
 /// specification wants for `OTEL_EXPORTER_OTLP_LOGS_ENDPOINT`.
-fn parse_as_is(endpoint: &str) -> Result<Endpoint, String> {
-    parse_url(endpoint, false)
+fn parse_as_is(endpoint: &str, resolve: Resolve<'_>) -> Result<Endpoint, String> {
+    parse_url(endpoint, false, resolve)
 }
 
-fn parse_url(endpoint: &str, default_path: bool) -> Result<Endpoint, String> {
-    let (rest, tls) = if let Some(rest) = endpoint.strip_prefix("http://") {
+/// Errors quote the endpoint escaped ([`shown`]): it may come from the
+/// environment.
+fn parse_url(raw: &str, default_path: bool, resolve: Resolve<'_>) -> Result<Endpoint, String> {
+    let endpoint = &shown(raw);
+    let (rest, tls) = if let Some(rest) = raw.strip_prefix("http://") {
         (rest, false)
-    } else if let Some(rest) = endpoint.strip_prefix("https://") {
+    } else if let Some(rest) = raw.strip_prefix("https://") {
         if cfg!(not(feature = "otlp-tls")) {
             return Err(format!(
                 "{endpoint}: https needs nowait-core's otlp-tls feature; without it, send \
@@ -210,6 +255,16 @@ fn parse_url(endpoint: &str, default_path: bool) -> Result<Endpoint, String> {
     if authority.is_empty() || authority.contains('@') {
         return Err(format!("{endpoint}: expected http[s]://host:port"));
     }
+    // Printable ASCII only, none of the characters a URL never holds
+    // there: the host goes into the `Host` header, the sink's name and
+    // every message about it as given.
+    let unfit = |b: u8| !b.is_ascii_graphic() || b"\"<>\\^`{|}".contains(&b);
+    if authority.bytes().any(unfit) {
+        return Err(format!(
+            "{endpoint}: the host has characters a URL cannot hold (spaces, controls, \
+             non-ASCII: percent-encode or punycode it)"
+        ));
+    }
     // The port: after the last colon, unless that is inside [v6].
     let (host, port) = match authority.rfind(':') {
         Some(i) if !authority[i..].contains(']') => {
@@ -221,18 +276,21 @@ fn parse_url(endpoint: &str, default_path: bool) -> Result<Endpoint, String> {
         _ => (authority, 4318),
     };
     let bare = host.trim_start_matches('[').trim_end_matches(']');
-    let addr = (bare, port)
-        .to_socket_addrs()
-        .map_err(|e| format!("{endpoint}: cannot resolve {bare}: {e}"))?
-        .next()
-        .ok_or_else(|| format!("{endpoint}: {bare} resolves to no address"))?;
+    if bare.is_empty() {
+        return Err(format!("{endpoint}: expected http[s]://host:port"));
+    }
+    let addr = resolve(bare, port)
+        .map_err(|e| format!("{endpoint}: cannot resolve {}: {e}", shown(bare)))?;
     let path = match path {
         "" | "/" if default_path => "/v1/logs".to_owned(),
         "" => "/".to_owned(),
         path => path.to_owned(),
     };
-    if path.bytes().any(|b| b <= b' ' || b == 0x7f) {
-        return Err(format!("{endpoint}: the path has spaces or controls"));
+    // The request line's target: printable ASCII (RFC 9112 3.2).
+    if path.bytes().any(|b| !b.is_ascii_graphic()) {
+        return Err(format!(
+            "{endpoint}: the path has spaces, controls or non-ASCII (percent-encode them)"
+        ));
     }
     Ok(Endpoint {
         addr,
@@ -270,6 +328,8 @@ impl Otlp {
             max_batch_bytes: DEFAULT_MAX_BATCH,
             timeout: DEFAULT_TIMEOUT,
             headers: Vec::new(),
+            plaintext_credentials: false,
+            default_endpoint: false,
             #[cfg(feature = "otlp-tls")]
             tls: tls::Settings::default(),
         }
@@ -283,7 +343,9 @@ impl Otlp {
     /// # Errors
     ///
     /// A [`BuildError`](crate::error::BuildError) naming the variable that is not
-    /// valid (or not UTF-8), or whose endpoint does not resolve.
+    /// valid (or not UTF-8), whose endpoint does not resolve, that is an
+    /// endpoint set but empty, or that is a TLS setting beside an
+    /// `http://` endpoint.
     ///
     /// # Examples
     ///
@@ -322,20 +384,21 @@ impl Otlp {
     /// kept elsewhere than the process environment.
     ///
     /// The variables, as the OpenTelemetry specification defines them
-    /// (OTLP exporter, SDK configuration); an empty value is unset, and a
+    /// (OTLP exporter, SDK configuration); an empty value is unset (an
+    /// endpoint variable excepted: set but empty is an error), and a
     /// `..._LOGS_...` variable wins over its generic one (never merged):
     ///
     /// | variable | meaning |
     /// | --- | --- |
     /// | `OTEL_SDK_DISABLED` | `true` (any case): `Ok(None)`; any other value is false |
     /// | `OTEL_EXPORTER_OTLP_LOGS_ENDPOINT` | the URL, used as is |
-    /// | `OTEL_EXPORTER_OTLP_ENDPOINT` | a base URL, `/v1/logs` appended; default `http://localhost:4318` |
+    /// | `OTEL_EXPORTER_OTLP_ENDPOINT` | a base URL, `/v1/logs` appended; `http://localhost:4318` only if neither endpoint variable is set |
     /// | `OTEL_EXPORTER_OTLP_[LOGS_]PROTOCOL` | `http/protobuf` only, else an error |
     /// | `OTEL_EXPORTER_OTLP_[LOGS_]HEADERS` | `k=v,k2=v2`, percent-decoded ([`Otlp::header`]) |
     /// | `OTEL_EXPORTER_OTLP_[LOGS_]TIMEOUT` | milliseconds, 1 to 3 600 000 ([`Otlp::timeout`]) |
     /// | `OTEL_EXPORTER_OTLP_[LOGS_]COMPRESSION` | `gzip` or `none` ([`Otlp::gzip`]) |
-    /// | `OTEL_EXPORTER_OTLP_[LOGS_]CERTIFICATE` | a PEM file of CA certificates to trust (feature `otlp-tls`) |
-    /// | `OTEL_EXPORTER_OTLP_[LOGS_]CLIENT_CERTIFICATE`, `..._CLIENT_KEY` | PEM files for mTLS (feature `otlp-tls`) |
+    /// | `OTEL_EXPORTER_OTLP_[LOGS_]CERTIFICATE` | a PEM file of CA certificates to trust (feature `otlp-tls`; an `https://` endpoint) |
+    /// | `OTEL_EXPORTER_OTLP_[LOGS_]CLIENT_CERTIFICATE`, `..._CLIENT_KEY` | PEM files for mTLS (feature `otlp-tls`; an `https://` endpoint) |
     /// | `OTEL_RESOURCE_ATTRIBUTES` | `k=v,k2=v2`, percent-decoded ([`Otlp::resource_attribute`]) |
     /// | `OTEL_SERVICE_NAME` | `service.name`, over one in `OTEL_RESOURCE_ATTRIBUTES` |
     ///
@@ -345,7 +408,11 @@ impl Otlp {
     /// what the environment leaves unset keeps [`Otlp::new`]'s defaults.
     /// Values are untrusted: each is at most 16 KiB, a list at most 128
     /// entries, and anything malformed is an error naming its variable
-    /// (and a header's name, never its value).
+    /// (and a header's name, never its value), what it quotes escaped. A
+    /// certificate variable with an `http://` endpoint is an error naming
+    /// it. Credential headers over plain HTTP are judged at build, where
+    /// code may have opted in: see
+    /// [`Otlp::allow_plaintext_credentials`].
     ///
     /// # Errors
     ///
@@ -388,7 +455,9 @@ impl Otlp {
     /// or a header the sink writes itself (`Host`, `Content-Length`,
     /// `Content-Type`, `Content-Encoding`, `Transfer-Encoding`,
     /// `Connection`) is a [`BuildError`](crate::error::BuildError) from
-    /// `Builder::build`.
+    /// `Builder::build`. So is a credential (`Authorization`, an API key,
+    /// a token...) to a plain `http://` endpoint that is not loopback:
+    /// see [`Otlp::allow_plaintext_credentials`].
     ///
     /// # Examples
     ///
@@ -401,6 +470,47 @@ impl Otlp {
         let (name, value) = (name.into(), value.into());
         self.headers.retain(|(n, _)| !n.eq_ignore_ascii_case(&name));
         self.headers.push((name, value));
+        self
+    }
+
+    /// Lets credentials go over plain `http://` to a host that is not
+    /// loopback (default `false`).
+    ///
+    /// A header counts as a credential if it is `Authorization`,
+    /// `Proxy-Authorization` or `Cookie`, or if its name holds `auth`,
+    /// `key`, `token`, `secret`, `passw` or `credential` (any case), from
+    /// code or from `OTEL_EXPORTER_OTLP_[LOGS_]HEADERS` alike. Over plain
+    /// HTTP anyone on the path reads it, so without this opt-in
+    /// `Builder::build` refuses such a header with an `http://` endpoint
+    /// whose address is not loopback. To a loopback address it is
+    /// allowed, with one warning notice in every sink's output at build
+    /// (any local user who binds the port first gets the header). To
+    /// [`from_env`](Otlp::from_env)'s default endpoint (no endpoint
+    /// variable set at all: a misspelt name is the usual reason) it is a
+    /// build error as well. With this opt-in all three are allowed and no
+    /// notice is written: for a receiver reached through a tunnel or a
+    /// sidecar that encrypts. There is no environment variable for it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Otlp, Sink};
+    ///
+    /// let refused = Builder::new()
+    ///     .sink(Sink::otlp(
+    ///         Otlp::new("http://192.0.2.1:4318").header("Authorization", "Bearer s3cr3t"),
+    ///     ))
+    ///     .build();
+    /// assert!(refused.unwrap_err().to_string().contains("Authorization"));
+    ///
+    /// // The receiver is reached through an encrypting sidecar.
+    /// let otlp = Otlp::new("http://192.0.2.1:4318")
+    ///     .header("Authorization", "Bearer s3cr3t")
+    ///     .allow_plaintext_credentials(true);
+    /// # let _ = otlp;
+    /// ```
+    pub fn allow_plaintext_credentials(mut self, allow: bool) -> Otlp {
+        self.plaintext_credentials = allow;
         self
     }
 
@@ -528,9 +638,86 @@ impl Otlp {
         for (name, value) in &self.headers {
             check_header(name, value)?;
         }
+        self.check_tls_scheme()?;
         #[cfg(feature = "otlp-tls")]
         self.tls.check()?;
+        self.check_plaintext_credentials()?;
         Ok(())
+    }
+
+    /// TLS settings (a CA, a client certificate or key) with a plain
+    /// `http://` endpoint: an error naming the setting, rather than TLS
+    /// settings silently left unused while everything goes in clear.
+    pub(crate) fn check_tls_scheme(&self) -> Result<(), String> {
+        #[cfg(feature = "otlp-tls")]
+        if let Ok(Endpoint { tls: None, .. }) = &self.endpoint {
+            if let Some(set_by) = self.tls.set_by.first() {
+                return Err(format!(
+                    "{set_by} is set, but the endpoint {} is plain http: TLS settings need \
+                     an https:// endpoint (nothing would be encrypted)",
+                    self.url()
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The credential headers ([`is_credential`]) of a plain `http://`
+    /// endpoint, by name, and whether its address is loopback; `None` over
+    /// TLS, without such headers, or with the opt-in.
+    fn plaintext_credentials(&self) -> Option<(Vec<&str>, bool)> {
+        let Ok(endpoint) = &self.endpoint else {
+            return None;
+        };
+        if endpoint.tls.is_some() || self.plaintext_credentials {
+            return None;
+        }
+        let names: Vec<&str> = (self.headers.iter())
+            .map(|(n, _)| n.as_str())
+            .filter(|n| is_credential(n))
+            .collect();
+        (!names.is_empty()).then(|| (names, endpoint.addr.ip().is_loopback()))
+    }
+
+    /// Credentials in clear: an error to a host that is not loopback, or
+    /// to the environment's default endpoint (see
+    /// [`Otlp::allow_plaintext_credentials`]).
+    fn check_plaintext_credentials(&self) -> Result<(), String> {
+        let Some((names, loopback)) = self.plaintext_credentials() else {
+            return Ok(());
+        };
+        let names = names.join(", ");
+        if self.default_endpoint {
+            return Err(format!(
+                "the credential header(s) {names} would go in clear to the default endpoint {}, \
+                 because neither OTEL_EXPORTER_OTLP_LOGS_ENDPOINT nor OTEL_EXPORTER_OTLP_ENDPOINT \
+                 is set (is the name misspelt?); any local user can listen there. Set the \
+                 endpoint, or call Otlp::allow_plaintext_credentials(true)",
+                self.url()
+            ));
+        }
+        if !loopback {
+            return Err(format!(
+                "the credential header(s) {names} would go in clear to {}, readable by anyone \
+                 on the path: use an https:// endpoint, or call \
+                 Otlp::allow_plaintext_credentials(true) if the path is encrypted otherwise",
+                self.url()
+            ));
+        }
+        Ok(())
+    }
+
+    /// The warning to write once at build, if credentials go in clear to a
+    /// loopback address.
+    pub(crate) fn plaintext_warning(&self) -> Option<String> {
+        let (names, _) = self.plaintext_credentials()?;
+        Some(format!(
+            "the credential header(s) {} go in clear to {} (loopback: any local user who \
+             binds that port first receives them); use https://, or \
+             Otlp::allow_plaintext_credentials(true) to silence this",
+            names.join(", "),
+            self.url()
+        ))
     }
 
     /// The output: a connection started without waiting.
@@ -581,10 +768,38 @@ mod tests {
             parse("https://localhost/").unwrap().tls.as_deref(),
             Some("localhost")
         );
-        assert_eq!(parse_as_is("http://127.0.0.1:4318").unwrap().path, "/");
+        assert_eq!(
+            parse_as_is("http://127.0.0.1:4318", &resolve).unwrap().path,
+            "/"
+        );
         assert!(parse("127.0.0.1:4318").is_err());
         assert!(parse("http://127.0.0.1:99999").is_err());
         assert!(parse("http://127.0.0.1:1/a b").is_err());
+    }
+
+    /// An endpoint's host and path are printable ASCII: they go into the
+    /// request, the sink's name and every message as given, so a bidi
+    /// control or a non-ASCII byte there is refused (percent-encoded, it
+    /// is fine).
+    #[test]
+    fn endpoints_hold_printable_ascii_only() {
+        for bad in [
+            "http://127.0.0.1:1/\u{202e}gol/",
+            "http://127.0.0.1:1/caf\u{e9}",
+            "http://127.0.0.1:1/a\u{85}b",
+            "http://exa\u{202e}mple:1/",
+            "http://a\x08b:1/",
+            "http://a\r\nHost: b:1/",
+            "http://[::1\u{2028}]:1/",
+        ] {
+            let e = parse(bad).unwrap_err();
+            assert_eq!(
+                crate::format::unescaped_at(e.as_bytes(), &[]),
+                None,
+                "{bad:?}: {e:?}"
+            );
+        }
+        assert!(parse("http://127.0.0.1:1/caf%C3%A9").is_ok());
     }
 
     #[test]
@@ -613,6 +828,86 @@ mod tests {
                 .check()
                 .unwrap_err();
             assert!(!err.contains("s3cr3t"), "{err}");
+        }
+    }
+
+    /// Which headers count as credentials.
+    #[test]
+    fn credential_headers_by_name() {
+        for name in [
+            "Authorization",
+            "proxy-authorization",
+            "Cookie",
+            "X-Api-Key",
+            "DD-API-KEY",
+            "X-Auth-Token",
+            "lightstep-access-token",
+            "X-Client-Secret",
+            "X-Password",
+            "X-Credentials",
+        ] {
+            assert!(is_credential(name), "{name}");
+        }
+        for name in ["X-Scope-OrgID", "X-Axiom-Dataset", "User-Agent", "X-Tenant"] {
+            assert!(!is_credential(name), "{name}");
+        }
+    }
+
+    /// Credentials over plain HTTP: refused to a host that is not
+    /// loopback (the error names the header, never its value), allowed to
+    /// loopback with a warning, allowed silently with the opt-in; a header
+    /// that is no credential goes anywhere.
+    #[test]
+    fn credentials_in_clear_are_refused_unless_loopback_or_allowed() {
+        let remote = || Otlp::new("http://192.0.2.1:4318");
+        for (name, value) in [("Authorization", "Bearer s3cr3t"), ("X-Api-Key", "s3cr3t")] {
+            let otlp = remote().header(name, value);
+            let e = otlp.check().unwrap_err();
+            assert!(e.contains(name) && e.contains("in clear"), "{e}");
+            assert!(!e.contains("s3cr3t"), "{e}");
+            let allowed = otlp.allow_plaintext_credentials(true);
+            assert_eq!(allowed.check(), Ok(()));
+            assert_eq!(allowed.plaintext_warning(), None);
+        }
+        assert_eq!(remote().header("X-Scope-OrgID", "t").check(), Ok(()));
+        for local in ["http://127.0.0.1:4318", "http://[::1]:4318"] {
+            let otlp = Otlp::new(local).header("Authorization", "Bearer s3cr3t");
+            assert_eq!(otlp.check(), Ok(()));
+            let warning = otlp.plaintext_warning().unwrap();
+            assert!(warning.contains("Authorization"), "{warning}");
+            assert!(!warning.contains("s3cr3t"), "{warning}");
+        }
+        #[cfg(feature = "otlp-tls")]
+        {
+            let otlp = Otlp::new("https://127.0.0.1:4318").header("Authorization", "s3cr3t");
+            assert_eq!(otlp.check(), Ok(()));
+            assert_eq!(otlp.plaintext_warning(), None);
+        }
+    }
+
+    /// TLS settings made in code with an `http://` endpoint: an error
+    /// naming the method, before any file is looked at.
+    #[cfg(feature = "otlp-tls")]
+    #[test]
+    fn tls_settings_with_an_http_endpoint_are_an_error_naming_them() {
+        let http = || Otlp::new("http://127.0.0.1:4318");
+        for (otlp, method) in [
+            (
+                http().ca_certificate("/no/such.pem"),
+                "Otlp::ca_certificate",
+            ),
+            (http().ca_certificate_pem("x"), "Otlp::ca_certificate_pem"),
+            (
+                http().client_certificate("/c.pem", "/c.key"),
+                "Otlp::client_certificate",
+            ),
+            (
+                http().client_certificate_pem("c", "k"),
+                "Otlp::client_certificate_pem",
+            ),
+        ] {
+            let e = otlp.check().unwrap_err();
+            assert!(e.contains(method) && e.contains("https://"), "{e}");
         }
     }
 }

@@ -25,8 +25,12 @@ pub(in crate::sink) fn settle(
     otlp.check()
 }
 
-/// Opens the client, the same way at build and in a forked child.
+/// Opens the client, the same way at build and in a forked child; the
+/// warning of credentials in clear to loopback goes with it (written at
+/// build only).
 pub(in crate::sink) fn open(otlp: &Otlp) -> io::Result<Opened> {
     let client = otlp.open()?;
-    Ok(Opened::new(Output::Otlp(Box::new(client)), false))
+    let mut opened = Opened::new(Output::Otlp(Box::new(client)), false);
+    opened.warning = otlp.plaintext_warning();
+    Ok(opened)
 }

@@ -24,6 +24,12 @@
 //!    the receiver) fails the request with rustls's reason; the client
 //!    drops the connection and the writer retries with back-off, counting
 //!    and reporting as for any failure.
+//! 5. Both loops check the request's deadline (its start plus
+//!    [`Otlp::timeout`]) before every turn, the handshake's included: a
+//!    receiver that keeps bytes coming which never become plaintext
+//!    (session tickets, key updates, handshake fragments) holds the
+//!    writer thread no longer than the timeout, as the HTTP reader's own
+//!    check bounds one that keeps sending an answer.
 //!
 //! # Choices
 //!
@@ -48,6 +54,7 @@ use std::path::PathBuf;
 // rustls takes std's Arc (never loom's: this is not shared state of the
 // ring or the writer).
 use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
@@ -83,6 +90,11 @@ pub(crate) struct Settings {
     pub(crate) client_cert: Option<Source>,
     /// Secret: shown as its path only.
     pub(crate) client_key: Option<Source>,
+    /// Where the settings above came from, each once: the methods called
+    /// (`Otlp::ca_certificate`...) and the variables read
+    /// (`OTEL_EXPORTER_OTLP_CERTIFICATE`...), for an error that names
+    /// one.
+    pub(crate) set_by: Vec<String>,
     /// The client configuration the first open made, shared with every
     /// clone of these settings: a forked child's open (on its first
     /// logging call) reads no trust store or file again. A new setting
@@ -99,6 +111,7 @@ impl Clone for Settings {
             ca: self.ca.clone(),
             client_cert: self.client_cert.clone(),
             client_key: self.client_key.clone(),
+            set_by: self.set_by.clone(),
             made: AssertUnwindSafe(Arc::clone(&self.made)),
         }
     }
@@ -127,6 +140,13 @@ impl Settings {
         self
     }
 
+    /// Notes that a setting came from `by` (a method or a variable).
+    pub(crate) fn set_by(&mut self, by: &str) {
+        if !self.set_by.iter().any(|b| b == by) {
+            self.set_by.push(by.to_owned());
+        }
+    }
+
     /// The client configuration, made on the first call.
     fn config(&self) -> io::Result<Arc<ClientConfig>> {
         if let Some(made) = self.made.get() {
@@ -152,9 +172,12 @@ impl Otlp {
     /// several) for an `https://` receiver, instead of the platform's
     /// store. The file is read when the sink opens (at
     /// `Builder::build`, and again in a forked
-    /// child); one that cannot be read, is larger than 4 MiB or holds no
-    /// certificate makes the build fail. Also set by
-    /// `OTEL_EXPORTER_OTLP_CERTIFICATE` ([`Otlp::from_env`]).
+    /// child); one that cannot be read, is not a regular file (a FIFO, a
+    /// device), is larger than 4 MiB or holds no certificate makes the
+    /// build fail. Also set by `OTEL_EXPORTER_OTLP_CERTIFICATE`
+    /// ([`Otlp::from_env`]). With an `http://` endpoint, any TLS setting
+    /// is a [`BuildError`](crate::error::BuildError) naming it: nothing
+    /// would be encrypted.
     ///
     /// # Examples
     ///
@@ -166,6 +189,7 @@ impl Otlp {
     #[cfg_attr(docsrs, doc(cfg(feature = "otlp-tls")))]
     pub fn ca_certificate(mut self, pem_file: impl Into<PathBuf>) -> Otlp {
         self.tls.changed().ca = Some(Source::Path(pem_file.into()));
+        self.tls.set_by("Otlp::ca_certificate");
         self
     }
 
@@ -182,6 +206,7 @@ impl Otlp {
     #[cfg_attr(docsrs, doc(cfg(feature = "otlp-tls")))]
     pub fn ca_certificate_pem(mut self, pem: impl Into<Vec<u8>>) -> Otlp {
         self.tls.changed().ca = Some(Source::Pem(pem.into()));
+        self.tls.set_by("Otlp::ca_certificate_pem");
         self
     }
 
@@ -207,6 +232,7 @@ impl Otlp {
     ) -> Otlp {
         self.tls.changed().client_cert = Some(Source::Path(cert_file.into()));
         self.tls.client_key = Some(Source::Path(key_file.into()));
+        self.tls.set_by("Otlp::client_certificate");
         self
     }
 
@@ -228,6 +254,7 @@ impl Otlp {
     ) -> Otlp {
         self.tls.changed().client_cert = Some(Source::Pem(cert_pem.into()));
         self.tls.client_key = Some(Source::Pem(key_pem.into()));
+        self.tls.set_by("Otlp::client_certificate_pem");
         self
     }
 }
@@ -238,19 +265,24 @@ fn invalid(why: String) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, why)
 }
 
-/// The PEM's bytes, bounded.
+/// The PEM's bytes, bounded: a file is opened without waiting (a FIFO is
+/// refused at once, as is anything but a regular file: `sys`'s
+/// `open_readable`) and read up to [`MAX_PEM`] bytes. Errors show the
+/// path escaped: it may come from the environment.
 fn load(source: &Source, what: &str) -> io::Result<Vec<u8>> {
     match source {
         Source::Pem(pem) => Ok(pem.clone()),
         Source::Path(path) => {
-            let file = std::fs::File::open(path)
-                .map_err(|e| io::Error::new(e.kind(), format!("{what} {}: {e}", path.display())))?;
+            let shown = super::shown(&path.to_string_lossy());
+            let fail = |e: io::Error| io::Error::new(e.kind(), format!("{what} {shown}: {e}"));
+            let file = crate::sys::open_readable(path).map_err(fail)?;
             let mut bytes = Vec::new();
-            file.take(MAX_PEM + 1).read_to_end(&mut bytes)?;
+            file.take(MAX_PEM + 1)
+                .read_to_end(&mut bytes)
+                .map_err(fail)?;
             if bytes.len() as u64 > MAX_PEM {
                 return Err(invalid(format!(
-                    "{what} {}: larger than {MAX_PEM} bytes",
-                    path.display()
+                    "{what} {shown}: larger than {MAX_PEM} bytes"
                 )));
             }
             Ok(bytes)
@@ -381,6 +413,28 @@ fn tls_error(e: rustls::Error) -> io::Error {
     )
 }
 
+/// A request's deadline: its start and how long it may take (compared as
+/// elapsed time: a timeout too large to add to an `Instant` is never past).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Deadline {
+    pub(crate) started: Instant,
+    pub(crate) timeout: Duration,
+}
+
+impl Deadline {
+    fn passed(self) -> bool {
+        self.started.elapsed() >= self.timeout
+    }
+}
+
+/// The request's deadline passed inside a loop.
+fn past_deadline() -> io::Error {
+    io::Error::new(
+        io::ErrorKind::TimedOut,
+        "the OTLP receiver did not finish the TLS exchange within the timeout",
+    )
+}
+
 impl Session {
     /// Reads the trust store and certificates at build; a forked child's
     /// open reuses what the build read.
@@ -406,12 +460,14 @@ impl Session {
 
     /// Hands the request to rustls (once) and moves TLS bytes both ways
     /// until all of it went out (`Ok(true)`) or the socket would block
-    /// (`Ok(false)`); never waits.
+    /// (`Ok(false)`); never waits, and fails with `TimedOut` once
+    /// `deadline` has passed.
     pub(crate) fn send(
         &mut self,
         stream: &mut Stream,
         req: &[u8],
         sent: &mut usize,
+        deadline: Deadline,
     ) -> io::Result<bool> {
         let conn = match &mut self.conn {
             Some(conn) => conn,
@@ -428,6 +484,9 @@ impl Session {
             *sent = req.len();
         }
         loop {
+            if deadline.passed() {
+                return Err(past_deadline());
+            }
             if conn.wants_write() {
                 match conn.write_tls(&mut Io(stream)) {
                     Ok(_) => continue,
@@ -455,16 +514,21 @@ impl Session {
     }
 
     /// Reads the answer's plaintext, as [`Stream::recv`] does bytes:
-    /// `Ok(Some(0))` at the end, `Ok(None)` if nothing came yet.
+    /// `Ok(Some(0))` at the end, `Ok(None)` if nothing came yet; fails
+    /// with `TimedOut` once `deadline` has passed.
     pub(crate) fn recv(
         &mut self,
         stream: &mut Stream,
         buf: &mut [u8],
+        deadline: Deadline,
     ) -> io::Result<Option<usize>> {
         let Some(conn) = &mut self.conn else {
             return Err(io::ErrorKind::NotConnected.into());
         };
         loop {
+            if deadline.passed() {
+                return Err(past_deadline());
+            }
             match conn.reader().read(buf) {
                 Ok(n) => return Ok(Some(n)),
                 // The receiver closed without close_notify: an end all
@@ -507,5 +571,186 @@ mod tests {
         let other = otlp.ca_certificate_pem(ca);
         let c = Session::new(&other.tls, "127.0.0.1").unwrap();
         assert!(!Arc::ptr_eq(&a.config, &c.config));
+    }
+
+    /// A FIFO named as a certificate or key (by code or by
+    /// `OTEL_EXPORTER_OTLP_CERTIFICATE`...) makes `build()` fail at once:
+    /// before, opening it waited for a writer that never came.
+    #[cfg(all(unix, not(miri)))]
+    #[test]
+    fn a_fifo_as_a_certificate_fails_the_build_without_waiting() {
+        use crate::builder::Builder;
+        use crate::sink::Sink;
+        use rustix::fs::{mkfifoat, Mode, CWD};
+        use std::time::Duration;
+
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("ca.pem");
+        mkfifoat(CWD, &fifo, Mode::RUSR | Mode::WUSR).unwrap();
+        let ca = nowait_testkit::ca::Ca::new("test CA");
+        let cert = dir.path().join("client.pem");
+        std::fs::write(&cert, ca.leaf(&["client"], false).0).unwrap();
+        let endpoint = "https://127.0.0.1:1";
+        for otlp in [
+            Otlp::new(endpoint).ca_certificate(&fifo),
+            // The client certificate's key.
+            Otlp::new(endpoint)
+                .ca_certificate_pem(ca.pem())
+                .client_certificate(&cert, &fifo),
+        ] {
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let built = Builder::new().sink(Sink::otlp(otlp)).build();
+                let _ = tx.send(built.map(|_| ()).map_err(|e| e.to_string()));
+            });
+            let answer = rx.recv_timeout(Duration::from_secs(10));
+            if answer.is_err() {
+                // Let the waiting open go (a writer comes and leaves).
+                let _ = std::fs::OpenOptions::new().write(true).open(&fifo);
+            }
+            let e = answer.expect("build() waits on the FIFO").unwrap_err();
+            assert!(e.contains("not a regular file"), "{e}");
+        }
+    }
+
+    /// The handshake's loop checks the deadline too: past it, `send` fails
+    /// with `TimedOut` instead of going on with the exchange.
+    #[cfg(not(miri))]
+    #[test]
+    fn a_handshake_past_the_deadline_fails() {
+        use crate::sys::Peer;
+        use std::time::Duration;
+
+        // A listener that never answers (the kernel accepts the connect).
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let otlp = Otlp::new(&format!("https://{addr}"))
+            .ca_certificate_pem(nowait_testkit::ca::Ca::new("test CA").pem());
+        let mut session = Session::new(&otlp.tls, "127.0.0.1").unwrap();
+        let mut stream = Stream::exchanging(Peer::Tcp(addr)).unwrap();
+        let past = Deadline {
+            started: Instant::now(),
+            timeout: Duration::ZERO,
+        };
+        let e = session.send(&mut stream, b"x", &mut 0, past).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
+    }
+
+    /// A receiver that, once the handshake is done, sends TLS records
+    /// without end that never become plaintext (TLS 1.3 session tickets,
+    /// which rustls takes in any number): `recv` gives up by itself at the
+    /// request's deadline. Before, it read and processed them for as long
+    /// as they kept coming, and the writer thread with it.
+    #[cfg(not(miri))]
+    #[test]
+    fn endless_records_without_plaintext_stop_at_the_deadline() {
+        use crate::sys::Peer;
+        use rustls::crypto::cipher::{OutboundChunks, OutboundPlainMessage};
+        use rustls::{ContentType, ProtocolVersion, ServerConnection};
+        use std::io::Write as _;
+        use std::net::TcpListener;
+        use std::time::Duration;
+
+        let ca = nowait_testkit::ca::Ca::new("test CA");
+        let (cert, key) = ca.leaf(&["127.0.0.1"], false);
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let mut server = rustls::ServerConfig::builder_with_provider(provider)
+            .with_protocol_versions(&[&rustls::version::TLS13])
+            .unwrap()
+            .with_no_client_auth()
+            .with_single_cert(
+                CertificateDer::pem_slice_iter(cert.as_bytes())
+                    .collect::<Result<_, _>>()
+                    .unwrap(),
+                PrivateKeyDer::from_pem_slice(key.as_bytes()).unwrap(),
+            )
+            .unwrap();
+        server.enable_secret_extraction = true;
+        server.send_tls13_tickets = 0;
+        let server = Arc::new(server);
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = listener.local_addr().unwrap();
+        let flood = std::thread::spawn(move || {
+            let (mut sock, _) = listener.accept().unwrap();
+            let mut conn = ServerConnection::new(server).unwrap();
+            while conn.is_handshaking() {
+                conn.complete_io(&mut sock).unwrap();
+            }
+            let Some(rustls::SupportedCipherSuite::Tls13(suite)) = conn.negotiated_cipher_suite()
+            else {
+                panic!("TLS 1.3 was asked for");
+            };
+            let (mut seq, secrets) = conn.dangerous_extract_secrets().unwrap().tx;
+            let (key, iv) = match secrets {
+                rustls::ConnectionTrafficSecrets::Aes128Gcm { key, iv }
+                | rustls::ConnectionTrafficSecrets::Aes256Gcm { key, iv }
+                | rustls::ConnectionTrafficSecrets::Chacha20Poly1305 { key, iv } => (key, iv),
+                _ => panic!("an AEAD this test does not know"),
+            };
+            let mut sealer = suite.aead_alg.encrypter(key, iv);
+            // NewSessionTicket (lifetime, age_add, nonce, a 16-byte ticket,
+            // no extensions), encrypted as the session's next records,
+            // until the client goes (or 30 s).
+            let started = Instant::now();
+            while started.elapsed() < Duration::from_secs(30) {
+                let mut batch = Vec::new();
+                for _ in 0..256 {
+                    let mut ticket = vec![4, 0, 0, 30, 0, 0, 0x0e, 0x10, 0, 0, 0, 0, 1];
+                    ticket.push(seq as u8);
+                    ticket.extend_from_slice(&[0, 16]);
+                    ticket.extend_from_slice(&seq.to_be_bytes());
+                    ticket.extend_from_slice(&seq.to_le_bytes());
+                    ticket.extend_from_slice(&[0, 0]);
+                    let plain = OutboundPlainMessage {
+                        typ: ContentType::Handshake,
+                        version: ProtocolVersion::TLSv1_3,
+                        payload: OutboundChunks::Single(&ticket),
+                    };
+                    batch.extend(sealer.encrypt(plain, seq).unwrap().encode());
+                    seq += 1;
+                }
+                if sock.write_all(&batch).is_err() {
+                    return;
+                }
+            }
+        });
+
+        let otlp = Otlp::new(&format!("https://{addr}")).ca_certificate_pem(ca.pem());
+        let mut session = Session::new(&otlp.tls, "127.0.0.1").unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut stream = Stream::exchanging(Peer::Tcp(addr)).unwrap();
+            // The handshake and the request, however long they take.
+            let relaxed = Deadline {
+                started: Instant::now(),
+                timeout: Duration::from_secs(3600),
+            };
+            let req = b"POST /v1/logs HTTP/1.1\r\ncontent-length: 0\r\n\r\n";
+            let mut sent = 0;
+            while !session.send(&mut stream, req, &mut sent, relaxed).unwrap() {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            // The answer: tickets only, until the deadline. No deadline
+            // check here: `recv` must stop by itself.
+            let deadline = Deadline {
+                started: Instant::now(),
+                timeout: Duration::from_millis(300),
+            };
+            let mut buf = [0u8; 4096];
+            let outcome = loop {
+                match session.recv(&mut stream, &mut buf, deadline) {
+                    Ok(None) => std::thread::sleep(Duration::from_millis(1)),
+                    other => break other.map(|_| ()),
+                }
+            };
+            let _ = tx.send((outcome, deadline.started.elapsed()));
+        });
+        let (outcome, took) = rx
+            .recv_timeout(Duration::from_secs(20))
+            .expect("recv never gave up at the deadline");
+        let e = outcome.unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::TimedOut, "{e}");
+        assert!(took < Duration::from_secs(5), "{took:?}");
+        flood.join().unwrap();
     }
 }

@@ -45,6 +45,30 @@ pub(crate) fn open_append(path: &Path, create_new: bool) -> io::Result<File> {
     o.open(path)
 }
 
+/// Opens a file nowait only reads (a certificate or key named by the user
+/// or the environment), following links as any reader does, if it is a
+/// regular file. `O_NONBLOCK` makes a FIFO's open return at once (opening
+/// one to read would otherwise wait for a writer, forever if none comes);
+/// `fstat` on the descriptor then refuses anything but a regular file, so
+/// no read can wait on a FIFO, socket, terminal or device either. The
+/// flag is cleared on the file kept (regular files ignore it).
+#[cfg(feature = "otlp-tls")]
+pub(crate) fn open_readable(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC | libc::O_NOCTTY)
+        .open(path)?;
+    if !file.metadata()?.file_type().is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file (a FIFO, socket, device or directory)",
+        ));
+    }
+    let flags = rustix::fs::fcntl_getfl(&file)?;
+    rustix::fs::fcntl_setfl(&file, flags - OFlags::NONBLOCK)?;
+    Ok(file)
+}
+
 /// Opens a sink's path for appending, creating it, and picks how to write
 /// it from its file type: a regular file blocks, a FIFO, terminal or
 /// character device is written without blocking on this open file

@@ -102,6 +102,25 @@ pub(crate) fn open_append(path: &Path, create_new: bool) -> io::Result<File> {
     o.open(path)
 }
 
+/// Opens a file nowait only reads (a certificate or key named by the user
+/// or the environment) if it is a regular file: a named pipe or device is
+/// refused before anything is read from it. (Opening a pipe's name never
+/// waits on Windows: a busy pipe fails at once.)
+#[cfg(feature = "otlp-tls")]
+pub(crate) fn open_readable(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .read(true)
+        .share_mode(SHARE_ALL)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a regular file (a pipe, device or directory)",
+        ));
+    }
+    Ok(file)
+}
+
 /// Opens a sink's path for appending, creating it. A regular file is
 /// written with blocking calls; anything else (`NUL`, a named pipe) only
 /// through a relay thread.

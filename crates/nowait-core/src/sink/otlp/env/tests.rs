@@ -50,17 +50,107 @@ fn endpoints_follow_the_specification() {
             &[("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "http://127.0.0.1:2")],
             "http://127.0.0.1:2/",
         ),
-        // Empty is unset.
+        // An empty setting of another kind is unset.
         (
             &[
-                ("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", ""),
+                ("OTEL_EXPORTER_OTLP_TIMEOUT", ""),
                 ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:3"),
             ],
             "http://127.0.0.1:3/v1/logs",
         ),
     ];
     for (vars, url) in cases {
-        assert_eq!(ok(vars).url(), *url, "{vars:?}");
+        let otlp = ok(vars);
+        assert_eq!(otlp.url(), *url, "{vars:?}");
+        assert_eq!(otlp.default_endpoint, vars.is_empty(), "{vars:?}");
+    }
+}
+
+/// The default endpoint is used only when neither endpoint variable is
+/// set at all: one set but empty or blank (a template or shell variable
+/// that did not expand) is an error naming it, even beside a valid
+/// generic one, never a fall back to `http://localhost:4318`.
+#[test]
+fn an_endpoint_variable_set_but_empty_is_an_error_not_the_default() {
+    let cases: &[&[(&str, &str)]] = &[
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", "")],
+        &[("OTEL_EXPORTER_OTLP_ENDPOINT", " \t")],
+        &[("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "")],
+        &[
+            ("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", ""),
+            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:3"),
+        ],
+    ];
+    for vars in cases {
+        let e = err(vars);
+        let name = vars[0].0;
+        assert!(e.contains(name) && e.contains("empty"), "{vars:?}: {e}");
+    }
+}
+
+/// Credentials from the environment with no endpoint variable (its name
+/// misspelt, say) are refused at build rather than sent in clear to the
+/// default, a port any local user can bind; the opt-in allows them.
+#[test]
+fn credentials_never_go_to_the_default_endpoint_unasked() {
+    for vars in [
+        &[("OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Bearer s3cr3t")][..],
+        &[
+            (
+                "OTEL_EXPORTER_OTLP_ENDPIONT",
+                "https://collector.example:4318",
+            ),
+            ("OTEL_EXPORTER_OTLP_HEADERS", "x-api-key=s3cr3t"),
+        ],
+    ] {
+        let otlp = ok(vars);
+        assert!(otlp.default_endpoint);
+        let e = otlp.check().unwrap_err();
+        assert!(
+            e.contains("OTEL_EXPORTER_OTLP_ENDPOINT") && e.contains("misspelt"),
+            "{e}"
+        );
+        assert!(!e.contains("s3cr3t"), "{e}");
+        let allowed = otlp.allow_plaintext_credentials(true);
+        assert_eq!(allowed.check(), Ok(()));
+        assert_eq!(allowed.plaintext_warning(), None);
+    }
+    // Headers that are no credentials go to the default as before.
+    let otlp = ok(&[("OTEL_EXPORTER_OTLP_HEADERS", "X-Scope-OrgID=tenant")]);
+    assert_eq!(otlp.check(), Ok(()));
+    assert_eq!(otlp.plaintext_warning(), None);
+}
+
+/// An error that quotes the environment (a header's name, an endpoint, a
+/// protocol) escapes it: no terminal escape, line break or bidi control
+/// from a variable reaches whoever prints the error.
+#[test]
+fn errors_quote_the_environment_escaped() {
+    let cases: &[(&str, &str)] = &[
+        // A decoded key, its value bad.
+        (
+            "OTEL_EXPORTER_OTLP_HEADERS",
+            "%1b[2J%0aforged%e2%80%ae=s3cr3t%zz",
+        ),
+        // A decoded key that is no header name.
+        ("OTEL_EXPORTER_OTLP_HEADERS", "%1b]0;title%07%0a=s3cr3t"),
+        ("OTEL_RESOURCE_ATTRIBUTES", "%1b[31m%0d=%"),
+        (
+            "OTEL_EXPORTER_OTLP_ENDPOINT",
+            "http://\x1b[2J\nforged:99999",
+        ),
+        ("OTEL_EXPORTER_OTLP_LOGS_ENDPOINT", "ftp://\u{202e}\x1b[31m"),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "grpc\x1b[2J\r\n"),
+    ];
+    for (name, value) in cases {
+        let e = err(&[(name, value)]);
+        assert!(e.contains(name), "{e}");
+        assert!(!e.contains("s3cr3t"), "{e}");
+        assert_eq!(
+            crate::format::unescaped_at(e.as_bytes(), &[]),
+            None,
+            "{name}={value:?}: {e:?}"
+        );
     }
 }
 
@@ -203,8 +293,43 @@ fn certificates_are_paths() {
         "{debug}"
     );
     assert!(o.check().is_ok());
-    let o = ok(&[("OTEL_EXPORTER_OTLP_CLIENT_KEY", "/c.key")]);
+    let o = ok(&[
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", "https://localhost:4318"),
+        ("OTEL_EXPORTER_OTLP_CLIENT_KEY", "/c.key"),
+    ]);
     assert!(o.check().unwrap_err().contains("without its certificate"));
+}
+
+/// A certificate or key variable with a plain `http://` endpoint (the
+/// default one included) is an error naming the variable, whether or not
+/// the file exists: before, it was ignored and everything went in clear.
+#[cfg(feature = "otlp-tls")]
+#[test]
+fn tls_variables_with_an_http_endpoint_are_an_error_naming_them() {
+    for (var, endpoint) in [
+        ("OTEL_EXPORTER_OTLP_CERTIFICATE", None),
+        (
+            "OTEL_EXPORTER_OTLP_CERTIFICATE",
+            Some("http://127.0.0.1:4318"),
+        ),
+        (
+            "OTEL_EXPORTER_OTLP_LOGS_CERTIFICATE",
+            Some("http://127.0.0.1:4318"),
+        ),
+        (
+            "OTEL_EXPORTER_OTLP_CLIENT_CERTIFICATE",
+            Some("http://127.0.0.1:1"),
+        ),
+        (
+            "OTEL_EXPORTER_OTLP_LOGS_CLIENT_KEY",
+            Some("http://127.0.0.1:1"),
+        ),
+    ] {
+        let mut vars = vec![(var, "/no/such/file.pem")];
+        vars.extend(endpoint.map(|e| ("OTEL_EXPORTER_OTLP_ENDPOINT", e)));
+        let e = err(&vars);
+        assert!(e.contains(var) && e.contains("https://"), "{vars:?}: {e}");
+    }
 }
 
 #[test]

@@ -1,0 +1,2 @@
+#![no_main]
+libfuzzer_sys::fuzz_target!(|data: &[u8]| nowait_core::__private::fuzz::limit_directives(data));
