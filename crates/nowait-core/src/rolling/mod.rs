@@ -128,22 +128,29 @@ impl Compression {
 ///
 /// # Permissions, and a directory others can write
 ///
-/// A new file gets the permission bits of the file it follows (at start,
-/// of the sink's newest file; `0666` for the very first), never executable
-/// or set-id, less the process's umask: a `chmod 600` of the log carries
-/// over to the next files and to their `.gz`. On Windows a new file gets
-/// the access control list its directory passes on.
+/// A new file gets the permission bits set with [`mode`](Rolling::mode)
+/// (`0o640` by default), less the process's umask, and never wider than
+/// the sink's own file it follows (at start, the sink's newest file): a
+/// `chmod 600` of the log carries over to the next files and to their
+/// archives. On Windows a new file gets the access control list its
+/// directory passes on.
 ///
-/// The directory may be writable by others (a shared `/var/log/app`).
-/// Under a name of the sink's pattern, only a regular file with one name is
-/// the sink's: a symbolic link (on Windows, any reparse point), a hard
-/// link to another file, a FIFO or a directory is never followed, written,
-/// compressed or removed. New files are created exclusively, never under a
-/// name that exists in any form, and an existing file is appended to only
-/// if it belongs to the process's user (Unix). Where the file to append to
-/// at start is not the sink's, the sink writes the next index instead;
-/// the housekeeping leaves such names alone. Either says so in the sink,
-/// once, and counts it in
+/// The directory may be writable by others (a shared `/var/log/app`, or
+/// one with the sticky bit like `/tmp`). It is opened once, at build,
+/// and every later step (create, append, compress, remove, the link) goes
+/// through that handle, never through its path again: whoever can write
+/// a parent and puts a link in its place changes nothing for the sink (a
+/// directory removed after build makes rotations fail, reported). Under a
+/// name of the sink's pattern, only a regular file owned by the process's
+/// effective user, with one name, and not named after the current period,
+/// is the sink's: a symbolic link (on Windows, any reparse point), a hard
+/// link, another user's file, a FIFO or a directory is never followed,
+/// written, compressed, counted for retention or removed, and no mode is
+/// taken from it. New files are created exclusively, never under a name
+/// that exists in any form. Where the file to append to at start is not
+/// the sink's, the sink writes the next index instead; the housekeeping
+/// leaves such names alone. Either says so in the sink, once, and counts
+/// it in
 /// [`SinkStats::rotation_errors`](crate::accounting::stats::SinkStats::rotation_errors).
 ///
 /// # Examples
@@ -192,6 +199,8 @@ pub struct Rolling {
     pub(crate) link: Option<String>,
     /// The wall clock files are named and rolled by.
     pub(crate) clock: fn() -> SystemTime,
+    /// Permission bits of new files ([`Rolling::mode`]).
+    pub(crate) mode: u32,
 }
 
 impl Rolling {
@@ -221,6 +230,7 @@ impl Rolling {
             at: None,
             link: None,
             clock: SystemTime::now,
+            mode: 0o640,
         }
     }
 
@@ -627,6 +637,30 @@ impl Rolling {
         self
     }
 
+    /// The Unix permission bits new files are created with (default
+    /// `0o640`: owner read and write, group read), less the
+    /// process's umask, and never wider than the sink's own file they
+    /// follow: `0o600` keeps the logs private to the service's user,
+    /// `0o644` lets every user read them. Archives get the bits of the file
+    /// they hold. Execute bits are never given; bits above `0o777` are a
+    /// `BuildError`. No file another user made, or that has other names,
+    /// ever lends its bits to a new one.
+    ///
+    /// Ignored on Windows, where a new file gets the access control list
+    /// its directory passes on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app.log").mode(0o600);
+    /// # let _ = rolling;
+    /// ```
+    pub fn mode(mut self, bits: u32) -> Rolling {
+        self.mode = bits;
+        self
+    }
+
     pub(crate) fn naming(&self) -> Naming {
         Naming {
             prefix: self.prefix.clone(),
@@ -680,6 +714,12 @@ impl Rolling {
                     "rotate_at({hour}, {minute}): hour must be below 24 and minute below 60"
                 ));
             }
+        }
+        if self.mode & !0o777 != 0 {
+            return Err(format!(
+                "mode({:#o}): only permission bits (at most 0o777)",
+                self.mode
+            ));
         }
         if self.max_files == Some(0) {
             return Err("max_log_files must be at least 1".into());
