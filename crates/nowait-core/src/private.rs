@@ -67,7 +67,9 @@ pub mod filter {
 /// regression tests (`tests/fuzz_regressions.rs`).
 #[cfg(feature = "fuzzing")]
 pub mod fuzz {
-    pub use crate::__fuzz::{durable_recover, filter_parse, format_event, rolling_names};
+    pub use crate::__fuzz::{
+        durable_recover, filter_parse, format_event, rolling_housekeeping, rolling_names,
+    };
     #[cfg(feature = "otlp")]
     pub use crate::__fuzz::{otlp_env, otlp_response};
 }

@@ -745,6 +745,164 @@ fn unsupported(how: Compression) -> io::Error {
     )
 }
 
+/// The fuzz target `rolling_housekeeping`: the decisions of a job (steps
+/// 1 and 3, and step 2's plan) over a hostile listing. The first byte picks
+/// the naming, the second which settings are on, the next three their
+/// values; the rest, split at `0xff`, is the current file's name, then
+/// listed names, each after three bytes saying what it is (kind, owner,
+/// links), its size (up to 2^63) and its age in days (negative: in the
+/// future). Whatever the listing, only the sink's own files before the
+/// current one are compressed, removed or counted, every name elsewhere
+/// of the sink's pattern is reported, and after the removals the limits
+/// hold.
+#[cfg(feature = "fuzzing")]
+pub(crate) fn fuzz_housekeeping(data: &[u8]) {
+    use crate::sys::nofollow::Kind as FileKind;
+    use std::collections::HashMap;
+
+    let Some((head, rest)) = data.split_first_chunk::<5>() else {
+        return;
+    };
+    let (prefix, suffix, rotation) = match head[0] % 4 {
+        0 => (Some("app"), Some("log"), super::Rotation::Daily),
+        1 => (Some("app.log"), None, super::Rotation::Never),
+        2 => (None, Some("log"), super::Rotation::Hourly),
+        _ => (Some("a"), None, super::Rotation::Minutely),
+    };
+    let naming = Naming {
+        prefix: prefix.map(Into::into),
+        suffix: suffix.map(Into::into),
+        rotation,
+    };
+    let on = head[1];
+    let settings = Settings {
+        naming: naming.clone(),
+        compress: (on & 1 != 0).then_some(Compression::Gzip),
+        max_files: (on & 2 != 0).then_some(usize::from(head[2])),
+        max_total: (on & 4 != 0).then_some(u64::from(head[3]) << (head[3] % 48)),
+        max_age: (on & 8 != 0).then_some(Duration::from_secs(u64::from(head[4]) * 86_400)),
+        mode: Mode::NEW,
+    };
+    let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_614_400);
+    let mut parts = rest.split(|&b| b == 0xff);
+    let Some(current) = parts.next() else { return };
+    let Some((current, false)) = naming.parse(&String::from_utf8_lossy(current)) else {
+        return;
+    };
+    // A directory lists a name once.
+    let mut listing: Vec<Listed> = Vec::new();
+    let mut seen: HashMap<String, Stat> = HashMap::new();
+    for (i, part) in parts.enumerate() {
+        let Some((meta, name)) = part.split_first_chunk::<3>() else {
+            continue;
+        };
+        let name = String::from_utf8_lossy(name).into_owned();
+        let kind = [
+            FileKind::File,
+            FileKind::Link,
+            FileKind::Dir,
+            FileKind::Other,
+        ][usize::from(meta[0] & 3)];
+        let len = if meta[1] & 0x80 != 0 {
+            1u64 << (meta[1] & 63)
+        } else {
+            u64::from(meta[1]) * 100
+        };
+        let age = i64::from(meta[2] as i8) * 86_400;
+        let stat = Stat {
+            kind,
+            mine: meta[0] & 4 != 0,
+            links: [1, 1, 2, 0][usize::from(meta[0] >> 3 & 3)],
+            len,
+            modified: Some(if age >= 0 {
+                now - Duration::from_secs(age.unsigned_abs())
+            } else {
+                now + Duration::from_secs(age.unsigned_abs())
+            }),
+            mode: 0o644,
+            id: (0, i as u64),
+        };
+        if seen.insert(name.clone(), stat).is_none() {
+            listing.push(Listed { name, stat });
+        }
+    }
+    let files = sort(&naming, &current, listing.iter().cloned());
+    // Only the sink's own files, each under exactly the name its key gets.
+    let own = |p: &Part| {
+        assert!(p.stat.is_ours(), "{p:?} taken for the sink's");
+        assert_eq!(seen.get(&p.name), Some(&p.stat), "{p:?} not listed");
+    };
+    for (key, entry) in &files.older {
+        assert!(*key < current, "{key:?} is not before {current:?}");
+        let plain = naming.name(key);
+        if let Some(p) = &entry.plain {
+            own(p);
+            assert_eq!(p.name, plain);
+        }
+        for (how, p) in &entry.archives {
+            own(p);
+            assert_eq!(p.name, format!("{plain}{}", how.extension()));
+        }
+    }
+    for p in &files.leftovers {
+        own(p);
+        assert!(matches!(classify(&naming, &p.name), Some((_, Kind::Tmp))));
+    }
+    // Every name of the pattern that is not the sink's is reported.
+    for item in &listing {
+        let pattern = classify(&naming, &item.name).is_some();
+        let reported = files.alone.iter().any(|(n, _)| *n == item.name);
+        assert_eq!(pattern && !item.stat.is_ours(), reported, "{item:?}");
+    }
+    // Step 2, as if every compression worked and every archive held its
+    // file.
+    let mut older = files.older.clone();
+    for (key, action) in compression(&files, settings.compress.is_some()) {
+        let entry = older.get_mut(&key).expect("planned for a file not listed");
+        let plain = entry.plain.take().expect("nothing to compress");
+        assert!(!entry.blocked || action == Action::Verify, "{entry:?}");
+        match action {
+            Action::Verify => assert!(!entry.archives.is_empty()),
+            Action::Compress => {
+                assert!(entry.archives.is_empty());
+                let stat = Stat {
+                    len: plain.stat.len / 2,
+                    ..plain.stat
+                };
+                let name = format!("{}.gz", plain.name);
+                entry
+                    .archives
+                    .push((Compression::Gzip, Part { name, stat }));
+            }
+        }
+    }
+    older.retain(|_, e| e.plain.is_some() || !e.archives.is_empty());
+    // Step 3: the limits hold over what is left.
+    let removed = retention(&settings, &older, now);
+    assert!(removed.windows(2).all(|w| w[0].0 < w[1].0));
+    for (key, _) in &removed {
+        assert!(
+            older.remove(key).is_some(),
+            "{key:?} removed twice or not listed"
+        );
+    }
+    if let Some(max) = settings.max_files {
+        assert!(older.len() < max.max(1), "{} files left", older.len() + 1);
+    }
+    let bytes = older
+        .values()
+        .fold(0u64, |n, e| n.saturating_add(e.bytes()));
+    if let Some(max) = settings.max_total {
+        assert!(bytes <= max, "{bytes} bytes left");
+    }
+    if let Some(max) = settings.max_age {
+        for e in older.values() {
+            let m = e.modified().expect("listed with a time");
+            assert!(now.duration_since(m).unwrap_or(Duration::ZERO) <= max);
+        }
+    }
+}
+
 #[cfg(all(test, not(miri)))]
 mod tests {
     use super::*;

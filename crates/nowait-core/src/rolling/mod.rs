@@ -9,7 +9,7 @@
 //! * [`maintain`]: compression and retention on a thread of their own.
 
 pub(crate) mod file;
-mod maintain;
+pub(crate) mod maintain;
 pub(crate) mod naming;
 
 use std::path::{Path, PathBuf};
