@@ -118,10 +118,10 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 // Retention
 // ---------------------------------------------------------------------------
 
-/// Five empty files of another user dated in 2099 once counted against
-/// `max_log_files(5)`, were never removed (they come after the current
-/// file), and so had every older log removed, and from then on each file
-/// as soon as it was rotated out.
+/// Five empty files of another user dated in 2099 do not count against
+/// `max_log_files(5)`: counted (and never removed, being after the current
+/// file), they would have every older log removed, then each file as soon
+/// as it is rotated out. They stay, reported.
 #[test]
 fn future_dated_files_of_another_user_do_not_make_retention_delete_our_logs() {
     let test = "future_dated_files_of_another_user_do_not_make_retention_delete_our_logs";
@@ -153,8 +153,9 @@ fn future_dated_files_of_another_user_do_not_make_retention_delete_our_logs() {
     assert!(reported, "the planted names were not reported");
 }
 
-/// One sparse file of another user, 1 TiB as listed, once counted toward
-/// `max_total_size` and had the sink's older logs removed.
+/// One sparse file of another user, 1 TiB as listed, counts for nothing
+/// toward `max_total_size`: counted, it would have the sink's older logs
+/// removed.
 #[test]
 fn a_huge_sparse_file_of_another_user_does_not_count_toward_max_total_size() {
     let test = "a_huge_sparse_file_of_another_user_does_not_count_toward_max_total_size";
@@ -189,10 +190,11 @@ fn a_huge_sparse_file_of_another_user_does_not_count_toward_max_total_size() {
 // Compression
 // ---------------------------------------------------------------------------
 
-/// `NAME` and `NAME.gz` both there is what a compression cut short leaves;
-/// the plain file went if the archive held its bytes, whoever owned the
-/// archive. Another user who can read the log could write that archive and
-/// have the sink's log replaced by a file of theirs.
+/// `NAME` and `NAME.gz` both there is what a compression cut short leaves,
+/// and the plain file goes if the archive holds its bytes, but only an
+/// archive of the sink's own: another user who can read the log could
+/// write that archive and have the sink's log replaced by a file of
+/// theirs.
 #[cfg(feature = "gzip")]
 #[test]
 fn a_gz_of_another_user_does_not_get_our_log_deleted() {
@@ -216,8 +218,8 @@ fn a_gz_of_another_user_does_not_get_our_log_deleted() {
     assert!(reported, "the planted archive was not reported");
 }
 
-/// A directory at `NAME.gz.tmp` (the one name compression wrote its
-/// archive under) held compression of `NAME` off for good.
+/// A directory at `NAME.gz.tmp` does not hold compression of `NAME` off:
+/// the archive is written under a temporary name of its own.
 #[cfg(feature = "gzip")]
 #[test]
 fn a_directory_at_the_temporary_name_does_not_hold_compression_off() {
@@ -242,8 +244,9 @@ fn a_directory_at_the_temporary_name_does_not_hold_compression_off() {
     assert_eq!(text, "our records\n");
 }
 
-/// Another user's file named like a rotated one became an archive of the
-/// sink's (its user's, readable as the sink's logs are) and was removed.
+/// Another user's file named like a rotated one is neither compressed (the
+/// archive would be the sink's user's, readable as the sink's logs are)
+/// nor removed; it is reported once.
 #[cfg(feature = "gzip")]
 #[test]
 fn a_file_of_another_user_named_like_a_rotated_one_is_neither_compressed_nor_removed() {
@@ -276,8 +279,9 @@ fn mode(path: &Path) -> u32 {
     fs::symlink_metadata(path).unwrap().permissions().mode() & 0o777
 }
 
-/// The newest file with a sink name lent its bits to the first new file,
-/// whoever owned it: a planted `0666` file made the logs world-readable.
+/// A new file never takes the bits of a file the sink did not make: a
+/// planted `0666` file named like the newest log does not make the logs
+/// world-readable.
 #[test]
 fn new_files_do_not_take_the_mode_of_a_planted_file() {
     let test = "new_files_do_not_take_the_mode_of_a_planted_file";
@@ -311,9 +315,8 @@ fn new_files_get_the_configured_mode() {
     }
 }
 
-/// A name with index `u32::MAX` of another user: opening the sink once
-/// went for the next index and overflowed (a panic in `build()` in debug
-/// builds).
+/// A name with index `u32::MAX` of another user: opening the sink does not
+/// go for the index after it (which overflows a `u32`).
 #[test]
 fn a_planted_name_with_the_last_index_does_not_panic() {
     let test = "a_planted_name_with_the_last_index_does_not_panic";
@@ -331,8 +334,7 @@ fn a_planted_name_with_the_last_index_does_not_panic() {
 
 /// The sink's own file at index `u32::MAX`: the next rotation has no index
 /// left. It fails as any rotation does (the file goes on taking the
-/// records, counted, reported), instead of overflowing on the writer
-/// thread.
+/// records, counted, reported); nothing overflows on the writer thread.
 #[test]
 fn our_file_at_the_last_index_fails_rotation_without_panicking() {
     let dir = tempfile::tempdir().unwrap();
@@ -354,8 +356,8 @@ fn our_file_at_the_last_index_fails_rotation_without_panicking() {
 
 /// Whoever can write a parent of the log directory moves it away after
 /// build and puts a link to a directory of their choosing in its place:
-/// the sink kept resolving the path, and created, compressed and deleted
-/// files there.
+/// the sink goes on in the directory it opened, and creates, compresses
+/// and deletes nothing where the link leads.
 #[test]
 fn a_symlink_swapped_in_for_the_log_directory_does_not_redirect_creates_or_deletes() {
     let parent = tempfile::tempdir().unwrap();
@@ -418,7 +420,8 @@ fn precious(path: &Path) -> Vec<u8> {
 
 /// A hard link at the durable path to another file of the user (a
 /// directory where others may create names, and a system that lets them
-/// link the user's files): the file it names was adopted and wiped.
+/// link the user's files) is refused: adopted, the file it names would be
+/// wiped.
 #[test]
 fn a_hard_link_at_the_durable_path_is_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -437,9 +440,9 @@ fn a_hard_link_at_the_durable_path_is_refused() {
 }
 
 /// A file of the user at the durable path that starts with zeros but is
-/// not all zeros was taken for one whose creation was cut short, and
-/// wiped. What such a start does leave (zeros, perhaps the start of the
-/// magic) is still started afresh.
+/// not all zeros is not one whose creation was cut short, and is kept.
+/// What such a start does leave (zeros, perhaps the start of the magic) is
+/// started afresh.
 #[test]
 fn only_a_durable_file_whose_creation_was_cut_short_is_started_afresh() {
     let dir = tempfile::tempdir().unwrap();

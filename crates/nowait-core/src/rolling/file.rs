@@ -420,12 +420,17 @@ impl RollingFile {
     pub(crate) fn rotate(&mut self, wall: SystemTime, now: Instant) -> Option<String> {
         let secs = unix_secs(wall);
         // No wider than the file it follows (the sink's own).
+        let shown = |name: &str| self.dir.path().join(name).display().to_string();
         let opened = match (self.next_key(secs), self.file.metadata()) {
             (Ok(key), Ok(meta)) => {
                 create_from(&self.dir, &self.naming, key, self.mode.and(Mode::of(&meta)))
+                    .map_err(|(e, name)| format!("cannot create {}: {e}", shown(&name)))
             }
-            (Err(e), _) => Err((e, self.name.clone())),
-            (Ok(key), Err(e)) => Err((e, self.naming.name(&key))),
+            (Err(e), _) => Err(format!("no file can follow {}: {e}", shown(&self.name))),
+            (Ok(key), Err(e)) => Err(format!(
+                "cannot create {}: {e}",
+                shown(&self.naming.name(&key))
+            )),
         };
         match opened {
             Ok((file, name, key)) => {
@@ -450,12 +455,8 @@ impl RollingFile {
                     old.display(),
                 ))
             }
-            Err((e, name)) => {
+            Err(text) => {
                 self.rotation_errors += 1;
-                let text = format!(
-                    "cannot create {}: {e}",
-                    self.dir.path().join(name).display()
-                );
                 let first = self.failing.is_none();
                 let f = self.failing.get_or_insert(Failing {
                     since: wall,

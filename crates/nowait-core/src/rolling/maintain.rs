@@ -33,9 +33,9 @@
 //!    an archive's name, the file of that name is not compressed. The
 //!    sink's own files named after `current` (a clock that went back) are
 //!    neither counted nor touched. Temporaries of a compression that a
-//!    process of this user did not finish (`NAME.gz.TOKEN.tmp`, and the
-//!    `NAME.gz.tmp` of earlier versions) are removed if they are the
-//!    sink's own; others are left alone (reported), and block nothing.
+//!    process of this user did not finish (`NAME.gz.TOKEN.tmp`, and
+//!    `NAME.gz.tmp`) are removed if they are the sink's own; others are
+//!    left alone (reported), and block nothing.
 //! 2. With compression on, compress every plain file: open it without
 //!    following a link, refuse it unless it is a regular file of this user
 //!    with one name, write `NAME.gz.TOKEN.tmp` (created new, `TOKEN` random,
@@ -253,7 +253,7 @@ fn classify(naming: &Naming, name: &str) -> Option<(Key, Kind)> {
         return Some((key, Kind::Archive(how)));
     }
     let stem = name.strip_suffix(".tmp")?;
-    // `ARCHIVE.TOKEN`, or `ARCHIVE` (earlier versions' temporaries).
+    // `ARCHIVE.TOKEN`, or `ARCHIVE`.
     let archive = match stem.rsplit_once('.') {
         Some((archive, token))
             if !token.is_empty()
@@ -273,6 +273,12 @@ fn classify(naming: &Naming, name: &str) -> Option<(Key, Kind)> {
         (key, true) => Some((key, Kind::Tmp)),
         (_, false) => None,
     }
+}
+
+/// Whether `name` is one of the sink's names: a file's, an archive's, or
+/// a compression's temporary.
+pub(crate) fn is_sinks(naming: &Naming, name: &str) -> bool {
+    classify(naming, name).is_some()
 }
 
 /// Step 1: the sink's files in `listing`, before `current`, and the names

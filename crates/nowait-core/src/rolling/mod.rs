@@ -356,9 +356,12 @@ impl Rolling {
 
     /// Keeps at most `n` files of this sink (the current one included,
     /// compressed ones too), removing the oldest after each rotation and at
-    /// start. Only regular files with names of this sink's pattern count;
-    /// other files in the directory, and links, are never touched. At
-    /// least 1.
+    /// start. Only the sink's own files count: regular files of the
+    /// process's effective user with one name, named exactly as the sink
+    /// names them and before the current file (see "Permissions, and a
+    /// directory others can write" above); other files in the directory,
+    /// links, and files named after the current one (planted, or left by a
+    /// clock that went back) are never counted or touched. At least 1.
     ///
     /// # Examples
     ///
@@ -376,10 +379,10 @@ impl Rolling {
     /// modified more than `age` ago (the modification time as listed,
     /// against the sink's [`clock`](Rolling::clock)), except the current
     /// one. A compressed file keeps the modification time of the file it
-    /// holds. As with [`max_log_files`](Rolling::max_log_files), only
-    /// regular files with names of this sink's pattern count; nothing is
-    /// followed. Can be combined with the other limits: a file goes as
-    /// soon as one of them says so, oldest first.
+    /// holds. As with [`max_log_files`](Rolling::max_log_files), only the
+    /// sink's own files count; nothing is followed. Can be combined with
+    /// the other limits: a file goes as soon as one of them says so, oldest
+    /// first.
     ///
     /// # Examples
     ///
@@ -402,8 +405,10 @@ impl Rolling {
     /// to at most `bytes` together, removing the oldest first after each
     /// rotation and at start. The current file does not count, and is
     /// never removed (bound it with [`max_size`](Rolling::max_size)).
-    /// Sizes are those of the files as listed; only regular files with
-    /// names of this sink's pattern count, and nothing is followed.
+    /// Sizes are those of the files as listed; as with
+    /// [`max_log_files`](Rolling::max_log_files), only the sink's own files
+    /// count (another user's file of a terabyte, sparse, counts for
+    /// nothing), and nothing is followed.
     ///
     /// # Examples
     ///
@@ -438,15 +443,18 @@ impl Rolling {
 
     /// Gzips each file once it is rotated out (`NAME.gz`), on a thread of
     /// its own, so neither the writer nor the other sinks wait for it. The
-    /// compressed file is written under a temporary name, with the
-    /// permissions of the original, and renamed into place (never over an
-    /// existing name); the original is removed only after that. A
+    /// compressed file is written under a temporary name of its own
+    /// (`NAME.gz.TOKEN.tmp`, `TOKEN` random, created exclusively: nothing
+    /// another user puts in the directory can hold compression off), with
+    /// the permissions of the original, and renamed into place (never over
+    /// an existing name); the original is removed only after that. A
     /// compression that fails keeps the original and is reported (see
     /// [`SinkStats::rotation_errors`](crate::accounting::stats::SinkStats::rotation_errors));
     /// one cut short by the end of the process is finished at the next
-    /// start (the original is removed if the `.gz` holds exactly its
-    /// bytes; otherwise both stay, reported). Needs the `gzip` feature (on
-    /// by default).
+    /// start (the original is removed if the `.gz`, a file of the sink's
+    /// own, holds exactly its bytes; otherwise both stay, reported; a `.gz`
+    /// of another user is left alone, reported, and the original stays).
+    /// Needs the `gzip` feature (on by default).
     ///
     /// Compression is CPU work on the machine's cores: no request thread
     /// waits for it, but where cores are scarce it competes with them and
@@ -754,9 +762,10 @@ impl Rolling {
         }
         let naming = self.naming();
         for name in [link.to_owned(), link_tmp(link)] {
-            // `NAME.gz.tmp` is the temporary of an archive of `NAME`.
+            // `NAME.gz.tmp` and `NAME.gz.TOKEN.tmp` are temporaries of an
+            // archive of `NAME`.
             let stem = name.strip_suffix(".tmp").unwrap_or(&name);
-            if naming.parse(&name).is_some() || naming.parse(stem).is_some() {
+            if naming.parse(stem).is_some() || maintain::is_sinks(&naming, &name) {
                 return Err(format!(
                     "symlink {link:?}: {name:?} is a name of the sink's own files"
                 ));
