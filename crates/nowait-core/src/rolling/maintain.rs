@@ -828,7 +828,8 @@ pub(crate) fn fuzz_housekeeping(data: &[u8]) {
             mode: 0o644,
             id: (0, i as u64),
         };
-        if seen.insert(name.clone(), stat).is_none() {
+        if let std::collections::hash_map::Entry::Vacant(at) = seen.entry(name.clone()) {
+            at.insert(stat);
             listing.push(Listed { name, stat });
         }
     }
