@@ -8,7 +8,7 @@
 #![cfg(all(unix, not(miri)))]
 
 use std::fs;
-use std::os::unix::fs::{MetadataExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -214,6 +214,7 @@ fn a_gz_of_another_user_does_not_get_our_log_deleted() {
         b"our records\n",
         "our log was removed"
     );
+    use std::os::unix::fs::MetadataExt;
     assert_eq!(fs::metadata(d.join("app.log.gz")).unwrap().uid(), NOBODY);
     assert!(reported, "the planted archive was not reported");
 }
