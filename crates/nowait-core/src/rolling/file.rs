@@ -52,7 +52,7 @@ struct Link {
     name: String,
     /// The name a new link is made under before it replaces the old.
     tmp: String,
-    /// Something else than a link is at `path`, reported while it stays.
+    /// Something else than a link is at `name`, reported while it stays.
     blocked: bool,
     /// The system does not let this process make links (reported once):
     /// no more tries.
