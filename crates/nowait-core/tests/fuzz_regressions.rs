@@ -58,6 +58,17 @@ fn rolling_names() {
     replay("rolling_names", nowait_core::__private::fuzz::rolling_names)
 }
 
+/// Its inputs are the listings of the shared-directory findings (names of
+/// another user dated in the future, a 1 TiB file of theirs, their `.gz`
+/// of the sink's log), which the decisions before them got wrong.
+#[test]
+fn rolling_housekeeping() {
+    replay(
+        "rolling_housekeeping",
+        nowait_core::__private::fuzz::rolling_housekeeping,
+    )
+}
+
 #[test]
 fn filter_parse() {
     replay("filter_parse", nowait_core::__private::fuzz::filter_parse)

@@ -558,7 +558,8 @@ impl Write for Sluggish {
 
 /// The text of every file in a rolling sink's directory `dir`, each file's
 /// lines whole (a file a kill cut mid-line gets a line break), archives
-/// decompressed. A compression under way (`NAME.gz.tmp`) is passed over,
+/// decompressed. A compression under way (`NAME.gz.TOKEN.tmp`, or
+/// `NAME.gz.tmp`) is passed over,
 /// and an archive whose source is still there with the same text (the
 /// source not yet removed) is read once. Files come in directory order.
 ///
@@ -579,7 +580,7 @@ pub fn read_rolled(dir: &std::path::Path) -> String {
     for entry in std::fs::read_dir(dir).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
-        if name.ends_with(".gz.tmp") {
+        if name.ends_with(".tmp") && name.contains(".gz.") {
             continue;
         }
         let bytes = std::fs::read(&path).unwrap_or_default();

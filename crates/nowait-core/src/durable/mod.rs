@@ -479,12 +479,15 @@ pub(crate) fn open(
         file.metadata().map_err(step("stat"))?.len()
     };
     // A file that never got its header (a process killed while creating
-    // it) holds nothing; anything else must be a crash-durable file.
+    // it) holds nothing: zeros, and at most the start of the magic. Only
+    // such a file is started afresh in place; anything else must be a
+    // crash-durable file.
     let mut start = [0u8; 8];
     if len > 0 {
         use std::io::Read;
         let n = (&file).read(&mut start).map_err(step("read"))?;
-        if start[..n] != MAGIC[..n] && start[..n].iter().any(|&b| b != 0) {
+        let full = n == MAGIC.len() && start == MAGIC;
+        if !full && !never_written(&file).map_err(step("read"))? {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 "it is not a nowait crash-durable file, and nowait does not overwrite it",
@@ -579,6 +582,36 @@ pub(crate) fn open(
         *slot = staged;
     }
     Ok((durable, recovered))
+}
+
+/// Whether `file` is what a process killed while creating a crash-durable
+/// file leaves: the zeros `Mapping::fresh` writes, and at most a prefix of
+/// the magic (the first store of `write_header`). Reads the whole file.
+fn never_written(mut file: &File) -> io::Result<bool> {
+    use std::io::{Read, Seek, SeekFrom};
+    file.seek(SeekFrom::Start(0))?;
+    let mut buf = vec![0u8; 64 << 10];
+    let mut at = 0usize;
+    loop {
+        let n = match file.read(&mut buf) {
+            Ok(0) => return Ok(true),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let mut chunk = &buf[..n];
+        // The magic's bytes, as far as they were stored, then zeros.
+        while at < MAGIC.len() && !chunk.is_empty() && chunk[0] == MAGIC[at] {
+            chunk = &chunk[1..];
+            at += 1;
+        }
+        if !chunk.is_empty() {
+            at = MAGIC.len();
+        }
+        if chunk.iter().any(|&b| b != 0) {
+            return Ok(false);
+        }
+    }
 }
 
 impl DurableFile {

@@ -365,19 +365,25 @@ pub(crate) fn canonical(path: &Path) -> Option<PathBuf> {
 
 /// The file the recovering logger's sinks write that a dead sink's file
 /// (`stored`, identity `id`) is, if any: the path to complete it at, and
-/// whether it is a rolling sink's (in a directory others may write).
-fn matching_sink(sinks: &[SinkFiles<'_>], stored: &Path, id: FileId) -> Option<(PathBuf, bool)> {
+/// if it is a rolling sink's (in a directory others may write), the
+/// permission bits that sink creates files with.
+fn matching_sink(
+    sinks: &[SinkFiles<'_>],
+    stored: &Path,
+    id: FileId,
+) -> Option<(PathBuf, Option<u32>)> {
     sinks.iter().find_map(|s| match *s {
         SinkFiles::File(path) => {
             let same_name = canonical(path).is_some_and(|c| c == stored);
             let same_file = sys::path_id(path).is_ok_and(|now| now == id);
-            (same_name || same_file).then(|| (path.to_owned(), false))
+            (same_name || same_file).then(|| (path.to_owned(), None))
         }
         SinkFiles::Rolling(rolling) => {
             let dir = canonical(&rolling.dir)?;
             let name = stored.file_name()?.to_str()?;
             let own = rolling.naming().parse(name).is_some_and(|(_, gz)| !gz);
-            (own && stored.parent() == Some(dir.as_path())).then(|| (dir.join(name), true))
+            (own && stored.parent() == Some(dir.as_path()))
+                .then(|| (dir.join(name), Some(rolling.mode)))
         }
     })
 }
@@ -493,8 +499,8 @@ fn complete(p: &Pending<'_>, sinks: &[SinkFiles<'_>]) -> Option<String> {
     // A file sink's path opens as the sink opens it; a rolling sink's file
     // as the rolling sink does: no link followed, a regular file of this
     // user only.
-    let opened = if rolling {
-        sys::nofollow::open_append(&target, false, sys::nofollow::Mode::NEW)
+    let opened = if let Some(mode) = rolling {
+        sys::nofollow::open_append(&target, false, sys::nofollow::Mode::bits(mode))
     } else {
         sys::open_append(&target, false)
     };

@@ -362,3 +362,11 @@ pub fn otlp_env(data: &[u8]) {
 pub fn rolling_names(data: &[u8]) {
     crate::rolling::naming::fuzz_names(data);
 }
+
+/// A rolling sink's housekeeping over a hostile directory listing
+/// (`fuzz_targets/rolling_housekeeping.rs`): only the sink's own files
+/// before the current one are compressed, counted or removed, and the
+/// retention limits hold after.
+pub fn rolling_housekeeping(data: &[u8]) {
+    crate::rolling::maintain::fuzz_housekeeping(data);
+}

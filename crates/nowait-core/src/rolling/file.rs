@@ -8,22 +8,24 @@
 //! worked: on failure the old file stays current, the error is counted and
 //! reported in-band, and the next try is a second later.
 //!
-//! Others may write the directory: files are opened without following a
+//! Others may write the directory: it is opened once and every step goes
+//! through that handle ([`Dir`]); files are opened without following a
 //! link and appended to only if they are regular files of this process's
 //! user with one name ([`nofollow`]); a new file is created exclusively,
-//! never under a name taken by anything (nor whose archive is), with
-//! the permission bits of the file it follows.
+//! never under a name taken by anything (nor whose archive is), with the
+//! configured permission bits, no wider than the sink's own file it
+//! follows.
 
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use super::maintain::{Housekeeper, Job, Settings};
 use super::naming::{next_boundary, period, Key, Naming};
 use super::{Compression, Rolling, Rotation};
-use crate::sys::nofollow::{self, Mode};
-use crate::sys::{file_id, path_id, FileId};
+use crate::sys::nofollow::{self, Dir, Kind, Mode};
+use crate::sys::{file_id, FileId};
 
 /// After a failed rotation, the old file takes the records this long
 /// before the next try.
@@ -46,9 +48,11 @@ struct Failing {
 /// The symbolic link to the current file, and what was reported about it.
 #[derive(Debug)]
 struct Link {
-    path: PathBuf,
-    tmp: PathBuf,
-    /// Something else than a link is at `path`, reported while it stays.
+    /// Its name in the directory.
+    name: String,
+    /// The name a new link is made under before it replaces the old.
+    tmp: String,
+    /// Something else than a link is at `name`, reported while it stays.
     blocked: bool,
     /// The system does not let this process make links (reported once):
     /// no more tries.
@@ -60,13 +64,20 @@ struct Link {
 pub(crate) struct RollingFile {
     /// The wall clock files are named and rolled by.
     clock: fn() -> SystemTime,
-    dir: PathBuf,
+    /// The directory, opened once: every step goes through it.
+    dir: Dir,
     naming: Naming,
+    /// The permission bits new files get at most ([`Rolling::mode`]).
+    mode: Mode,
     max_size: Option<u64>,
     /// The clock periods are cut on.
     cut: Cut,
     file: File,
+    /// The directory's path joined with the file's name, for messages and
+    /// for the crash-durable snapshot (never opened by).
     path: PathBuf,
+    /// The file's name in `dir`.
+    name: String,
     /// (device, inode) of `file`, to notice a rename or deletion.
     identity: FileId,
     /// Bytes in `file` (its length when opened plus what was written).
@@ -179,21 +190,20 @@ impl Cut {
 }
 
 /// Creates the first free name from `key` on (a name is free if neither
-/// it nor an archive of it, `.gz` or `.zst`, exists in any form) with `mode`; the error and the
-/// name it is about otherwise.
+/// it nor an archive of it, `.gz` or `.zst`, exists in any form) with
+/// `mode`; the error and the name it is about otherwise. Indices are
+/// checked: past `u32::MAX` there is no free name in the period.
 fn create_from(
-    dir: &Path,
+    dir: &Dir,
     naming: &Naming,
     mut key: Key,
     mode: Mode,
-) -> Result<(File, PathBuf, Key), (io::Error, PathBuf)> {
+) -> Result<(File, String, Key), (io::Error, String)> {
     let mut tries = 0;
     loop {
-        let path = dir.join(naming.name(&key));
+        let name = naming.name(&key);
         let archived = Compression::ALL.iter().try_fold(false, |found, c| {
-            let mut archive = path.clone().into_os_string();
-            archive.push(c.extension());
-            match fs::symlink_metadata(&archive) {
+            match dir.stat(&format!("{name}{}", c.extension())) {
                 Ok(_) => Ok(true),
                 Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(found),
                 Err(e) => Err(e),
@@ -201,27 +211,39 @@ fn create_from(
         });
         let created = match archived {
             Ok(true) => Err(io::ErrorKind::AlreadyExists.into()),
-            Ok(false) => nofollow::open_append(&path, true, mode),
+            Ok(false) => dir.open_append(&name, true, mode),
             Err(e) => Err(e),
         };
         match created {
-            Ok(file) => return Ok((file, path, key)),
+            Ok(file) => return Ok((file, name, key)),
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists && tries < MAX_TAKEN => {
                 // Left by an earlier run (or its archive is): the next index.
-                key.index += 1;
+                key = next_index(key).map_err(|e| (e, name))?;
                 tries += 1;
             }
-            Err(e) => return Err((e, path)),
+            Err(e) => return Err((e, name)),
         }
     }
 }
 
+/// The key after `key` in its period, or an error past `u32::MAX` (a name
+/// planted with the last index leaves none).
+fn next_index(key: Key) -> io::Result<Key> {
+    match key.index.checked_add(1) {
+        Some(index) => Ok(Key { index, ..key }),
+        None => Err(io::Error::other(format!(
+            "no index left after {} in the period {:?}",
+            key.index, key.period
+        ))),
+    }
+}
+
 impl RollingFile {
-    /// Opens the file for the current period: the newest file of this
-    /// period left by an earlier run (appended to), or a new one. Creates
-    /// the directory.
+    /// Opens the file for the current period: the newest of the sink's own
+    /// files of this period left by an earlier run (appended to), or a new
+    /// one. Creates the directory and opens it for good.
     pub(crate) fn open(cfg: &Rolling) -> io::Result<RollingFile> {
-        fs::create_dir_all(&cfg.dir)?;
+        let dir = Dir::open(&cfg.dir)?;
         let naming = cfg.naming();
         let now = unix_secs((cfg.clock)());
         let cut = Cut {
@@ -230,55 +252,54 @@ impl RollingFile {
             start_of_day: cfg.start_of_day(),
         };
         let current = cut.period(now);
-        // The newest file of this period, if an earlier run left one, and
-        // the newest of any period, whose permissions a new file takes.
+        // The newest of the sink's own files of this period, if an earlier
+        // run left one, and the newest not after it, whose permissions a
+        // new file takes at most. Names of others, links and names dated
+        // after the current period count for neither.
         let mut newest: Option<(Key, bool)> = None;
         let mut newest_any: Option<(Key, Mode)> = None;
-        for item in fs::read_dir(&cfg.dir)?.flatten() {
-            let name = item.file_name();
-            let Some(parsed) = name.to_str().and_then(|n| naming.parse(n)) else {
-                continue;
-            };
-            // As listed: a link named like ours is not ours.
-            let Ok(meta) = item.metadata() else { continue };
-            if !meta.file_type().is_file() {
+        let mut names = Vec::new();
+        dir.each_name(|name| {
+            if let Some(parsed) = naming.parse(name) {
+                if parsed.0.period <= current {
+                    names.push((name.to_owned(), parsed));
+                }
+            }
+        })?;
+        for (name, parsed) in names {
+            let Ok(stat) = dir.stat(&name) else { continue };
+            if !stat.is_ours() {
                 continue;
             }
             if newest_any.as_ref().map_or(true, |n| parsed.0 > n.0) {
-                newest_any = Some((parsed.0.clone(), Mode::of(&meta)));
+                newest_any = Some((parsed.0.clone(), Mode::of_stat(&stat)));
             }
             if parsed.0.period == current && newest.as_ref().map_or(true, |n| parsed.0 > n.0) {
                 newest = Some(parsed);
             }
         }
-        let mode = newest_any.map_or(Mode::NEW, |(_, mode)| mode);
+        let configured = Mode::bits(cfg.mode);
+        let mode = newest_any.map_or(configured, |(_, mode)| configured.and(mode));
         let key = match newest {
             Some((key, false)) => key,
-            Some((key, true)) => Key {
-                index: key.index + 1,
-                ..key
-            },
+            Some((key, true)) => next_index(key)?,
             None => Key {
                 period: current,
                 index: 0,
             },
         };
-        let path = cfg.dir.join(naming.name(&key));
+        let name = naming.name(&key);
         let mut notices = Vec::new();
-        let (file, path, key) = match nofollow::open_append(&path, false, mode) {
-            Ok(file) => (file, path, key),
+        let (file, name, key) = match dir.open_append(&name, false, mode) {
+            Ok(file) => (file, name, key),
             Err(e) => {
                 // Not ours to append to (or not openable): the next name.
-                let next = Key {
-                    index: key.index + 1,
-                    ..key
-                };
-                let (file, new, key) =
-                    create_from(&cfg.dir, &naming, next, mode).map_err(|(e, _)| e)?;
+                let (file, new, key) = next_index(key)
+                    .and_then(|next| create_from(&dir, &naming, next, mode).map_err(|(e, _)| e))?;
                 notices.push(format!(
                     "not appending to {}: {e}; writing {} instead",
-                    path.display(),
-                    new.display()
+                    dir.path().join(&name).display(),
+                    dir.path().join(&new).display()
                 ));
                 (file, new, key)
             }
@@ -286,21 +307,27 @@ impl RollingFile {
         let meta = file.metadata()?;
         let identity = file_id(&file)?;
         let settings = Settings {
-            dir: cfg.dir.clone(),
             naming: naming.clone(),
             compress: cfg.compress,
             max_files: cfg.max_files,
             max_age: cfg.max_age,
             max_total: cfg.max_total,
+            mode: configured,
         };
-        let housekeeper = settings.needed().then(|| Housekeeper::start(settings));
+        let housekeeper = if settings.needed() {
+            Some(Housekeeper::start(dir.try_clone()?, settings))
+        } else {
+            None
+        };
         let mut rf = RollingFile {
             clock: cfg.clock,
-            dir: cfg.dir.clone(),
+            path: dir.path().join(&name),
+            dir,
+            mode: configured,
             max_size: cfg.max_size,
             cut,
             file,
-            path,
+            name,
             identity,
             size: meta.len(),
             next_boundary: cut.end(now),
@@ -308,8 +335,8 @@ impl RollingFile {
             naming,
             failing: None,
             link: cfg.link.as_ref().map(|name| Link {
-                path: cfg.dir.join(name),
-                tmp: cfg.dir.join(super::link_tmp(name)),
+                name: name.clone(),
+                tmp: super::link_tmp(name),
                 blocked: false,
                 unsupported: false,
             }),
@@ -373,19 +400,17 @@ impl RollingFile {
         self.max_size.map(|m| m.saturating_sub(self.size))
     }
 
-    /// The key the next file gets at `secs`.
-    fn next_key(&self, secs: i64) -> Key {
+    /// The key the next file gets at `secs` (an error if the period has
+    /// no index left).
+    fn next_key(&self, secs: i64) -> io::Result<Key> {
         let p = self.cut.period(secs);
         if p != self.key.period {
-            Key {
+            Ok(Key {
                 period: p,
                 index: 0,
-            }
+            })
         } else {
-            Key {
-                period: p,
-                index: self.key.index + 1,
-            }
+            next_index(self.key.clone())
         }
     }
 
@@ -394,16 +419,24 @@ impl RollingFile {
     /// the recovery after failures.
     pub(crate) fn rotate(&mut self, wall: SystemTime, now: Instant) -> Option<String> {
         let secs = unix_secs(wall);
-        let key = self.next_key(secs);
-        // No wider than the file it follows.
-        let opened = match self.file.metadata() {
-            Ok(meta) => create_from(&self.dir, &self.naming, key, Mode::of(&meta)),
-            Err(e) => Err((e, self.dir.join(self.naming.name(&key)))),
+        // No wider than the file it follows (the sink's own).
+        let shown = |name: &str| self.dir.path().join(name).display().to_string();
+        let opened = match (self.next_key(secs), self.file.metadata()) {
+            (Ok(key), Ok(meta)) => {
+                create_from(&self.dir, &self.naming, key, self.mode.and(Mode::of(&meta)))
+                    .map_err(|(e, name)| format!("cannot create {}: {e}", shown(&name)))
+            }
+            (Err(e), _) => Err(format!("no file can follow {}: {e}", shown(&self.name))),
+            (Ok(key), Err(e)) => Err(format!(
+                "cannot create {}: {e}",
+                shown(&self.naming.name(&key))
+            )),
         };
         match opened {
-            Ok((file, path, key)) => {
+            Ok((file, name, key)) => {
                 let identity = file_id(&file).unwrap_or_default();
-                let old = std::mem::replace(&mut self.path, path);
+                let old = std::mem::replace(&mut self.path, self.dir.path().join(&name));
+                self.name = name;
                 self.file = file;
                 self.identity = identity;
                 self.size = 0;
@@ -422,9 +455,8 @@ impl RollingFile {
                     old.display(),
                 ))
             }
-            Err((e, path)) => {
+            Err(text) => {
                 self.rotation_errors += 1;
-                let text = format!("cannot create {}: {e}", path.display());
                 let first = self.failing.is_none();
                 let f = self.failing.get_or_insert(Failing {
                     since: wall,
@@ -455,14 +487,17 @@ impl RollingFile {
         if link.unsupported {
             return;
         }
-        let is_other =
-            |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| !m.file_type().is_symlink());
-        if is_other(&link.path) {
+        let shown = self.dir.path().join(&link.name);
+        if self
+            .dir
+            .stat(&link.name)
+            .is_ok_and(|s| s.kind != Kind::Link)
+        {
             if !link.blocked {
                 link.blocked = true;
                 self.notices.push(format!(
                     "no link to the current file: {} is there and is not a symbolic link (left alone)",
-                    link.path.display()
+                    shown.display()
                 ));
             }
             return;
@@ -470,21 +505,18 @@ impl RollingFile {
         link.blocked = false;
         // A link left at the temporary name (a run cut short): ours to
         // replace; unlinking it follows nothing.
-        if fs::symlink_metadata(&link.tmp).is_ok_and(|m| m.file_type().is_symlink()) {
-            let _ = fs::remove_file(&link.tmp);
-        }
-        let target = Path::new(self.path.file_name().unwrap_or_default());
-        if let Err(e) = nofollow::replace_link(target, &link.tmp, &link.path) {
+        let _ = self.dir.remove_link(&link.tmp);
+        if let Err(e) = self.dir.replace_link(&self.name, &link.tmp, &link.name) {
             if nofollow::links_unsupported(&e) {
                 link.unsupported = true;
                 self.notices.push(format!(
                     "no link to the current file at {}: this process may not create symbolic links ({e}); not trying again",
-                    link.path.display()
+                    shown.display()
                 ));
             } else {
                 self.notices.push(format!(
                     "cannot point {} at {}: {e}",
-                    link.path.display(),
+                    shown.display(),
                     self.path.display()
                 ));
             }
@@ -506,8 +538,8 @@ impl RollingFile {
     /// name again. A failure keeps the old file, counts a rotation error
     /// and returns a notice.
     pub(crate) fn reopen_if_moved(&mut self, force: bool) -> Option<String> {
-        let moved = match path_id(&self.path) {
-            Ok(id) => id != self.identity,
+        let moved = match self.dir.stat(&self.name) {
+            Ok(stat) => stat.id != self.identity,
             Err(_) => true,
         };
         if !moved && !force {
@@ -517,7 +549,10 @@ impl RollingFile {
         let reopened = self
             .file
             .metadata()
-            .and_then(|old| nofollow::open_append(&self.path, false, Mode::of(&old)))
+            .and_then(|old| {
+                let mode = self.mode.and(Mode::of(&old));
+                self.dir.open_append(&self.name, false, mode)
+            })
             .and_then(|f| Ok((f.metadata()?, file_id(&f)?, f)));
         match reopened {
             Ok((meta, id, file)) => {
@@ -559,6 +594,8 @@ mod tests {
     use super::*;
     use crate::rolling::dir_names as names;
     use crate::rolling::Rotation;
+    use std::fs;
+    use std::path::Path;
 
     #[test]
     fn time_rotation_names_the_next_period_and_size_adds_an_index() {
@@ -598,11 +635,14 @@ mod tests {
         let cfg = Rolling::never(dir.path(), "app.log").max_size(4);
         let mut f = RollingFile::open(&cfg).unwrap();
         f.write_all(b"abc\n").unwrap();
-        // Take the next name's place with a directory chain that cannot be
-        // opened as a file: a file in place of the directory itself.
-        let moved = dir.path().with_extension("moved");
-        fs::rename(dir.path(), &moved).unwrap();
-        fs::write(dir.path(), b"").unwrap();
+        // Take every name the rotation may try (the directory itself is a
+        // handle: moving it away would change nothing).
+        let taken: Vec<PathBuf> = (1..=MAX_TAKEN + 1)
+            .map(|i| dir.path().join(format!("app.log.{i}")))
+            .collect();
+        for name in &taken {
+            fs::create_dir(name).unwrap();
+        }
         let now = Instant::now();
         let wall = SystemTime::now();
         assert!(f.due(wall, now, 4));
@@ -618,9 +658,10 @@ mod tests {
         assert!(f.due(wall, now + RETRY_AFTER, 4));
         assert_eq!(f.rotate(wall, now + RETRY_AFTER), None);
         assert_eq!(f.rotation_errors, 2);
-        // The directory is back: the rotation goes through and says so.
-        fs::remove_file(dir.path()).unwrap();
-        fs::rename(&moved, dir.path()).unwrap();
+        // The names are free again: the rotation goes through and says so.
+        for name in &taken {
+            fs::remove_dir(name).unwrap();
+        }
         let later = now + RETRY_AFTER * 2;
         assert!(f.due(wall, later, 4));
         let notice = f.rotate(wall, later).unwrap();

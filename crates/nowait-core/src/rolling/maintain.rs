@@ -1,5 +1,6 @@
-//! Housekeeping of a rolling sink, off the writer thread: gzip of rotated
-//! files and retention (`max_log_files`, `max_age`, `max_total_size`).
+//! Housekeeping of a rolling sink, off the writer thread: compression of
+//! rotated files and retention (`max_log_files`, `max_age`,
+//! `max_total_size`).
 //!
 //! The writer thread sends one [`Job`] per rotation (and one at start) over
 //! a channel and never waits for it; one thread per sink does the jobs in
@@ -8,50 +9,63 @@
 //! them in `SinkStats::rotation_errors`.
 //!
 //! Others may write the directory, and put anything under any name there,
-//! at any time. So only a regular file whose name is exactly one this sink
-//! gives is the sink's (step 1); every open is a no-follow open checked on
-//! the opened file ([`nofollow`]); an archive is created exclusively with
-//! the permissions of its file, and renamed into place without replacing
-//! any name. Unlinking never follows a link, so what is removed is at most
-//! a name someone put in the directory.
+//! at any time; whoever can write one of its parents can put a link in its
+//! place. So the directory is the handle the sink opened at build
+//! ([`Dir`]), never its path; a file is the sink's only if it is a regular
+//! file owned by the process's effective user, with one name ([`Stat::is_ours`]),
+//! whose name is exactly one this sink gives, before the current one (step
+//! 1); every open is a no-follow open checked on the opened file
+//! ([`nofollow`](crate::sys::nofollow)); an archive is created exclusively under a temporary name
+//! of its own with the permissions of its file, and renamed into place
+//! without replacing any name. A removal checks first that the name still
+//! names the file that was decided on, and never follows a link.
 //!
-//! Steps of a job, `current` being the file the writer now writes:
+//! Steps of a job, `current` being the file the writer now writes. Steps 1
+//! and 3 decide from the listing alone ([`sort`], [`retention`]: pure
+//! functions, fuzzed by the `rolling_housekeeping` target); steps 2 and 4
+//! act.
 //!
 //! 1. List the directory; keep the names this sink gives (see
-//!    [`naming`](super::naming)) that are regular files (as listed, never
-//!    following a link). Anything else under such a name (a symbolic
-//!    link, a directory) is left alone and reported once while it stays.
-//!    Remove `NAME.gz.tmp` leftovers of a compression that a previous
-//!    process did not finish.
-//! 2. With compression on, gzip every uncompressed file older than
-//!    `current`: open it without following a link, refuse it unless it is
-//!    a regular file with one name, write `NAME.gz.tmp` (created new, with
-//!    the file's permission bits), `fsync` it, rename it to `NAME.gz`
-//!    unless that name exists, then remove `NAME`. A failure removes the
-//!    temporary file and keeps `NAME`: no data is ever deleted by a failed
-//!    compression. `NAME` and `NAME.gz` both there (the removal was cut
-//!    short): `NAME` is removed only if `NAME.gz` decompresses to exactly
-//!    its bytes; otherwise both stay, reported once.
+//!    [`naming`](super::naming)) that are the sink's own files and come
+//!    before `current` (period, then index). Anything else under such a
+//!    name (a link, a directory, another user's file, a file with other
+//!    names) is left alone and reported once while it stays; if it holds
+//!    an archive's name, the file of that name is not compressed. The
+//!    sink's own files named after `current` (a clock that went back) are
+//!    neither counted nor touched. Temporaries of a compression that a
+//!    process of this user did not finish (`NAME.gz.TOKEN.tmp`, and
+//!    `NAME.gz.tmp`) are removed if they are the sink's own; others are
+//!    left alone (reported), and block nothing.
+//! 2. With compression on, compress every plain file: open it without
+//!    following a link, refuse it unless it is a regular file of this user
+//!    with one name, write `NAME.gz.TOKEN.tmp` (created new, `TOKEN` random,
+//!    another tried if the name is taken; with the bits of the file and of
+//!    [`Rolling::mode`](super::Rolling::mode)), `fsync` it, rename it to
+//!    `NAME.gz` unless that name exists, then remove `NAME`. A failure
+//!    removes the temporary file and keeps `NAME`: no data is ever deleted
+//!    by a failed compression. `NAME` and `NAME.gz` both the sink's own
+//!    (the removal was cut short): `NAME` is removed only if `NAME.gz`
+//!    decompresses to exactly its bytes; otherwise both stay, reported
+//!    once.
 //! 3. Retention, oldest file first (by name: period, then index), over
-//!    the files before `current` (compressed or not; `current` itself is
-//!    never removed): remove a file while more than `max_log_files`
-//!    remain (`current` included), or while the files before `current`
-//!    take more than `max_total_size` bytes (as listed, never following
-//!    a link), or if it was last modified more than `max_age` before the
-//!    job's time (the sink's clock). A modification time in the future
-//!    counts as now.
+//!    the sink's own files before `current` (compressed or not; `current`
+//!    itself is never removed): remove a file while more than
+//!    `max_log_files` remain (`current` included), or while they take more
+//!    than `max_total_size` bytes (as listed), or if it was last modified
+//!    more than `max_age` before the job's time (the sink's clock). A
+//!    modification time in the future counts as now.
+//! 4. Remove what step 3 chose.
 
 use std::collections::{BTreeMap, HashSet};
 use std::fs;
 use std::io;
-use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crossbeam_channel::{Receiver, Sender};
 
 use super::naming::{Key, Naming};
 use super::Compression;
-use crate::sys::nofollow;
+use crate::sys::nofollow::{Dir, Mode, Stat};
 
 /// Work for the housekeeping thread.
 #[derive(Debug)]
@@ -64,12 +78,13 @@ pub(crate) struct Job {
 /// What the housekeeping thread needs to know.
 #[derive(Debug, Clone)]
 pub(crate) struct Settings {
-    pub(crate) dir: PathBuf,
     pub(crate) naming: Naming,
     pub(crate) compress: Option<Compression>,
     pub(crate) max_files: Option<usize>,
     pub(crate) max_age: Option<Duration>,
     pub(crate) max_total: Option<u64>,
+    /// The bits an archive gets at most ([`Rolling::mode`](super::Rolling::mode)).
+    pub(crate) mode: Mode,
 }
 
 impl Settings {
@@ -92,12 +107,14 @@ pub(crate) struct Housekeeper {
 }
 
 impl Housekeeper {
-    /// Starts the thread. If it cannot be spawned, jobs run on the caller
-    /// (the writer thread) and that is reported as the first error.
-    pub(crate) fn start(settings: Settings) -> Housekeeper {
+    /// Starts the thread, which works in `dir`. If it cannot be spawned,
+    /// jobs run on the caller (the writer thread) and that is reported as
+    /// the first error.
+    pub(crate) fn start(dir: Dir, settings: Settings) -> Housekeeper {
         let (jobs_tx, jobs_rx) = crossbeam_channel::unbounded::<Job>();
         let (err_tx, err_rx) = crossbeam_channel::unbounded();
-        let mut keeper = Keeper::new(settings.clone(), err_tx.clone());
+        let spare = dir.try_clone();
+        let mut keeper = Keeper::new(dir, settings.clone(), err_tx.clone());
         let spawned = std::thread::Builder::new()
             .name("nowait-rolling".into())
             .spawn(move || {
@@ -109,20 +126,31 @@ impl Housekeeper {
                     keeper.run(&job);
                 }
             });
-        match spawned {
-            Ok(_) => Housekeeper {
+        match (spawned, spare) {
+            (Ok(_), _) => Housekeeper {
                 jobs: Some(jobs_tx),
                 errors: err_rx,
                 inline: None,
             },
-            Err(e) => {
-                let _ = err_tx.send(format!(
-                    "cannot start the housekeeping thread ({e}); compression and retention run on the writer thread"
-                ));
+            (Err(e), spare) => {
+                let inline = match spare {
+                    Ok(dir) => {
+                        let _ = err_tx.send(format!(
+                            "cannot start the housekeeping thread ({e}); compression and retention run on the writer thread"
+                        ));
+                        Some(Keeper::new(dir, settings, err_tx))
+                    }
+                    Err(e2) => {
+                        let _ = err_tx.send(format!(
+                            "cannot start the housekeeping thread ({e}) nor open its directory again ({e2}); no compression or retention"
+                        ));
+                        None
+                    }
+                };
                 Housekeeper {
                     jobs: None,
                     errors: err_rx,
-                    inline: Some(Keeper::new(settings, err_tx)),
+                    inline,
                 }
             }
         }
@@ -143,20 +171,61 @@ impl Housekeeper {
     }
 }
 
+// === step 1 and 3: deciding from a listing ===
+
+/// A name in the directory and what it is, as listed: the input of the
+/// decisions.
+#[derive(Debug, Clone)]
+pub(crate) struct Listed {
+    pub(crate) name: String,
+    pub(crate) stat: Stat,
+}
+
+/// One file of an [`Entry`]: its name and what it was when listed (its
+/// identity is checked again before it is removed).
+pub(crate) type Part = Listed;
+
 /// One file of the sink, compressed, plain, or (after a crash between the
-/// rename and the removal) both; each a regular file.
-#[derive(Debug, Default)]
-struct Entry {
-    plain: Option<PathBuf>,
+/// rename and the removal) both; each the sink's own.
+#[derive(Debug, Default, Clone)]
+pub(crate) struct Entry {
+    pub(crate) plain: Option<Part>,
     /// `NAME.gz`, `NAME.zst` (usually one; both if the setting changed).
-    archives: Vec<(Compression, PathBuf)>,
-    /// Bytes of `plain` and `archives`, as listed.
-    bytes: u64,
-    /// The latest modification time of `plain` and `archives`, as listed.
-    modified: Option<SystemTime>,
-    /// An archive name or its temporary is something else than a regular
-    /// file: `NAME` cannot be compressed.
-    blocked: bool,
+    pub(crate) archives: Vec<(Compression, Part)>,
+    /// An archive name is taken by something not the sink's: `NAME`
+    /// cannot be compressed.
+    pub(crate) blocked: bool,
+}
+
+impl Entry {
+    /// Bytes of the plain file and archives, as listed.
+    fn bytes(&self) -> u64 {
+        self.parts().fold(0u64, |n, p| n.saturating_add(p.stat.len))
+    }
+
+    /// The latest modification of the plain file and archives, as listed.
+    fn modified(&self) -> Option<SystemTime> {
+        self.parts().filter_map(|p| p.stat.modified).max()
+    }
+
+    /// The plain file, then the archives.
+    pub(crate) fn parts(&self) -> impl Iterator<Item = &Part> {
+        self.plain
+            .iter()
+            .chain(self.archives.iter().map(|(_, p)| p))
+    }
+}
+
+/// What a listing holds for a sink (step 1).
+#[derive(Debug, Default)]
+pub(crate) struct Files {
+    /// The sink's own files before `current`, by key.
+    pub(crate) older: BTreeMap<Key, Entry>,
+    /// Names of the sink's pattern that are not its files, and why: left
+    /// alone, reported once while they stay.
+    pub(crate) alone: Vec<(String, String)>,
+    /// The sink's own temporaries of compressions not finished: removed.
+    pub(crate) leftovers: Vec<Part>,
 }
 
 /// What a name of this sink is.
@@ -164,34 +233,167 @@ struct Entry {
 enum Kind {
     Plain,
     Archive(Compression),
-    /// `NAME.gz.tmp`, `NAME.zst.tmp`: a compression under way.
+    /// `NAME.gz.TOKEN.tmp` (or `NAME.gz.tmp`): a compression under way.
     Tmp,
 }
 
-/// The key and kind of `name`, if it is one of the sink's names.
+/// The longest random token of a temporary name (hex digits of a `u64`).
+const TOKEN_MAX: usize = 16;
+
+/// The key and kind of `name`, if it is one of the sink's names. A name
+/// the sink gives its files is never taken for a temporary.
 fn classify(naming: &Naming, name: &str) -> Option<(Key, Kind)> {
-    if let Some(stem) = name.strip_suffix(".tmp") {
-        return Compression::ALL.iter().find_map(|c| {
-            match naming.parse(stem.strip_suffix(c.extension())?)? {
-                (key, false) => Some((key, Kind::Tmp)),
-                (_, true) => None,
-            }
-        });
+    if let Some((key, compressed)) = naming.parse(name) {
+        if !compressed {
+            return Some((key, Kind::Plain));
+        }
+        let how = Compression::ALL
+            .into_iter()
+            .find(|c| name.ends_with(c.extension()))?;
+        return Some((key, Kind::Archive(how)));
     }
-    let (key, compressed) = naming.parse(name)?;
-    if !compressed {
-        return Some((key, Kind::Plain));
+    let stem = name.strip_suffix(".tmp")?;
+    // `ARCHIVE.TOKEN`, or `ARCHIVE`.
+    let archive = match stem.rsplit_once('.') {
+        Some((archive, token))
+            if !token.is_empty()
+                && token.len() <= TOKEN_MAX
+                && token
+                    .bytes()
+                    .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
+                && Compression::ALL
+                    .iter()
+                    .any(|c| archive.ends_with(c.extension())) =>
+        {
+            archive
+        }
+        _ => stem,
+    };
+    match naming.parse(archive)? {
+        (key, true) => Some((key, Kind::Tmp)),
+        (_, false) => None,
     }
-    let how = Compression::ALL
-        .into_iter()
-        .find(|c| name.ends_with(c.extension()))?;
-    Some((key, Kind::Archive(how)))
 }
 
-/// The housekeeping thread's state: where to report, and what was
-/// reported already.
+/// Whether `name` is one of the sink's names: a file's, an archive's, or
+/// a compression's temporary.
+pub(crate) fn is_sinks(naming: &Naming, name: &str) -> bool {
+    classify(naming, name).is_some()
+}
+
+/// Step 1: the sink's files in `listing`, before `current`, and the names
+/// to leave alone or to clean up. Pure: the same listing gives the same
+/// answer.
+pub(crate) fn sort(
+    naming: &Naming,
+    current: &Key,
+    listing: impl IntoIterator<Item = Listed>,
+) -> Files {
+    let mut files = Files::default();
+    let mut blocked = HashSet::new();
+    for item in listing {
+        let Some((key, kind)) = classify(naming, &item.name) else {
+            continue;
+        };
+        if let Some(why) = item.stat.not_ours() {
+            if matches!(kind, Kind::Archive(_)) {
+                blocked.insert(key);
+            }
+            files.alone.push((item.name, why));
+            continue;
+        }
+        match kind {
+            Kind::Tmp => files.leftovers.push(item),
+            // The current file, and any named after it: not this job's.
+            _ if key >= *current => {}
+            Kind::Plain => files.older.entry(key).or_default().plain = Some(item),
+            Kind::Archive(how) => files
+                .older
+                .entry(key)
+                .or_default()
+                .archives
+                .push((how, item)),
+        }
+    }
+    for (key, entry) in files.older.iter_mut() {
+        entry.blocked = blocked.contains(key);
+        entry.archives.sort_by_key(|(how, _)| *how as u8);
+    }
+    files
+}
+
+/// What step 2 does with one plain file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Action {
+    /// Compress it.
+    Compress,
+    /// Remove it if its first archive holds exactly its bytes.
+    Verify,
+}
+
+/// Step 2's plan: what to do with each plain file of `files` (none without
+/// compression). Pure.
+pub(crate) fn compression(files: &Files, on: bool) -> Vec<(Key, Action)> {
+    if !on {
+        return Vec::new();
+    }
+    files
+        .older
+        .iter()
+        .filter(|(_, e)| e.plain.is_some())
+        .filter_map(|(key, e)| match (e.archives.is_empty(), e.blocked) {
+            (false, _) => Some((key.clone(), Action::Verify)),
+            (true, false) => Some((key.clone(), Action::Compress)),
+            (true, true) => None,
+        })
+        .collect()
+}
+
+/// Step 3: the keys of `older` (the sink's own files before the current
+/// one, as step 2 left them) to remove, oldest first, with the limit that
+/// removes each. Pure.
+pub(crate) fn retention(
+    s: &Settings,
+    older: &BTreeMap<Key, Entry>,
+    now: SystemTime,
+) -> Vec<(Key, &'static str)> {
+    // Files that remain, counting the current one.
+    let mut count = older.len().saturating_add(1);
+    let mut bytes = older
+        .values()
+        .fold(0u64, |n, e| n.saturating_add(e.bytes()));
+    let mut out = Vec::new();
+    for (key, entry) in older {
+        let too_many = s.max_files.is_some_and(|max| count > max.max(1));
+        let too_big = s.max_total.is_some_and(|max| bytes > max);
+        let too_old = s.max_age.is_some_and(|max| {
+            entry
+                .modified()
+                .is_some_and(|m| now.duration_since(m).unwrap_or(Duration::ZERO) > max)
+        });
+        let why = if too_many {
+            "max_log_files"
+        } else if too_big {
+            "max_total_size"
+        } else if too_old {
+            "max_age"
+        } else {
+            continue;
+        };
+        out.push((key.clone(), why));
+        count -= 1;
+        bytes = bytes.saturating_sub(entry.bytes());
+    }
+    out
+}
+
+// === steps 2 and 4: acting ===
+
+/// The housekeeping thread's state: its directory, where to report, and
+/// what was reported already.
 #[derive(Debug)]
 struct Keeper {
+    dir: Dir,
     settings: Settings,
     errors: Sender<String>,
     /// Conditions reported that last (a name left alone, a `.gz` that does
@@ -200,180 +402,158 @@ struct Keeper {
 }
 
 impl Keeper {
-    fn new(settings: Settings, errors: Sender<String>) -> Keeper {
+    fn new(dir: Dir, settings: Settings, errors: Sender<String>) -> Keeper {
         Keeper {
+            dir,
             settings,
             errors,
             noticed: HashSet::new(),
         }
     }
 
+    /// The names of the sink's pattern in the directory, as listed.
+    fn list(&self) -> io::Result<Vec<Listed>> {
+        let mut names = Vec::new();
+        self.dir.each_name(|name| {
+            if classify(&self.settings.naming, name).is_some() {
+                names.push(name.to_owned());
+            }
+        })?;
+        let mut listing = Vec::with_capacity(names.len());
+        for name in names {
+            match self.dir.stat(&name) {
+                Ok(stat) => listing.push(Listed { name, stat }),
+                // Gone since it was listed.
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+                Err(e) => self.report(format!("cannot inspect {}: {e}", self.shown(&name))),
+            }
+        }
+        Ok(listing)
+    }
+
+    fn report(&self, what: String) {
+        let _ = self.errors.send(what);
+    }
+
+    /// `name` with the directory's path, for a message.
+    fn shown(&self, name: &str) -> String {
+        self.dir.path().join(name).display().to_string()
+    }
+
+    /// Removes `part` if its name still names the file listed.
+    fn remove(&self, part: &Part) -> io::Result<()> {
+        self.dir.remove(&part.name, part.stat.id)
+    }
+
     /// One job: the steps of the module's doc.
     fn run(&mut self, job: &Job) {
-        let s = &self.settings;
-        let report = |what: String| {
-            let _ = self.errors.send(what);
-        };
         let mut lasting = Lasting {
             before: std::mem::take(&mut self.noticed),
             now: HashSet::new(),
         };
-        let listing = match fs::read_dir(&s.dir) {
+        let listing = match self.list() {
             Ok(l) => l,
             Err(e) => {
-                report(format!("cannot list {}: {e}", s.dir.display()));
+                self.report(format!("cannot list {}: {e}", self.dir.path().display()));
                 self.noticed = lasting.before;
                 return;
             }
         };
-        let mut files: BTreeMap<Key, Entry> = BTreeMap::new();
-        for item in listing.flatten() {
-            let name = item.file_name();
-            let Some(name) = name.to_str() else { continue };
-            let Some((key, kind)) = classify(&s.naming, name) else {
-                continue;
-            };
-            let path = item.path();
-            // The type as listed: a link is a link, never what it names.
-            let file_type = match item.file_type() {
-                Ok(t) => t,
-                Err(e) => {
-                    report(format!("cannot inspect {}: {e}", path.display()));
-                    continue;
-                }
-            };
-            if !file_type.is_file() {
-                if kind != Kind::Plain {
-                    files.entry(key).or_default().blocked = true;
-                }
-                let what = if file_type.is_symlink() {
-                    "a symbolic link"
-                } else if file_type.is_dir() {
-                    "a directory"
-                } else {
-                    "not a regular file"
-                };
-                if !lasting.known(format!("alone {name}")) {
-                    report(format!(
-                        "left {} alone: named like this sink's files, but {what}",
-                        path.display()
-                    ));
-                }
-                continue;
-            }
-            if kind == Kind::Tmp {
-                let _ = fs::remove_file(&path);
-                continue;
-            }
-            let entry = files.entry(key).or_default();
-            // As listed (`lstat`): a regular file's own size and time.
-            if let Ok(meta) = item.metadata() {
-                entry.bytes = entry.bytes.saturating_add(meta.len());
-                entry.modified = entry.modified.max(meta.modified().ok());
-            }
-            match kind {
-                Kind::Archive(how) => entry.archives.push((how, path)),
-                _ => entry.plain = Some(path),
+        // 1.
+        let mut files = sort(&self.settings.naming, &job.current, listing);
+        for (name, why) in &files.alone {
+            if !lasting.known(format!("alone {name}")) {
+                self.report(format!(
+                    "left {} alone: named like this sink's files, but {why}",
+                    self.shown(name)
+                ));
             }
         }
-        if let Some(how) = s.compress {
-            for (key, entry) in files.iter_mut() {
-                if *key >= job.current {
-                    break;
-                }
-                let Some(plain) = entry.plain.clone() else {
-                    continue;
-                };
-                if let Some((kind, gz)) = entry.archives.first() {
-                    // Compressed before a crash, not yet removed, if the
-                    // archive holds exactly the plain file (it was renamed
-                    // into place after its fsync); else not ours to trust.
-                    let id = format!("differs {}", gz.display());
-                    if lasting.before.contains(&id) {
-                        lasting.now.insert(id);
-                        continue;
-                    }
-                    match holds(*kind, gz, &plain) {
-                        Ok(true) => match fs::remove_file(&plain) {
-                            Ok(()) => entry.plain = None,
-                            Err(e) => report(format!("cannot remove {}: {e}", plain.display())),
-                        },
-                        Ok(false) => {
-                            lasting.now.insert(id);
-                            report(format!(
-                                "{} is not the compression of {}: both kept",
-                                gz.display(),
-                                plain.display()
-                            ));
-                        }
-                        Err(e) => report(format!(
-                            "cannot compare {} with {}: {e} (both kept)",
-                            plain.display(),
-                            gz.display()
-                        )),
-                    }
-                    continue;
-                }
-                if entry.blocked {
-                    // Reported above as a name left alone.
-                    continue;
-                }
-                match compress(how, &plain) {
-                    Ok(archive) => {
-                        if let Ok(meta) = fs::symlink_metadata(&archive) {
-                            entry.bytes = meta.len();
-                        }
-                        entry.archives.push((how, archive));
-                        entry.plain = None;
-                    }
-                    Err(e) => report(format!(
-                        "cannot compress {}: {e} (kept as is)",
-                        plain.display()
-                    )),
-                }
+        for tmp in &files.leftovers {
+            let _ = self.remove(tmp);
+        }
+        // 2.
+        let plan = compression(&files, self.settings.compress.is_some());
+        for (key, action) in plan {
+            let Some(entry) = files.older.get_mut(&key) else {
+                continue;
+            };
+            match action {
+                Action::Verify => self.verify(entry, &mut lasting),
+                Action::Compress => self.compress(entry),
             }
         }
-        files.retain(|_, e| e.plain.is_some() || !e.archives.is_empty());
-        let older: Vec<(&Key, &Entry)> = files.range(..&job.current).collect();
-        // Files that remain, counting `current` (and anything newer).
-        let mut count = files.len();
-        let mut bytes = older
-            .iter()
-            .fold(0u64, |n, (_, e)| n.saturating_add(e.bytes));
-        for (_, entry) in older {
-            let too_many = s.max_files.is_some_and(|max| count > max.max(1));
-            let too_big = s.max_total.is_some_and(|max| bytes > max);
-            let too_old = s.max_age.is_some_and(|max| {
-                entry
-                    .modified
-                    .is_some_and(|m| job.now.duration_since(m).unwrap_or(Duration::ZERO) > max)
-            });
-            if !(too_many || too_big || too_old) {
+        files
+            .older
+            .retain(|_, e| e.plain.is_some() || !e.archives.is_empty());
+        // 3. and 4.
+        for (key, why) in retention(&self.settings, &files.older, job.now) {
+            let Some(entry) = files.older.get(&key) else {
                 continue;
-            }
-            let why = if too_many {
-                "max_log_files"
-            } else if too_big {
-                "max_total_size"
-            } else {
-                "max_age"
             };
-            let mut removed = true;
-            let archives = entry.archives.iter().map(|(_, p)| p);
-            for path in entry.plain.iter().chain(archives) {
-                if let Err(e) = fs::remove_file(path) {
+            for part in entry.parts() {
+                if let Err(e) = self.remove(part) {
                     if e.kind() != io::ErrorKind::NotFound {
-                        removed = false;
-                        report(format!("cannot remove {} ({why}): {e}", path.display()));
+                        self.report(format!(
+                            "cannot remove {} ({why}): {e}",
+                            self.shown(&part.name)
+                        ));
                     }
                 }
-            }
-            if removed {
-                count -= 1;
-                bytes = bytes.saturating_sub(entry.bytes);
             }
         }
         self.noticed = lasting.now;
+    }
+
+    /// `NAME` and an archive of it, both the sink's: compressed before a
+    /// crash, not yet removed, if the archive holds exactly the plain file
+    /// (it was renamed into place after its fsync); else not ours to trust.
+    fn verify(&self, entry: &mut Entry, lasting: &mut Lasting) {
+        let (Some(plain), Some((how, archive))) = (&entry.plain, entry.archives.first()) else {
+            return;
+        };
+        let id = format!("differs {}", archive.name);
+        if lasting.before.contains(&id) {
+            lasting.now.insert(id);
+            return;
+        }
+        match holds(&self.dir, *how, &archive.name, &plain.name) {
+            Ok(true) => match self.remove(plain) {
+                Ok(()) => entry.plain = None,
+                Err(e) => self.report(format!("cannot remove {}: {e}", self.shown(&plain.name))),
+            },
+            Ok(false) => {
+                lasting.now.insert(id);
+                self.report(format!(
+                    "{} is not the compression of {}: both kept",
+                    self.shown(&archive.name),
+                    self.shown(&plain.name)
+                ));
+            }
+            Err(e) => self.report(format!(
+                "cannot compare {} with {}: {e} (both kept)",
+                self.shown(&plain.name),
+                self.shown(&archive.name)
+            )),
+        }
+    }
+
+    /// Compresses the plain file of `entry`; on success the archive takes
+    /// its place in `entry`.
+    fn compress(&self, entry: &mut Entry) {
+        let (Some(how), Some(plain)) = (self.settings.compress, &entry.plain) else {
+            return;
+        };
+        match compress(&self.dir, how, plain, self.settings.mode) {
+            Ok(archive) => {
+                entry.archives.push((how, archive));
+                entry.plain = None;
+            }
+            Err(e) => self.report(format!(
+                "cannot compress {}: {e} (kept as is)",
+                self.shown(&plain.name)
+            )),
+        }
     }
 }
 
@@ -397,45 +577,77 @@ impl Lasting {
     }
 }
 
-/// `path` with `ext` appended to its name.
-fn with(path: &Path, ext: &str) -> PathBuf {
-    let mut name = path.as_os_str().to_owned();
-    name.push(ext);
-    PathBuf::from(name)
+/// Attempts at a free temporary name before a compression gives up.
+const TMP_TRIES: u32 = 8;
+
+/// A temporary name for `archive` that nobody can guess ahead:
+/// `ARCHIVE.TOKEN.tmp`, `TOKEN` 16 random hex digits. Someone else's file
+/// at the name (or a planted directory) costs one more try, never the
+/// compression.
+fn tmp_name(archive: &str) -> String {
+    use std::hash::{BuildHasher, Hasher};
+    // `RandomState`'s keys are random per process and change per call.
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u32(std::process::id());
+    format!("{archive}.{:016x}.tmp", h.finish())
 }
 
-/// Compresses `path` into `path.gz` (or `.zst`) through a temporary
-/// name; removes `path` only once the archive is complete and in place.
-fn compress(how: Compression, path: &Path) -> io::Result<PathBuf> {
-    let archive = with(path, how.extension());
-    let tmp = with(&archive, ".tmp");
-    let mut input = nofollow::open_regular(path)?;
+/// Compresses `plain` (the sink's own file) into `NAME.gz` (or `.zst`)
+/// through a temporary name; removes `plain` only once the archive is
+/// complete and in place. The archive as it is now.
+fn compress(dir: &Dir, how: Compression, plain: &Part, mode: Mode) -> io::Result<Part> {
+    let archive = format!("{}{}", plain.name, how.extension());
+    let mut input = dir.open_regular(&plain.name)?;
     let meta = input.metadata()?;
-    let out = nofollow::create_new(&tmp, nofollow::Mode::of(&meta))?;
+    if crate::sys::file_id(&input)? != plain.stat.id {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the name was given to another file since it was listed (left alone)",
+        ));
+    }
+    let mode = mode.and(Mode::of(&meta));
+    let mut tries = 0;
+    let (tmp, out) = loop {
+        let tmp = tmp_name(&archive);
+        match dir.create_new(&tmp, mode) {
+            Ok(out) => break (tmp, out),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists && tries + 1 < TMP_TRIES => {
+                tries += 1;
+            }
+            Err(e) => return Err(e),
+        }
+    };
     // From here on `tmp` is ours to remove. The archive keeps the time of
     // its last record (what `max_age` and `ls -t` go by).
+    let tmp_id = crate::sys::file_id(&out);
     let result = encode(how, &mut input, &out)
         .and_then(|()| out.sync_all())
         .and_then(|()| match meta.modified() {
             Ok(t) => out.set_modified(t),
             Err(_) => Ok(()),
         })
-        .and_then(|()| nofollow::rename_new(&tmp, &archive));
+        .and_then(|()| dir.rename_new(&tmp, &archive));
     if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
+        if let Ok(id) = tmp_id {
+            let _ = dir.remove(&tmp, id);
+        }
         return Err(e);
     }
     drop(input);
+    let stat = dir.stat(&archive)?;
     // If this fails, the next job finds both and removes the plain file.
-    fs::remove_file(path)?;
-    Ok(archive)
+    dir.remove(&plain.name, plain.stat.id)?;
+    Ok(Part {
+        name: archive,
+        stat,
+    })
 }
 
 /// Whether the archive `archive` decompresses to exactly the bytes of
 /// `plain`. Reads at most as much of `archive` as `plain` holds, plus one
-/// byte, whatever it claims; an archive that cannot be opened or decoded
-/// does not hold it.
-fn holds(how: Compression, archive: &Path, plain: &Path) -> io::Result<bool> {
+/// byte, whatever it claims; an archive that cannot be opened (not a
+/// regular file of this user with one name) or decoded does not hold it.
+fn holds(dir: &Dir, how: Compression, archive: &str, plain: &str) -> io::Result<bool> {
     /// Reads until `buf` is full or the end.
     fn fill(r: &mut dyn io::Read, buf: &mut [u8]) -> io::Result<usize> {
         let mut n = 0;
@@ -449,8 +661,8 @@ fn holds(how: Compression, archive: &Path, plain: &Path) -> io::Result<bool> {
         }
         Ok(n)
     }
-    let mut plain = nofollow::open_regular(plain)?;
-    let Ok(mut decoded) = nofollow::open_regular(archive).and_then(|f| decode(how, f)) else {
+    let mut plain = dir.open_regular(plain)?;
+    let Ok(mut decoded) = dir.open_regular(archive).and_then(|f| decode(how, f)) else {
         return Ok(false);
     };
     let (mut a, mut b) = (vec![0; 64 << 10], vec![0; 64 << 10]);
@@ -539,11 +751,171 @@ fn unsupported(how: Compression) -> io::Error {
     )
 }
 
+/// The fuzz target `rolling_housekeeping`: the decisions of a job (steps
+/// 1 and 3, and step 2's plan) over a hostile listing. The first byte picks
+/// the naming, the second which settings are on, the next three their
+/// values; the rest, split at `0xff`, is the current file's name, then
+/// listed names, each after three bytes saying what it is (kind, owner,
+/// links), its size (up to 2^63) and its age in days (negative: in the
+/// future). Whatever the listing, only the sink's own files before the
+/// current one are compressed, removed or counted, every name elsewhere
+/// of the sink's pattern is reported, and after the removals the limits
+/// hold.
+#[cfg(fuzzing)]
+pub(crate) fn fuzz_housekeeping(data: &[u8]) {
+    use crate::sys::nofollow::Kind as FileKind;
+    use std::collections::HashMap;
+
+    let Some((head, rest)) = data.split_first_chunk::<5>() else {
+        return;
+    };
+    let (prefix, suffix, rotation) = match head[0] % 4 {
+        0 => (Some("app"), Some("log"), super::Rotation::Daily),
+        1 => (Some("app.log"), None, super::Rotation::Never),
+        2 => (None, Some("log"), super::Rotation::Hourly),
+        _ => (Some("a"), None, super::Rotation::Minutely),
+    };
+    let naming = Naming {
+        prefix: prefix.map(Into::into),
+        suffix: suffix.map(Into::into),
+        rotation,
+    };
+    let on = head[1];
+    let settings = Settings {
+        naming: naming.clone(),
+        compress: (on & 1 != 0).then_some(Compression::Gzip),
+        max_files: (on & 2 != 0).then_some(usize::from(head[2])),
+        max_total: (on & 4 != 0).then_some(u64::from(head[3]) << (head[3] % 48)),
+        max_age: (on & 8 != 0).then_some(Duration::from_secs(u64::from(head[4]) * 86_400)),
+        mode: Mode::NEW,
+    };
+    let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_767_614_400);
+    let mut parts = rest.split(|&b| b == 0xff);
+    let Some(current) = parts.next() else { return };
+    let Some((current, false)) = naming.parse(&String::from_utf8_lossy(current)) else {
+        return;
+    };
+    // A directory lists a name once.
+    let mut listing: Vec<Listed> = Vec::new();
+    let mut seen: HashMap<String, Stat> = HashMap::new();
+    for (i, part) in parts.enumerate() {
+        let Some((meta, name)) = part.split_first_chunk::<3>() else {
+            continue;
+        };
+        let name = String::from_utf8_lossy(name).into_owned();
+        let kind = [
+            FileKind::File,
+            FileKind::Link,
+            FileKind::Dir,
+            FileKind::Other,
+        ][usize::from(meta[0] & 3)];
+        let len = if meta[1] & 0x80 != 0 {
+            1u64 << (meta[1] & 63)
+        } else {
+            u64::from(meta[1]) * 100
+        };
+        let age = i64::from(meta[2] as i8) * 86_400;
+        let stat = Stat {
+            kind,
+            mine: meta[0] & 4 != 0,
+            links: [1, 1, 2, 0][usize::from(meta[0] >> 3 & 3)],
+            len,
+            modified: Some(if age >= 0 {
+                now - Duration::from_secs(age.unsigned_abs())
+            } else {
+                now + Duration::from_secs(age.unsigned_abs())
+            }),
+            mode: 0o644,
+            id: (0, i as u64),
+        };
+        if let std::collections::hash_map::Entry::Vacant(at) = seen.entry(name.clone()) {
+            at.insert(stat);
+            listing.push(Listed { name, stat });
+        }
+    }
+    let files = sort(&naming, &current, listing.iter().cloned());
+    // Only the sink's own files, each under exactly the name its key gets.
+    let own = |p: &Part| {
+        assert!(p.stat.is_ours(), "{p:?} taken for the sink's");
+        assert_eq!(seen.get(&p.name), Some(&p.stat), "{p:?} not listed");
+    };
+    for (key, entry) in &files.older {
+        assert!(*key < current, "{key:?} is not before {current:?}");
+        let plain = naming.name(key);
+        if let Some(p) = &entry.plain {
+            own(p);
+            assert_eq!(p.name, plain);
+        }
+        for (how, p) in &entry.archives {
+            own(p);
+            assert_eq!(p.name, format!("{plain}{}", how.extension()));
+        }
+    }
+    for p in &files.leftovers {
+        own(p);
+        assert!(matches!(classify(&naming, &p.name), Some((_, Kind::Tmp))));
+    }
+    // Every name of the pattern that is not the sink's is reported.
+    for item in &listing {
+        let pattern = classify(&naming, &item.name).is_some();
+        let reported = files.alone.iter().any(|(n, _)| *n == item.name);
+        assert_eq!(pattern && !item.stat.is_ours(), reported, "{item:?}");
+    }
+    // Step 2, as if every compression worked and every archive held its
+    // file.
+    let mut older = files.older.clone();
+    for (key, action) in compression(&files, settings.compress.is_some()) {
+        let entry = older.get_mut(&key).expect("planned for a file not listed");
+        let plain = entry.plain.take().expect("nothing to compress");
+        assert!(!entry.blocked || action == Action::Verify, "{entry:?}");
+        match action {
+            Action::Verify => assert!(!entry.archives.is_empty()),
+            Action::Compress => {
+                assert!(entry.archives.is_empty());
+                let stat = Stat {
+                    len: plain.stat.len / 2,
+                    ..plain.stat
+                };
+                let name = format!("{}.gz", plain.name);
+                entry
+                    .archives
+                    .push((Compression::Gzip, Part { name, stat }));
+            }
+        }
+    }
+    older.retain(|_, e| e.plain.is_some() || !e.archives.is_empty());
+    // Step 3: the limits hold over what is left.
+    let removed = retention(&settings, &older, now);
+    assert!(removed.windows(2).all(|w| w[0].0 < w[1].0));
+    for (key, _) in &removed {
+        assert!(
+            older.remove(key).is_some(),
+            "{key:?} removed twice or not listed"
+        );
+    }
+    if let Some(max) = settings.max_files {
+        assert!(older.len() < max.max(1), "{} files left", older.len() + 1);
+    }
+    let bytes = older
+        .values()
+        .fold(0u64, |n, e| n.saturating_add(e.bytes()));
+    if let Some(max) = settings.max_total {
+        assert!(bytes <= max, "{bytes} bytes left");
+    }
+    if let Some(max) = settings.max_age {
+        for e in older.values() {
+            let m = e.modified().expect("listed with a time");
+            assert!(now.duration_since(m).unwrap_or(Duration::ZERO) <= max);
+        }
+    }
+}
+
 #[cfg(all(test, not(miri)))]
 mod tests {
     use super::*;
     use crate::rolling::dir_names as names;
     use crate::rolling::Rotation;
+    use std::path::{Path, PathBuf};
 
     /// `Rolling::never(dir, "app.log")`'s names: `app.log`, `app.log.1`, ...
     fn never() -> Naming {
@@ -571,20 +943,20 @@ mod tests {
         current: Key,
     ) -> Vec<String> {
         let settings = Settings {
-            dir: dir.to_owned(),
             naming,
             compress: compress.then_some(Compression::Gzip),
             max_files,
             max_age: None,
             max_total: None,
+            mode: Mode::NEW,
         };
-        run(settings, current, SystemTime::now())
+        run(dir, settings, current, SystemTime::now())
     }
 
     /// One job with these settings at `now`; the errors it reported.
-    fn run(settings: Settings, current: Key, now: SystemTime) -> Vec<String> {
+    fn run(dir: &Path, settings: Settings, current: Key, now: SystemTime) -> Vec<String> {
         let (tx, rx) = crossbeam_channel::unbounded();
-        Keeper::new(settings, tx).run(&Job { current, now });
+        Keeper::new(Dir::open(dir).unwrap(), settings, tx).run(&Job { current, now });
         rx.try_iter().collect()
     }
 
@@ -614,6 +986,18 @@ mod tests {
         fs::write(&path, b"root:SECRET:19000::::::\n").unwrap();
         fs::set_permissions(&path, fs::Permissions::from_mode(0o600)).unwrap();
         path
+    }
+
+    /// Compresses `name` in `dir` with gzip, as a job would after listing
+    /// it.
+    #[cfg(all(unix, feature = "gzip"))]
+    fn compress_name(dir: &Path, name: &str) -> io::Result<Part> {
+        let dir = Dir::open(dir).unwrap();
+        let part = Part {
+            name: name.into(),
+            stat: dir.stat(name).unwrap(),
+        };
+        compress(&dir, Compression::Gzip, &part, Mode::NEW)
     }
 
     #[cfg(all(unix, feature = "gzip"))]
@@ -680,7 +1064,7 @@ mod tests {
         let outside = tempfile::tempdir().unwrap();
         let old = dir.path().join("app.log");
         std::os::unix::fs::symlink(secret(outside.path()), &old).unwrap();
-        let err = compress(Compression::Gzip, &old).unwrap_err();
+        let err = compress_name(dir.path(), "app.log").unwrap_err();
         assert!(err.to_string().contains("symbolic link"), "{err}");
         assert_eq!(names(dir.path()), ["app.log"]);
     }
@@ -694,7 +1078,7 @@ mod tests {
         let secret = secret(dir.path());
         let old = dir.path().join("app.log");
         fs::hard_link(&secret, &old).unwrap();
-        let err = compress(Compression::Gzip, &old).unwrap_err();
+        let err = compress_name(dir.path(), "app.log").unwrap_err();
         assert!(err.to_string().contains("hard link"), "{err}");
         assert_eq!(names(dir.path()), ["app.log", "shadow"]);
     }
@@ -819,14 +1203,14 @@ mod tests {
         fs::write(dir.path().join("app.log.1"), b"").unwrap();
         let (tx, rx) = crossbeam_channel::unbounded();
         let settings = Settings {
-            dir: dir.path().to_owned(),
             naming: never(),
             compress: cfg!(feature = "gzip").then_some(Compression::Gzip),
             max_files: Some(1),
             max_age: None,
             max_total: None,
+            mode: Mode::NEW,
         };
-        let mut keeper = Keeper::new(settings, tx);
+        let mut keeper = Keeper::new(Dir::open(dir.path()).unwrap(), settings, tx);
         let mut job = || {
             keeper.run(&Job {
                 current: index(1),
@@ -844,11 +1228,11 @@ mod tests {
     }
 
     /// A link named like the temporary file of a compression is not a
-    /// leftover of ours: it stays, and the compression it would take the
-    /// place of waits.
+    /// leftover of ours: it stays (reported), and blocks nothing: the
+    /// compression writes under a temporary name of its own.
     #[cfg(all(unix, feature = "gzip"))]
     #[test]
-    fn a_symlink_named_like_a_leftover_temporary_is_left_alone() {
+    fn a_symlink_named_like_a_leftover_temporary_is_left_alone_and_blocks_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let outside = tempfile::tempdir().unwrap();
         let target = outside.path().join("target");
@@ -859,8 +1243,9 @@ mod tests {
         let errors = housekeep(dir.path(), never(), true, None, index(1));
         assert_eq!(
             names(dir.path()),
-            ["app.log", "app.log.1", "app.log.gz.tmp"]
+            ["app.log.1", "app.log.gz", "app.log.gz.tmp"]
         );
+        assert_eq!(gunzipped(&dir.path().join("app.log.gz")), b"ours\n");
         assert_eq!(fs::read(&target).unwrap(), b"theirs\n");
         assert_eq!(errors.len(), 1, "{errors:?}");
     }
@@ -895,14 +1280,14 @@ mod tests {
         path
     }
 
-    fn settings(dir: &Path, age: Option<u64>, total: Option<u64>) -> Settings {
+    fn settings(age: Option<u64>, total: Option<u64>) -> Settings {
         Settings {
-            dir: dir.to_owned(),
             naming: daily(),
             compress: None,
             max_files: None,
             max_age: age.map(|d| Duration::from_secs(d * 86_400)),
             max_total: total,
+            mode: Mode::NEW,
         }
     }
 
@@ -916,7 +1301,7 @@ mod tests {
         file(d, "app.2026-01-02.log.gz", 10, 15);
         file(d, "app.2026-01-03.log", 10, 13);
         file(d, "app.2026-01-04.log", 10, 30);
-        let errors = run(settings(d, Some(14), None), day(4), SystemTime::now());
+        let errors = run(d, settings(Some(14), None), day(4), SystemTime::now());
         assert_eq!(errors, Vec::<String>::new());
         assert_eq!(names(d), ["app.2026-01-03.log", "app.2026-01-04.log"]);
     }
@@ -939,7 +1324,7 @@ mod tests {
             file(d, name, 100, 4 - i as u64);
         }
         file(d, "app.2026-01-04.log", 1000, 0);
-        let errors = run(settings(d, None, Some(250)), day(4), SystemTime::now());
+        let errors = run(d, settings(None, Some(250)), day(4), SystemTime::now());
         assert_eq!(errors, Vec::<String>::new());
         assert_eq!(
             names(d),
@@ -967,7 +1352,7 @@ mod tests {
         std::os::unix::fs::symlink(&target, d.join("app.2026-01-02.log")).unwrap();
         std::os::unix::fs::symlink("app.2026-01-03.log", d.join("app.log")).unwrap();
         file(d, "app.2026-01-03.log", 10, 0);
-        let errors = run(settings(d, Some(1), Some(0)), day(3), SystemTime::now());
+        let errors = run(d, settings(Some(1), Some(0)), day(3), SystemTime::now());
         assert_eq!(
             names(d),
             [
@@ -997,10 +1382,10 @@ mod tests {
         fs::write(&old, &text).unwrap();
         fs::set_permissions(&old, fs::Permissions::from_mode(0o640)).unwrap();
         fs::write(d.join("app.log.1"), b"").unwrap();
-        let mut settings = settings(d, None, None);
+        let mut settings = settings(None, None);
         settings.naming = never();
         settings.compress = Some(Compression::Zstd);
-        let errors = run(settings, index(1), SystemTime::now());
+        let errors = run(d, settings, index(1), SystemTime::now());
         assert_eq!(errors, Vec::<String>::new());
         assert_eq!(names(d), ["app.log.1", "app.log.zst"]);
         let zst = d.join("app.log.zst");
@@ -1037,10 +1422,10 @@ mod tests {
         )
         .unwrap();
         fs::write(d.join("app.log.3"), b"").unwrap();
-        let mut settings = settings(d, None, None);
+        let mut settings = settings(None, None);
         settings.naming = never();
         settings.compress = Some(Compression::Zstd);
-        let errors = run(settings, index(3), SystemTime::now());
+        let errors = run(d, settings, index(3), SystemTime::now());
         assert_eq!(
             names(d),
             [
@@ -1066,10 +1451,10 @@ mod tests {
         file(d, "app.2026-01-02.log.zst", 10, 2);
         file(d, "app.2026-01-03.log", 10, 1);
         file(d, "app.2026-01-04.log", 10, 0);
-        let mut settings = settings(d, None, None);
+        let mut settings = settings(None, None);
         settings.max_files = Some(2);
         settings.compress = Some(Compression::Zstd);
-        let errors = run(settings, day(4), SystemTime::now());
+        let errors = run(d, settings, day(4), SystemTime::now());
         assert_eq!(errors, Vec::<String>::new());
         assert_eq!(names(d), ["app.2026-01-03.log.zst", "app.2026-01-04.log"]);
     }

@@ -9,7 +9,7 @@
 //! * [`maintain`]: compression and retention on a thread of their own.
 
 pub(crate) mod file;
-mod maintain;
+pub(crate) mod maintain;
 pub(crate) mod naming;
 
 use std::path::{Path, PathBuf};
@@ -128,22 +128,29 @@ impl Compression {
 ///
 /// # Permissions, and a directory others can write
 ///
-/// A new file gets the permission bits of the file it follows (at start,
-/// of the sink's newest file; `0666` for the very first), never executable
-/// or set-id, less the process's umask: a `chmod 600` of the log carries
-/// over to the next files and to their `.gz`. On Windows a new file gets
-/// the access control list its directory passes on.
+/// A new file gets the permission bits set with [`mode`](Rolling::mode)
+/// (`0o640` by default), less the process's umask, and never wider than
+/// the sink's own file it follows (at start, the sink's newest file): a
+/// `chmod 600` of the log carries over to the next files and to their
+/// archives. On Windows a new file gets the access control list its
+/// directory passes on.
 ///
-/// The directory may be writable by others (a shared `/var/log/app`).
-/// Under a name of the sink's pattern, only a regular file with one name is
-/// the sink's: a symbolic link (on Windows, any reparse point), a hard
-/// link to another file, a FIFO or a directory is never followed, written,
-/// compressed or removed. New files are created exclusively, never under a
-/// name that exists in any form, and an existing file is appended to only
-/// if it belongs to the process's user (Unix). Where the file to append to
-/// at start is not the sink's, the sink writes the next index instead;
-/// the housekeeping leaves such names alone. Either says so in the sink,
-/// once, and counts it in
+/// The directory may be writable by others (a shared `/var/log/app`, or
+/// one with the sticky bit like `/tmp`). It is opened once, at build,
+/// and every later step (create, append, compress, remove, the link) goes
+/// through that handle, never through its path again: whoever can write
+/// a parent and puts a link in its place changes nothing for the sink (a
+/// directory removed after build makes rotations fail, reported). Under a
+/// name of the sink's pattern, only a regular file owned by the process's
+/// effective user, with one name, and not named after the current period,
+/// is the sink's: a symbolic link (on Windows, any reparse point), a hard
+/// link, another user's file, a FIFO or a directory is never followed,
+/// written, compressed, counted for retention or removed, and no mode is
+/// taken from it. New files are created exclusively, never under a name
+/// that exists in any form. Where the file to append to at start is not
+/// the sink's, the sink writes the next index instead; the housekeeping
+/// leaves such names alone. Either says so in the sink, once, and counts
+/// it in
 /// [`SinkStats::rotation_errors`](crate::accounting::stats::SinkStats::rotation_errors).
 ///
 /// # Examples
@@ -193,6 +200,8 @@ pub struct Rolling {
     pub(crate) link: Option<String>,
     /// The wall clock files are named and rolled by.
     pub(crate) clock: fn() -> SystemTime,
+    /// Permission bits of new files ([`Rolling::mode`]).
+    pub(crate) mode: u32,
 }
 
 impl Rolling {
@@ -222,6 +231,7 @@ impl Rolling {
             at: None,
             link: None,
             clock: SystemTime::now,
+            mode: 0o640,
         }
     }
 
@@ -347,9 +357,12 @@ impl Rolling {
 
     /// Keeps at most `n` files of this sink (the current one included,
     /// compressed ones too), removing the oldest after each rotation and at
-    /// start. Only regular files with names of this sink's pattern count;
-    /// other files in the directory, and links, are never touched. At
-    /// least 1.
+    /// start. Only the sink's own files count: regular files of the
+    /// process's effective user with one name, named exactly as the sink
+    /// names them and before the current file (see "Permissions, and a
+    /// directory others can write" above); other files in the directory,
+    /// links, and files named after the current one (planted, or left by a
+    /// clock that went back) are never counted or touched. At least 1.
     ///
     /// # Examples
     ///
@@ -367,10 +380,10 @@ impl Rolling {
     /// modified more than `age` ago (the modification time as listed,
     /// against the sink's [`clock`](Rolling::clock)), except the current
     /// one. A compressed file keeps the modification time of the file it
-    /// holds. As with [`max_log_files`](Rolling::max_log_files), only
-    /// regular files with names of this sink's pattern count; nothing is
-    /// followed. Can be combined with the other limits: a file goes as
-    /// soon as one of them says so, oldest first.
+    /// holds. As with [`max_log_files`](Rolling::max_log_files), only the
+    /// sink's own files count; nothing is followed. Can be combined with
+    /// the other limits: a file goes as soon as one of them says so, oldest
+    /// first.
     ///
     /// # Examples
     ///
@@ -393,8 +406,10 @@ impl Rolling {
     /// to at most `bytes` together, removing the oldest first after each
     /// rotation and at start. The current file does not count, and is
     /// never removed (bound it with [`max_size`](Rolling::max_size)).
-    /// Sizes are those of the files as listed; only regular files with
-    /// names of this sink's pattern count, and nothing is followed.
+    /// Sizes are those of the files as listed; as with
+    /// [`max_log_files`](Rolling::max_log_files), only the sink's own files
+    /// count (another user's file of a terabyte, sparse, counts for
+    /// nothing), and nothing is followed.
     ///
     /// # Examples
     ///
@@ -429,15 +444,18 @@ impl Rolling {
 
     /// Gzips each file once it is rotated out (`NAME.gz`), on a thread of
     /// its own, so neither the writer nor the other sinks wait for it. The
-    /// compressed file is written under a temporary name, with the
-    /// permissions of the original, and renamed into place (never over an
-    /// existing name); the original is removed only after that. A
+    /// compressed file is written under a temporary name of its own
+    /// (`NAME.gz.TOKEN.tmp`, `TOKEN` random, created exclusively: nothing
+    /// another user puts in the directory can hold compression off), with
+    /// the permissions of the original, and renamed into place (never over
+    /// an existing name); the original is removed only after that. A
     /// compression that fails keeps the original and is reported (see
     /// [`SinkStats::rotation_errors`](crate::accounting::stats::SinkStats::rotation_errors));
     /// one cut short by the end of the process is finished at the next
-    /// start (the original is removed if the `.gz` holds exactly its
-    /// bytes; otherwise both stay, reported). Needs the `gzip` feature (on
-    /// by default).
+    /// start (the original is removed if the `.gz`, a file of the sink's
+    /// own, holds exactly its bytes; otherwise both stay, reported; a `.gz`
+    /// of another user is left alone, reported, and the original stays).
+    /// Needs the `gzip` feature (on by default).
     ///
     /// Compression is CPU work on the machine's cores: no request thread
     /// waits for it, but where cores are scarce it competes with them and
@@ -629,6 +647,30 @@ impl Rolling {
         self
     }
 
+    /// The Unix permission bits new files are created with (default
+    /// `0o640`: owner read and write, group read), less the
+    /// process's umask, and never wider than the sink's own file they
+    /// follow: `0o600` keeps the logs private to the service's user,
+    /// `0o644` lets every user read them. Archives get the bits of the file
+    /// they hold. Execute bits are never given; bits above `0o777` are a
+    /// `BuildError`. No file another user made, or that has other names,
+    /// ever lends its bits to a new one.
+    ///
+    /// Ignored on Windows, where a new file gets the access control list
+    /// its directory passes on.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app.log").mode(0o600);
+    /// # let _ = rolling;
+    /// ```
+    pub fn mode(mut self, bits: u32) -> Rolling {
+        self.mode = bits;
+        self
+    }
+
     pub(crate) fn naming(&self) -> Naming {
         Naming {
             prefix: self.prefix.clone(),
@@ -683,6 +725,12 @@ impl Rolling {
                 ));
             }
         }
+        if self.mode & !0o777 != 0 {
+            return Err(format!(
+                "mode({:#o}): only permission bits (at most 0o777)",
+                self.mode
+            ));
+        }
         if self.max_files == Some(0) {
             return Err("max_log_files must be at least 1".into());
         }
@@ -716,9 +764,10 @@ impl Rolling {
         }
         let naming = self.naming();
         for name in [link.to_owned(), link_tmp(link)] {
-            // `NAME.gz.tmp` is the temporary of an archive of `NAME`.
+            // `NAME.gz.tmp` and `NAME.gz.TOKEN.tmp` are temporaries of an
+            // archive of `NAME`.
             let stem = name.strip_suffix(".tmp").unwrap_or(&name);
-            if naming.parse(&name).is_some() || naming.parse(stem).is_some() {
+            if naming.parse(stem).is_some() || maintain::is_sinks(&naming, &name) {
                 return Err(format!(
                     "symlink {link:?}: {name:?} is a name of the sink's own files"
                 ));

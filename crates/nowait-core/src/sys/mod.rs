@@ -10,7 +10,7 @@
 //! | pipe room ([`Descriptor::pipe_room`]) | `F_GETPIPE_SZ`, `FIONREAD` | unknown | (no descriptors) |
 //! | file identity ([`FileId`]) | device, inode | device, inode | volume serial, file index |
 //! | files only read, a certificate (`open_readable`) | `O_NONBLOCK`, `fstat`: regular files only | same | regular files only |
-//! | files in a directory others may write ([`nofollow`]) | `O_NOFOLLOW`, `fstat`, mode at create, `renameat2` no-replace | same; `renamex_np` on macOS, `link` + `unlink` elsewhere | `FILE_FLAG_OPEN_REPARSE_POINT`, `MoveFileExW` no-replace |
+//! | files in a directory others may write ([`nofollow`]) | a directory descriptor (`openat`, `fstatat`, `unlinkat`), `O_NOFOLLOW`, `fstat` (owner, links), mode at create, `renameat2` no-replace | same; `renamex_np` on macOS, `linkat` + `unlinkat` elsewhere | by path under a held directory handle; `FILE_FLAG_OPEN_REPARSE_POINT`, owner SID, `MoveFileExW` no-replace |
 //! | sockets (`net`) | non-blocking, `MSG_NOSIGNAL` | same; `SO_NOSIGPIPE` on macOS | TCP on a relay thread; no Unix sockets |
 //! | journald ([`Journal`]) | datagrams, sealed memfd past `EMSGSIZE` | none: a build error (`journal_none.rs`) | none: a build error |
 //! | signals (`signals`) | SIGTERM/SIGINT drain, SIGHUP reopen | same | Ctrl-C, close, logoff and shutdown events drain |
@@ -40,6 +40,7 @@ pub(crate) use wait::{wait, wake_all};
 pub(crate) mod relay;
 pub(crate) mod sync;
 
+mod entry;
 mod mapping;
 mod net;
 

@@ -147,8 +147,9 @@ fn link_error(e: io::Error) -> io::Error {
 
 /// Checks that an existing crash-durable file can be trusted as this
 /// process's own: a regular file, owned by this process's effective user,
-/// writable by nobody else (no group or other write bit). `Err` says which
-/// test failed.
+/// with one name (a hard link at the path would have nowait overwrite the
+/// file it names), writable by nobody else (no group or other write bit).
+/// `Err` says which test failed.
 pub(crate) fn check_private(file: &File) -> Result<(), String> {
     use std::os::unix::fs::MetadataExt;
     let m = file
@@ -162,6 +163,12 @@ pub(crate) fn check_private(file: &File) -> Result<(), String> {
         return Err(format!(
             "it is owned by user {}, not by this process's user {me}",
             m.uid()
+        ));
+    }
+    if m.nlink() != 1 {
+        return Err(format!(
+            "it has {} names (hard links): another name may be a file nowait must not overwrite",
+            m.nlink()
         ));
     }
     if m.mode() & 0o022 != 0 {

@@ -150,17 +150,30 @@ pub(crate) fn create_durable(path: &std::path::Path) -> io::Result<File> {
     durable_options().create_new(true).open(path)
 }
 
-/// Checks that an existing crash-durable file is a regular file. Windows
-/// keeps who may write it in an ACL, which this does not read: the
-/// directory's ACL is the defence there (`SECURITY.md`).
+/// Checks that an existing crash-durable file can be trusted as this
+/// process's own: a regular file, not a reparse point, with one name,
+/// owned by this process's user (see `nofollow`). Windows keeps who may
+/// write it in an ACL, which this does not read: the directory's ACL is
+/// the defence there (`SECURITY.md`).
 pub(crate) fn check_private(file: &File) -> Result<(), String> {
-    let m = file
-        .metadata()
-        .map_err(|e| format!("cannot stat it: {e}"))?;
-    if !m.file_type().is_file() {
+    use windows_sys::Win32::Storage::FileSystem::{
+        FILE_ATTRIBUTE_DIRECTORY, FILE_ATTRIBUTE_REPARSE_POINT,
+    };
+    let info = super::file::handle_info(file).map_err(|e| format!("cannot stat it: {e}"))?;
+    if info.dwFileAttributes & (FILE_ATTRIBUTE_DIRECTORY | FILE_ATTRIBUTE_REPARSE_POINT) != 0 {
         return Err("it is not a regular file".into());
     }
-    Ok(())
+    if info.nNumberOfLinks != 1 {
+        return Err(format!(
+            "it has {} names (hard links): another name may be a file nowait must not overwrite",
+            info.nNumberOfLinks
+        ));
+    }
+    match super::nofollow::owned_by_me(file) {
+        Ok(true) => Ok(()),
+        Ok(false) => Err("it is owned by another user, not by this process's user".into()),
+        Err(e) => Err(format!("cannot read its owner: {e}")),
+    }
 }
 
 /// Takes an exclusive lock on `file` without waiting: `false` if another
