@@ -7,6 +7,7 @@
 
 pub(crate) mod affinity;
 pub(crate) mod crash;
+mod exchange;
 pub(crate) mod file;
 pub(crate) mod mapping;
 pub(crate) mod net;
@@ -113,7 +114,7 @@ pub(crate) fn sleep(
             }
         }
         let left = timeout.saturating_sub(start.elapsed());
-        if left.is_zero() || net::poll(waits, reads, left.min(SOCKET_SLICE)) {
+        if left.is_zero() || exchange::poll(waits, reads, left.min(SOCKET_SLICE)) {
             return;
         }
     }
