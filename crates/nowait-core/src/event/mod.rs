@@ -80,6 +80,7 @@ pub(crate) mod encode;
 pub(crate) mod message;
 mod thread;
 mod trace;
+mod truncate;
 
 pub use callsite::{lookup_callsite, Callsite, SiteKey};
 pub use decode::{Args, Event, Item, Items, SpanFields, Value};
