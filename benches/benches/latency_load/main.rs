@@ -17,7 +17,8 @@
 //! `Builder::crash_durable` on a file in DIR (its cost: see
 //! `benches/durable_ab.py`); `--sink null` discards bytes instead of writing a file;
 //! `--out PATH` writes the JSON elsewhere; `NOWAIT_BENCH_SPACINGS=q20x2ms,b2b`
-//! times only those spacings in the latency cases; `NOWAIT_BENCH_LANES=COUNT[,BYTES]`
+//! times only those spacings in the latency cases (`NOWAIT_BENCH_BATCHES=N`: N
+//! batches of quill's method instead of 10,000); `NOWAIT_BENCH_LANES=COUNT[,BYTES]`
 //! , `NOWAIT_BENCH_CAPACITY=BYTES`, `NOWAIT_BENCH_INTERVAL_MS=MS` and
 //! `NOWAIT_BENCH_WRITER_CPU=CPU` set nowait's per-thread lanes, ring
 //! capacity, flush interval and writer CPU (default: no lanes, 1 MiB, 3 ms,
@@ -111,8 +112,17 @@ impl Scale {
         }
     }
 
-    /// Timed calls (over all threads) at `spacing`.
+    /// Timed calls (over all threads) at `spacing`; batches for
+    /// [`Spacing::Batch`], `NOWAIT_BENCH_BATCHES` of them if set.
     fn spaced_n(self, spacing: Spacing) -> usize {
+        if spacing == Spacing::Batch {
+            if let Some(n) = std::env::var("NOWAIT_BENCH_BATCHES")
+                .ok()
+                .and_then(|v| v.parse().ok())
+            {
+                return n;
+            }
+        }
         self.div(match spacing {
             Spacing::BackToBack | Spacing::Spin(1_000) => 200_000,
             Spacing::Spin(_) => 100_000,

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Per-process latency modes: many processes of one latency case each.
+
+Runs `latency_load --child lat FRONT` (quill's method: batches of 20
+calls timed together, 2.0-2.2 ms apart; one thread, then two) once per
+process, PROCS processes per variant, variants interleaved (a round runs
+each variant once, in turn), each pinned with `taskset -c 0,1`; with
+`--aslr on,off` each front end runs with address-space randomization as
+the system has it and under `setarch -R` (every process the same virtual
+addresses). A variant is bimodal when its processes' p50s fall into two
+groups: the table gives min, median and max of the per-process p50 and
+p99.9, how many processes lie within 10 % of the median, and the split
+at the largest gap between sorted p50s (the two groups' sizes and
+medians) when that gap is wider than 25 % of the lower group's median.
+
+    python3 benches/bimodal.py [--procs 40] [--fronts nowait-macro-drop,nowait-layer]
+                               [--aslr on,off] [--batches 500] [--name bimodal]
+
+Writes benches/results/NAME.json (every process's numbers) and NAME.md.
+Run it on a quiet machine: one process at a time, nothing else running.
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def bench_binary():
+    out = subprocess.run(
+        ["cargo", "bench", "-p", "nowait-benches", "--bench", "latency_load",
+         "--no-run", "--message-format=json"],
+        cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        try:
+            msg = json.loads(line)
+        except ValueError:
+            continue
+        if msg.get("reason") == "compiler-artifact" and msg.get("executable") \
+                and msg["target"]["name"] == "latency_load":
+            return msg["executable"]
+    sys.exit("bimodal.py: cargo built no latency_load executable")
+
+
+def one(binary, front, aslr, batches):
+    cmd = ["taskset", "-c", "0,1"]
+    if not aslr:
+        cmd += ["setarch", platform.machine(), "-R"]
+    cmd += [binary, "--child", "lat", front, "-"]
+    env = dict(os.environ, NOWAIT_BENCH_SPACINGS="q20x2ms",
+               NOWAIT_BENCH_BATCHES=str(batches))
+    run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+    for line in run.stdout.splitlines():
+        if line.startswith("@@RESULT "):
+            result = json.loads(line[len("@@RESULT "):])
+            rows = {r["threads"]: r for r in result["spaced"]}
+            return {t: {"p50": rows[t]["p50_ns"], "p999": rows[t]["p999_ns"]}
+                    for t in (1, 2) if t in rows}
+    raise RuntimeError(f"{' '.join(cmd)}: no result\n{run.stderr[-2000:]}")
+
+
+def summary(values):
+    values = sorted(values)
+    med = statistics.median(values)
+    near = sum(1 for v in values if abs(v - med) <= 0.10 * med)
+    split = None
+    best = 0.0
+    for i in range(1, len(values)):
+        lo = statistics.median(values[:i])
+        gap = (values[i] - values[i - 1]) / lo if lo > 0 else 0.0
+        if gap > best:
+            best, split = gap, i
+    modes = None
+    if split is not None and best > 0.25:
+        modes = {"low_n": split, "low_median": statistics.median(values[:split]),
+                 "high_n": len(values) - split,
+                 "high_median": statistics.median(values[split:]), "gap": round(best, 3)}
+    return {"min": values[0], "median": med, "max": values[-1],
+            "within_10pct": near, "n": len(values), "modes": modes}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--procs", type=int, default=40)
+    ap.add_argument("--fronts", default="nowait-macro-drop,nowait-layer")
+    ap.add_argument("--aslr", default="on,off")
+    ap.add_argument("--batches", type=int, default=500)
+    ap.add_argument("--name", default="bimodal")
+    args = ap.parse_args()
+    fronts = args.fronts.split(",")
+    modes = [m == "on" for m in args.aslr.split(",")]
+    binary = bench_binary()
+    variants = [(f, a) for f in fronts for a in modes]
+    runs = {f"{f} aslr={'on' if a else 'off'}": [] for f, a in variants}
+    start = time.time()
+    for p in range(args.procs):
+        for front, aslr in variants:
+            key = f"{front} aslr={'on' if aslr else 'off'}"
+            runs[key].append(one(binary, front, aslr, args.batches))
+        print(f"round {p + 1}/{args.procs} ({time.time() - start:.0f} s)", file=sys.stderr)
+    table = {}
+    for key, procs in runs.items():
+        for t in (1, 2):
+            table[f"{key} x{t}"] = {
+                "p50": summary([r[t]["p50"] for r in procs if t in r]),
+                "p999": summary([r[t]["p999"] for r in procs if t in r]),
+            }
+    out = os.path.join(ROOT, "benches", "results", args.name)
+    with open(out + ".json", "w") as f:
+        json.dump({"command": " ".join(sys.argv), "procs": args.procs,
+                   "batches": args.batches, "runs": runs, "summary": table}, f, indent=1)
+    lines = [f"# {args.name}: per-process p50 over {args.procs} processes per variant",
+             "",
+             f"`python3 benches/bimodal.py {' '.join(sys.argv[1:])}`: quill's method "
+             f"({args.batches} batches of 20 calls per thread count), one process per run, "
+             "variants interleaved, `taskset -c 0,1`; `aslr=off` is `setarch -R`. "
+             "Nanoseconds; every process's numbers in the JSON.",
+             "",
+             "| variant | p50 min | p50 median | p50 max | within 10 % | modes (n @ median) | p99.9 median |",
+             "|---|---:|---:|---:|---:|---|---:|"]
+    for key, s in table.items():
+        m = s["p50"]["modes"]
+        modes_txt = (f"{m['low_n']} @ {m['low_median']:.0f}, {m['high_n']} @ {m['high_median']:.0f}"
+                     if m else "one")
+        lines.append(f"| {key} | {s['p50']['min']:.0f} | {s['p50']['median']:.0f} | "
+                     f"{s['p50']['max']:.0f} | {s['p50']['within_10pct']}/{s['p50']['n']} | "
+                     f"{modes_txt} | {s['p999']['median']:.0f} |")
+    with open(out + ".md", "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
