@@ -15,6 +15,12 @@ medians) when that gap is wider than 25 % of the lower group's median.
 
     python3 benches/bimodal.py [--procs 40] [--fronts nowait-macro-drop,nowait-layer]
                                [--aslr on,off] [--batches 500] [--name bimodal]
+                               [--quill PATH]
+
+`--quill` adds quill's own hot-path benchmark as a variant: build it from
+quill's `benchmarks/hot_path_latency/quill_hot_path_rdtsc_clock.cpp` with
+its backend pinned to CPU 0, `THREAD_LIST_COUNT` {1, 2} and the
+iterations wanted (not committed here).
 
 Writes benches/results/NAME.json (every process's numbers) and NAME.md.
 Run it on a quiet machine: one process at a time, nothing else running.
@@ -65,6 +71,30 @@ def one(binary, front, aslr, batches):
     raise RuntimeError(f"{' '.join(cmd)}: no result\n{run.stderr[-2000:]}")
 
 
+def one_quill(binary, aslr):
+    """quill's own hot-path benchmark (built by the caller from quill's
+    `benchmarks/hot_path_latency`, its backend pinned to CPU 0, thread
+    counts 1 and 2): its p50 and p99.9 per thread count."""
+    import tempfile
+    cmd = ["taskset", "-c", "0,1"]
+    if not aslr:
+        cmd += ["setarch", platform.machine(), "-R"]
+    cmd += [binary]
+    with tempfile.TemporaryDirectory() as cwd:
+        run = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=300)
+    out, threads = {}, None
+    for line in run.stdout.splitlines():
+        if line.startswith("Thread Count "):
+            threads = int(line.split()[2])
+        elif threads and line.strip().startswith("|") and "th" not in line:
+            cells = [c.strip() for c in line.strip().strip("|").split("|")]
+            out[threads] = {"p50": float(cells[0]), "p999": float(cells[5])}
+            threads = None
+    if not out:
+        raise RuntimeError(f"quill: no result\n{run.stdout[-2000:]}{run.stderr[-2000:]}")
+    return out
+
+
 def summary(values):
     values = sorted(values)
     med = statistics.median(values)
@@ -92,17 +122,25 @@ def main():
     ap.add_argument("--aslr", default="on,off")
     ap.add_argument("--batches", type=int, default=500)
     ap.add_argument("--name", default="bimodal")
+    ap.add_argument("--quill", help="quill's hot_path_latency binary, run as one more variant")
     args = ap.parse_args()
     fronts = args.fronts.split(",")
     modes = [m == "on" for m in args.aslr.split(",")]
     binary = bench_binary()
     variants = [(f, a) for f in fronts for a in modes]
+    if args.quill:
+        variants += [("quill", a) for a in modes]
     runs = {f"{f} aslr={'on' if a else 'off'}": [] for f, a in variants}
+    if args.quill:
+        print("quill: its own benchmark, its iterations as built", file=sys.stderr)
     start = time.time()
     for p in range(args.procs):
         for front, aslr in variants:
             key = f"{front} aslr={'on' if aslr else 'off'}"
-            runs[key].append(one(binary, front, aslr, args.batches))
+            if front == "quill":
+                runs[key].append(one_quill(args.quill, aslr))
+            else:
+                runs[key].append(one(binary, front, aslr, args.batches))
         print(f"round {p + 1}/{args.procs} ({time.time() - start:.0f} s)", file=sys.stderr)
     table = {}
     for key, procs in runs.items():
