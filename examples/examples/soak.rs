@@ -128,6 +128,7 @@ struct Collector {
     port: u16,
     starts: u32,
     child: Option<Child>,
+    arrived: Arrived,
 }
 
 impl Collector {
@@ -138,6 +139,7 @@ impl Collector {
             port,
             starts: 0,
             child: None,
+            arrived: Arrived::default(),
         }
     }
 
@@ -172,14 +174,8 @@ impl Collector {
         }
     }
 
-    /// Every file its starts wrote.
-    fn outputs(&self) -> Vec<PathBuf> {
-        (1..=self.starts)
-            .map(|n| self.dir.join(format!("otelcol.{n}.jsonl")))
-            .collect()
-    }
-
-    /// SIGTERM by PID, and waits: the exporter writes what it holds.
+    /// SIGTERM by PID, and waits: the exporter writes what it holds;
+    /// then what this start received is tallied and its file removed.
     fn stop(&mut self) {
         if let Some(mut child) = self.child.take() {
             let _ = Command::new("kill")
@@ -187,6 +183,8 @@ impl Collector {
                 .arg(child.id().to_string())
                 .status();
             let _ = child.wait();
+            let out = self.dir.join(format!("otelcol.{}.jsonl", self.starts));
+            self.arrived.take_file(&out);
         }
     }
 }
@@ -197,49 +195,104 @@ impl Drop for Collector {
     }
 }
 
-/// The records (thread, seq) in the exporter's files, with how often each
-/// arrived, and how many records the files hold in all (debug records
-/// included, nowait's notices not).
-fn exported(paths: &[PathBuf]) -> (HashMap<(u64, u64), u32>, u64) {
-    let (mut seen, mut all) = (HashMap::new(), 0);
-    let text: String = paths
-        .iter()
-        .map(|p| std::fs::read_to_string(p).unwrap_or_default())
-        .collect();
-    for line in text.lines() {
-        let Ok(req) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
+/// What arrived at the Collector: per producer thread, the `seq`s seen
+/// as disjoint ranges (a gap is a counted drop; memory stays as small as
+/// the number of gaps), the records seen twice, and all records (debug
+/// ones included, nowait's notices not).
+#[derive(Default)]
+struct Arrived {
+    ranges: HashMap<u64, std::collections::BTreeMap<u64, u64>>,
+    twice: u64,
+    all: u64,
+}
+
+impl Arrived {
+    /// Notes `seq` of thread `t`: ranges are `start -> end` (exclusive).
+    fn note(&mut self, t: u64, seq: u64) {
+        let ranges = self.ranges.entry(t).or_default();
+        let before = ranges.range(..=seq).next_back().map(|(&s, &e)| (s, e));
+        match before {
+            Some((_, end)) if seq < end => self.twice += 1,
+            Some((start, end)) if seq == end => {
+                let mut end = end + 1;
+                if let Some(next_end) = ranges.remove(&end) {
+                    end = next_end;
+                }
+                ranges.insert(start, end);
+            }
+            _ => {
+                let mut end = seq + 1;
+                if let Some(next_end) = ranges.remove(&end) {
+                    end = next_end;
+                }
+                ranges.insert(seq, end);
+            }
+        }
+    }
+
+    /// Reads one file of the exporter (OTLP/JSON, a request per line),
+    /// line by line, and removes it: a soak's Collector writes megabytes a
+    /// second.
+    fn take_file(&mut self, path: &Path) {
+        use std::io::BufRead as _;
+        let Ok(file) = std::fs::File::open(path) else {
+            return;
         };
-        for rl in req["resourceLogs"].as_array().into_iter().flatten() {
-            for sl in rl["scopeLogs"].as_array().into_iter().flatten() {
-                for rec in sl["logRecords"].as_array().into_iter().flatten() {
-                    // nowait's own notices are not records of the sink's.
-                    let notice = rec["attributes"]
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .any(|a| a["key"] == "target" && a["value"]["stringValue"] == "nowait");
-                    if notice {
-                        continue;
-                    }
-                    all += 1;
-                    let attr = |k: &str| {
-                        rec["attributes"]
-                            .as_array()?
+        for line in std::io::BufReader::new(file).lines() {
+            let Ok(line) = line else { break };
+            let Ok(req) = serde_json::from_str::<serde_json::Value>(&line) else {
+                continue;
+            };
+            for rl in req["resourceLogs"].as_array().into_iter().flatten() {
+                for sl in rl["scopeLogs"].as_array().into_iter().flatten() {
+                    for rec in sl["logRecords"].as_array().into_iter().flatten() {
+                        let attrs = rec["attributes"].as_array().map_or(&[][..], Vec::as_slice);
+                        // nowait's own notices are not records of the sink's.
+                        if attrs
                             .iter()
-                            .find(|a| a["key"] == k)?["value"]["intValue"]
-                            .as_str()?
-                            .parse::<u64>()
-                            .ok()
-                    };
-                    if let (Some(t), Some(s)) = (attr("t"), attr("seq")) {
-                        *seen.entry((t, s)).or_insert(0) += 1;
+                            .any(|a| a["key"] == "target" && a["value"]["stringValue"] == "nowait")
+                        {
+                            continue;
+                        }
+                        self.all += 1;
+                        let int = |k: &str| {
+                            attrs.iter().find(|a| a["key"] == k)?["value"]["intValue"]
+                                .as_str()?
+                                .parse::<u64>()
+                                .ok()
+                        };
+                        if let (Some(t), Some(seq)) = (int("t"), int("seq")) {
+                            self.note(t, seq);
+                        }
                     }
                 }
             }
         }
+        let _ = std::fs::remove_file(path);
     }
-    (seen, all)
+
+    fn distinct(&self) -> u64 {
+        self.ranges
+            .values()
+            .flat_map(|r| r.iter().map(|(s, e)| e - s))
+            .sum()
+    }
+}
+
+/// Counts the records (not nowait's notices) in a text file, then
+/// removes it.
+fn take_lines(path: &Path) -> u64 {
+    use std::io::BufRead as _;
+    let Ok(file) = std::fs::File::open(path) else {
+        return 0;
+    };
+    let n = std::io::BufReader::new(file)
+        .lines()
+        .map_while(Result::ok)
+        .filter(|l| !l.contains(" nowait: "))
+        .count() as u64;
+    let _ = std::fs::remove_file(path);
+    n
 }
 
 fn free_port() -> u16 {
@@ -335,11 +388,16 @@ fn main() {
     let mut next_stop = start + Duration::from_secs(20);
     let mut restart_at: Option<Instant> = None;
     let (mut hups, mut reloads, mut restarts) = (0u32, 0u32, 0u32);
+    let mut lines = 0u64;
     while Instant::now() < end {
         let now = Instant::now();
         if now >= next_hup {
             hups += 1;
             let _ = std::fs::rename(&reopened, dir.join(format!("reopened.log.{hups}")));
+            // The one renamed before is closed by now (reopened 3 s ago).
+            if hups > 1 {
+                lines += take_lines(&dir.join(format!("reopened.log.{}", hups - 1)));
+            }
             // To this process, whose SIGHUP handler nowait installed.
             let _ = Command::new("kill")
                 .arg("-HUP")
@@ -437,18 +495,10 @@ fn main() {
         }
     }
     // The reopened file set holds what its sink wrote.
-    let mut lines = 0u64;
-    for entry in std::fs::read_dir(&dir)
-        .expect("read the soak directory")
-        .flatten()
-    {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if name.starts_with("reopened.log") {
-            let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
-            // nowait's own notices are not records of the sink's.
-            lines += text.lines().filter(|l| !l.contains(" nowait: ")).count() as u64;
-        }
+    if hups > 0 {
+        lines += take_lines(&dir.join(format!("reopened.log.{hups}")));
     }
+    lines += take_lines(&reopened);
     let file_sink = &stats.sinks[1];
     if lines != file_sink.records_written {
         failures.push(format!(
@@ -459,16 +509,12 @@ fn main() {
     // The Collector: each record at most once, all the sink wrote.
     let mut otlp_line = String::new();
     if collector.is_some() {
-        let outputs = collector
-            .as_ref()
-            .map(Collector::outputs)
-            .unwrap_or_default();
-        let (seen, all) = exported(&outputs);
-        let twice = seen.values().filter(|&&n| n > 1).count();
+        let arrived = &collector.as_ref().expect("a Collector").arrived;
+        let (all, twice, distinct) = (arrived.all, arrived.twice, arrived.distinct());
         let otlp = &stats.sinks[2];
         otlp_line = format!(
             "otlp: {all} records at the Collector ({} distinct request records, {twice} twice); sink wrote {}, dropped {} ({} failed, {} overflow); {restarts} restarts",
-            seen.len(), otlp.records_written, otlp.dropped(), otlp.dropped_failed, otlp.dropped_overflow
+            distinct, otlp.records_written, otlp.dropped(), otlp.dropped_failed, otlp.dropped_overflow
         );
         if twice > 0 {
             failures.push(format!("{twice} records arrived at the Collector twice"));
