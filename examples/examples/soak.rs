@@ -508,8 +508,8 @@ fn main() {
     }
     // The Collector: each record at most once, all the sink wrote.
     let mut otlp_line = String::new();
-    if collector.is_some() {
-        let arrived = &collector.as_ref().expect("a Collector").arrived;
+    if let Some(c) = &collector {
+        let arrived = &c.arrived;
         let (all, twice, distinct) = (arrived.all, arrived.twice, arrived.distinct());
         let otlp = &stats.sinks[2];
         otlp_line = format!(
