@@ -810,6 +810,7 @@ impl Builder {
                     .unwrap_or((self.capacity / 16).clamp(256, 64 << 10));
                 (self.lanes, bytes)
             },
+            routes: Arc::new(crate::filter::routes::Routes::new(sinks.rules())),
         }
     }
 

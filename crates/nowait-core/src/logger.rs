@@ -374,6 +374,108 @@ impl Logger {
         level >= self.shared.min_level
     }
 
+    /// Whether some sink takes records at `level` from `target`: at or
+    /// above its level, and let through by its filter
+    /// ([`Sink::filter`](crate::sink::Sink::filter)). Front ends with a
+    /// target call it before encoding anything (the `log` front end on
+    /// every call, the `tracing` layer once per call site; the macros
+    /// cache the same answer per call site). A few prefix compares, no
+    /// lock and no allocation (after a change of a sink's filter, the
+    /// first call on each thread refreshes its copy with a `try_lock`; if
+    /// that is busy the answer is `true` and the writer decides).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Level, Sink};
+    ///
+    /// let (logger, _guard) = Builder::new()
+    ///     .sink(Sink::writer(std::io::sink()).filter("info,hyper=warn"))
+    ///     .build()?;
+    /// assert!(logger.enabled_for("my_app", Level::Info));
+    /// assert!(!logger.enabled_for("hyper::proto", Level::Info));
+    /// # Ok::<(), nowait_core::BuildError>(())
+    /// ```
+    #[inline]
+    pub fn enabled_for(&self, target: &str, level: Level) -> bool {
+        self.enabled(level) && self.shared.routes.enabled(target, level)
+    }
+
+    /// Replaces the filter of sink `sink` (its index, in the order the
+    /// sinks were added; `stats().sinks[i].name` names it) with
+    /// `directives` (see [`Sink::filter`](crate::sink::Sink::filter)). Records pushed after this
+    /// returns are routed by the new filter (records pushed before it that
+    /// the writer has not taken yet may be routed by either: flush first
+    /// to draw the line exactly), and the request path's union
+    /// is recomputed: the macros' call sites (if this is the global
+    /// logger) and the `tracing` layer's interest before this returns, the
+    /// `log` front end's on each thread's next call. The sink's level and
+    /// the logger's [`min_level`](Logger::min_level) stay as built: a
+    /// filter can narrow what a sink takes below its level, not widen it.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError`] for invalid directives or a sink index out of range;
+    /// the filter in place then stays.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Level, Sink};
+    ///
+    /// let (logger, _guard) = Builder::new()
+    ///     .sink(Sink::writer(std::io::sink()).filter("my_app=info"))
+    ///     .build()?;
+    /// assert!(!logger.enabled_for("my_app::db", Level::Debug));
+    /// let db = logger.stats().sinks.iter().position(|s| s.name == "writer").unwrap();
+    /// logger.reload_sink_filter(db, "my_app=info,my_app::db=debug")?;
+    /// assert!(logger.enabled_for("my_app::db", Level::Debug));
+    /// assert!(logger.reload_sink_filter(db, "my_app=sometimes").is_err());
+    /// assert!(logger.reload_sink_filter(7, "info").is_err());
+    /// # Ok::<(), nowait_core::BuildError>(())
+    /// ```
+    pub fn reload_sink_filter(&self, sink: usize, directives: &str) -> Result<(), BuildError> {
+        let filter = crate::filter::Filter::parse(directives)
+            .map_err(|e| BuildError::config(format!("sink {sink}: filter: {e}")))?;
+        self.set_sink_filter(sink, Some(filter))
+    }
+
+    /// Sets (`Some`) or removes (`None`: every target) the filter of sink
+    /// `sink`, as [`reload_sink_filter`](Logger::reload_sink_filter) does.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError`] for a sink index out of range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Level, Sink};
+    ///
+    /// let (logger, _guard) = Builder::new()
+    ///     .sink(Sink::writer(std::io::sink()).filter("off"))
+    ///     .build()?;
+    /// assert!(!logger.enabled_for("app", Level::Error));
+    /// logger.set_sink_filter(0, None)?;
+    /// assert!(logger.enabled_for("app", Level::Trace));
+    /// # Ok::<(), nowait_core::BuildError>(())
+    /// ```
+    pub fn set_sink_filter(
+        &self,
+        sink: usize,
+        filter: Option<crate::filter::Filter>,
+    ) -> Result<(), BuildError> {
+        let routes = &self.shared.routes;
+        if !routes.set(sink, filter) {
+            return Err(BuildError::config(format!(
+                "no sink {sink}: the logger has {} sinks",
+                routes.len()
+            )));
+        }
+        crate::filter::routes_changed(routes);
+        Ok(())
+    }
+
     /// The largest payload a record may have: half the ring, less a header,
     /// and less 8 bytes while `lanes` are on (the
     /// time the writer merges by).

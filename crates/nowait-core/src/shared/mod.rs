@@ -109,6 +109,8 @@ pub(crate) struct Shared {
     /// Bound on a fatal signal's drain (`crash`).
     pub(crate) crash_timeout: Duration,
     pub(crate) sinks: Box<[SinkCounters]>,
+    /// The sinks' filters and their union (`Sink::filter`).
+    pub(crate) routes: Arc<crate::filter::routes::Routes>,
     /// Wakes the writer out of its poll (an eventfd). Rung by flush,
     /// reopen, shutdown and producers waiting for room, never by a push.
     pub(crate) doorbell: Doorbell,
@@ -160,6 +162,8 @@ pub(crate) struct Config {
     pub(crate) batch_size: usize,
     /// Lanes and the bytes of each (0 lanes: none).
     pub(crate) lanes: (usize, usize),
+    /// The sinks' filters.
+    pub(crate) routes: Arc<crate::filter::routes::Routes>,
 }
 
 impl Shared {
@@ -193,6 +197,7 @@ impl Shared {
             write_through_from: config.write_through.map_or(u8::MAX, |l| l as u8),
             counters: CachePadded::new(Counters::default()),
             sinks: sinks.into_boxed_slice(),
+            routes: config.routes,
             state: CachePadded::new(AtomicU8::new(state::RUNNING)),
             consumer: CachePadded::new(AtomicU8::new(consumer::NONE)),
             ctl: CachePadded::new(control::Control::new(

@@ -28,6 +28,7 @@
 mod backtrace;
 mod finish;
 mod lanes;
+mod route;
 mod sink_state;
 mod start;
 

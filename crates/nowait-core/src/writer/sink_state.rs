@@ -69,6 +69,8 @@ pub(crate) struct SinkState {
     /// The records below `level` kept until a trigger or the shutdown
     /// (see `crate::sink::backtrace`); counted nowhere while kept.
     backtrace: Option<Box<Kept>>,
+    /// The sink's target filter (`Sink::filter`), once the writer runs.
+    pub(super) route: Option<super::route::Route>,
     /// Formatted bytes; `buf[sent..]` are not yet written.
     buf: Vec<u8>,
     sent: usize,
@@ -145,6 +147,7 @@ impl SinkState {
             durable,
             level: Level::Trace,
             backtrace: None,
+            route: None,
             buf: Vec::with_capacity(batch.min(limit) + 4096),
             sent: 0,
             ends: VecDeque::with_capacity(1024),
@@ -283,7 +286,7 @@ impl SinkState {
     /// one below the sink's level is filtered or kept in the backtrace,
     /// and a trigger first releases what the backtrace kept.
     pub(super) fn add_record(&mut self, record: &Record<'_>) {
-        if record.level() < self.level {
+        if record.level() < self.level || !self.route.as_mut().map_or(true, |r| r.takes(record)) {
             match &mut self.backtrace {
                 Some(kept) if record.level() >= kept.config.lowest => {
                     self.filtered += kept.keep(record);
