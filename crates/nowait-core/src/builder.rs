@@ -888,4 +888,56 @@ mod tests {
             assert!(watcher.join().unwrap(), "closing with no deadline");
         }
     }
+
+    /// A flush future dropped while it waits (cancelled) leaves no entry
+    /// behind, in its logger's waiters or in the timer; one that completed
+    /// neither.
+    #[test]
+    fn a_cancelled_flush_future_leaves_nothing_registered() {
+        use std::future::Future;
+        use std::task::{Context, Poll, Waker};
+        use std::time::Duration;
+
+        use crate::shared::waiters::Flush;
+        use crate::shared::FlushScope;
+
+        let out = nowait_testkit::MemoryWriter::default();
+        let slow = nowait_testkit::Slow {
+            inner: out.clone(),
+            delay: Duration::from_millis(300),
+            chunk: usize::MAX,
+        };
+        let (logger, _guard) = super::Builder::new()
+            .flush_on_exit(false)
+            .sink(Sink::writer(slow))
+            .build()
+            .unwrap();
+        let shared = &logger.shared;
+        let mut cx = Context::from_waker(Waker::noop());
+        for _ in 0..3 {
+            logger.log(crate::level::Level::Info, "slow").unwrap();
+            let mut futures: Vec<Flush> = (0..50)
+                .map(|_| Flush::new(shared, FlushScope::All, Duration::from_secs(5)))
+                .collect();
+            for f in &mut futures {
+                assert!(std::pin::Pin::new(&mut *f).poll(&mut cx).is_pending());
+                assert_eq!(f.entries(), (true, true));
+            }
+            assert_eq!(shared.waiters.len(), 50);
+            let kept = futures.pop().unwrap();
+            drop(futures);
+            assert_eq!(shared.waiters.len(), 1);
+            assert_eq!(kept.entries(), (true, true));
+            let mut kept = kept;
+            let done = loop {
+                match std::pin::Pin::new(&mut kept).poll(&mut cx) {
+                    Poll::Ready(r) => break r,
+                    Poll::Pending => std::thread::sleep(Duration::from_millis(5)),
+                }
+            };
+            done.unwrap();
+            assert_eq!(kept.entries(), (false, false));
+            assert_eq!(shared.waiters.len(), 0);
+        }
+    }
 }

@@ -223,6 +223,64 @@ impl Logger {
         self.flush_within(self.shared.flush_timeout)
     }
 
+    /// [`flush`](Logger::flush) as a future, for async code: it completes
+    /// when every record pushed before the call is written to every sink
+    /// (or counted as dropped there) and custom writers are flushed, with
+    /// the same outcome as `flush` (`Ok`, or [`FlushError::Sink`],
+    /// [`FlushError::Stalled`], [`FlushError::TimedOut`] once the flush
+    /// timeout has passed, [`FlushError::Closed`]). The request is made
+    /// when this is called, not when the future is first polled.
+    ///
+    /// It needs no particular runtime: the writer thread wakes the task
+    /// when it answers, and a process-wide timer thread (`nowait-timer`,
+    /// started by the first flush that waits) wakes it at the deadline,
+    /// even while the writer is blocked in a slow sink. The task's thread
+    /// is never blocked, so other tasks on a single-threaded runtime keep
+    /// running meanwhile.
+    ///
+    /// Cancel-safe: dropping the future before it completes removes
+    /// everything it registered; the request it made is answered by the
+    /// writer in its own time and leaves nothing behind (as a blocking
+    /// flush that timed out).
+    ///
+    /// # Errors
+    ///
+    /// The future's output: as [`flush`](Logger::flush). Created on a
+    /// writer thread (in a sink or format), it completes at once with
+    /// [`FlushError::TimedOut`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    /// #     use std::task::{Context, Poll, Wake, Waker};
+    /// #     struct Unpark(std::thread::Thread);
+    /// #     impl Wake for Unpark { fn wake(self: std::sync::Arc<Self>) { self.0.unpark() } }
+    /// #     let waker = Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+    /// #     let mut f = std::pin::pin!(f);
+    /// #     loop {
+    /// #         if let Poll::Ready(v) = f.as_mut().poll(&mut Context::from_waker(&waker)) { return v; }
+    /// #         std::thread::park();
+    /// #     }
+    /// # }
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("app.log");
+    /// let (logger, _guard) = nowait_core::Builder::new()
+    ///     .sink(nowait_core::Sink::file(&path))
+    ///     .build()?;
+    /// logger.log(nowait_core::Level::Info, "checkpoint")?;
+    /// // In an async fn: `logger.flush_async().await?;`
+    /// block_on(logger.flush_async())?;
+    /// assert_eq!(std::fs::read_to_string(&path)?, "checkpoint\n");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn flush_async(
+        &self,
+    ) -> impl std::future::Future<Output = Result<(), FlushError>> + Send + Sync + Unpin + 'static
+    {
+        crate::shared::waiters::Flush::new(&self.shared, FlushScope::All, self.shared.flush_timeout)
+    }
+
     /// [`flush`](Logger::flush) with an explicit timeout.
     ///
     /// # Errors

@@ -168,13 +168,8 @@ impl Shared {
             return Err(FlushError::Closed);
         }
         let deadline = crate::record::clock::deadline_after(timeout);
-        let target = self.ring.claimed();
+        let n = self.request_flush(scope);
         let p = &self.ctl.flush[scope as usize];
-        // The target first, then the sequence: the writer reads them in the
-        // opposite order, so an answer to sequence `n` covers our target.
-        p.req.fetch_max(target, Ordering::SeqCst);
-        let n = p.seq.fetch_add(1, Ordering::SeqCst) + 1;
-        self.doorbell.ring();
         let answered = || p.seq_done.load(Ordering::SeqCst) >= n;
         let done = self.wait_until(deadline, || {
             answered() || self.state.load(Ordering::SeqCst) != state::RUNNING
@@ -189,9 +184,23 @@ impl Shared {
         self.flush_result(scope)
     }
 
+    /// Asks the writer for a flush of every record claimed before the
+    /// call to the sinks of `scope`; returns the sequence number whose
+    /// answer (`seq_done >= n`) means it is done.
+    pub(crate) fn request_flush(&self, scope: FlushScope) -> u64 {
+        let target = self.ring.claimed();
+        let p = &self.ctl.flush[scope as usize];
+        // The target first, then the sequence: the writer reads them in the
+        // opposite order, so an answer to sequence `n` covers our target.
+        p.req.fetch_max(target, Ordering::SeqCst);
+        let n = p.seq.fetch_add(1, Ordering::SeqCst) + 1;
+        self.doorbell.ring();
+        n
+    }
+
     /// The first sink error since the last flush, else a stalled sink, else
     /// success.
-    fn flush_result(&self, scope: FlushScope) -> Result<(), FlushError> {
+    pub(crate) fn flush_result(&self, scope: FlushScope) -> Result<(), FlushError> {
         let in_scope =
             |s: &&crate::accounting::stats::SinkCounters| scope == FlushScope::All || s.durable;
         for s in self.sinks.iter().filter(in_scope) {
@@ -393,7 +402,7 @@ impl Shared {
     /// The counts are final: wakes everybody waiting on the logger.
     pub(crate) fn mark_finished(&self) {
         self.state.store(state::FINISHED, Ordering::SeqCst);
-        self.progress.notify();
+        self.notify_progress();
         self.space.notify();
     }
 }

@@ -575,7 +575,7 @@ impl Writer {
             self.reopen_done = reopen;
             self.publish(now);
             self.shared.ctl.reopen.done.store(reopen, Ordering::SeqCst);
-            self.shared.progress.notify();
+            self.shared.notify_progress();
         }
         for scope in [FlushScope::All, FlushScope::Durable] {
             self.advance_flush(scope, now);
@@ -649,7 +649,7 @@ impl Writer {
         self.publish(now);
         p.done.fetch_max(target, Ordering::SeqCst);
         p.seq_done.fetch_max(seq, Ordering::SeqCst);
-        shared.progress.notify();
+        shared.notify_progress();
     }
 
     fn check_rotation(&mut self, force: bool) {
