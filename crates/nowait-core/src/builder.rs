@@ -65,6 +65,7 @@ pub struct Builder {
     flush_on_exit: bool,
     drain_on_signals: bool,
     reopen_on_sighup: bool,
+    dump_recent_on_signal: bool,
     drain_on_crash: bool,
     crash_durable: Option<PathBuf>,
     thread_name: String,
@@ -170,6 +171,7 @@ impl Builder {
             flush_on_exit: true,
             drain_on_signals: false,
             reopen_on_sighup: false,
+            dump_recent_on_signal: false,
             drain_on_crash: true,
             crash_durable: None,
             thread_name: "nowait-writer".into(),
@@ -501,6 +503,34 @@ impl Builder {
         self
     }
 
+    /// On SIGUSR1, writes what each sink's backtrace keeps
+    /// ([`Logger::dump_recent`](crate::logger::Logger::dump_recent)): the
+    /// last DEBUG records of a process that misbehaves without an error,
+    /// on demand (`kill -USR1 PID`), without restarting it at a more
+    /// verbose level. The records stay kept for the next error. Default
+    /// off.
+    ///
+    /// The signal is handled on a thread of nowait's own
+    /// (`nowait-sigusr1`, through `signal-hook`), which waits for the dump
+    /// at most the flush timeout; signals that arrive meanwhile make one
+    /// more dump. Leave it off if the program uses SIGUSR1 itself (call
+    /// `Logger::dump_recent` there). Needs the `signals` feature (on by
+    /// default; without it `build` fails). Windows has no such signal:
+    /// there the option does nothing, and a program dumps from a trigger
+    /// of its own (an admin endpoint, a named event) with
+    /// `Logger::dump_recent`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new().dump_recent_on_signal(true);
+    /// # let _ = builder;
+    /// ```
+    pub fn dump_recent_on_signal(mut self, on: bool) -> Builder {
+        self.dump_recent_on_signal = on;
+        self
+    }
+
     /// The longest the writer sleeps while no records come (default
     /// 50 ms): the longest an isolated record waits before it is written,
     /// and the writer's idle cost (about 1 s / this wake-ups per second).
@@ -775,6 +805,12 @@ impl Builder {
             ));
         }
         #[cfg(not(feature = "signals"))]
+        if self.dump_recent_on_signal {
+            return Err(BuildError::config(
+                "dump_recent_on_signal needs nowait-core's `signals` feature",
+            ));
+        }
+        #[cfg(not(feature = "signals"))]
         if self.reopen_on_sighup {
             return Err(BuildError::config(
                 "reopen_on_sighup needs nowait-core's `signals` feature",
@@ -852,6 +888,7 @@ impl Builder {
             flush_on_exit: self.flush_on_exit,
             drain_on_signals: self.drain_on_signals,
             reopen_on_sighup: self.reopen_on_sighup,
+            dump_on_sigusr1: self.dump_recent_on_signal,
             drain_on_crash: self.drain_on_crash,
         }
     }

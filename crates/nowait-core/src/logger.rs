@@ -318,6 +318,58 @@ impl Logger {
         self.shared.reopen()
     }
 
+    /// Writes the records each sink's backtrace
+    /// ([`Sink::backtrace`](crate::sink::Sink::backtrace)) keeps now, marked
+    /// as such: a line before them (`--- 3 recent records below INFO,
+    /// dumped on request (still kept) ---`), the records formatted as a
+    /// released backtrace's are (the JSON format marks each one), and a
+    /// line after them (`--- end of the 3 recent records dumped ---`); a
+    /// sink whose backtrace keeps nothing gets one line saying so, a sink
+    /// without a backtrace nothing. The records stay kept: the next
+    /// trigger (an ERROR) still writes them before itself. The copies are
+    /// not counted as records (each record keeps its one outcome: written
+    /// when a trigger releases it, filtered if none does).
+    ///
+    /// Records pushed before the call are kept first, and the call returns
+    /// once the dump is written (or the sink failed or stalled), within
+    /// the flush timeout (`Builder::flush_timeout`) in all. For a dump on
+    /// a signal, see `Builder::dump_recent_on_signal`.
+    ///
+    /// # Errors
+    ///
+    /// As [`flush`](Logger::flush): [`FlushError::Sink`],
+    /// [`FlushError::Stalled`], [`FlushError::TimedOut`],
+    /// [`FlushError::Closed`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::format::Text;
+    /// use nowait_core::sink::BacktraceBuffer;
+    /// use nowait_core::{Builder, Level, Sink};
+    ///
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("app.log");
+    /// let (logger, guard) = Builder::new()
+    ///     .sink(
+    ///         Sink::file(&path)
+    ///             .format(Text::new().without_time())
+    ///             .level(Level::Info)
+    ///             .backtrace(BacktraceBuffer::records(50)),
+    ///     )
+    ///     .build()?;
+    /// logger.log(Level::Debug, "cache miss")?;
+    /// logger.dump_recent()?;
+    /// let out = std::fs::read_to_string(&path)?;
+    /// assert!(out.contains("1 recent record below INFO, dumped on request"));
+    /// assert!(out.contains("cache miss"));
+    /// # drop(guard);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn dump_recent(&self) -> Result<(), FlushError> {
+        self.shared.dump_recent()
+    }
+
     /// Changes the writer's wake-up interval and batch size at run time
     /// (see `Builder::flush_interval` and
     /// `Builder::batch_size`); `None`

@@ -327,6 +327,50 @@ impl SinkState {
         self.backtrace = Some(kept);
     }
 
+    /// Writes copies of the kept records, oldest first, between two kept
+    /// notices, and keeps them: a later trigger still releases them (and
+    /// counts them then). The copies are output as notices are, outside
+    /// the record counts, so that each record keeps exactly one outcome.
+    /// Nothing for a sink without a backtrace.
+    #[cold]
+    pub(super) fn dump_backtrace(&mut self) {
+        let Some(mut kept) = self.backtrace.take() else {
+            return;
+        };
+        let n = kept.len();
+        let s = if n == 1 { "" } else { "s" };
+        let below = self.level;
+        if n == 0 {
+            self.add_kept_notice(&format!(
+                "--- no recent records below {below} kept, dumped on request ---"
+            ));
+        } else {
+            self.add_kept_notice(&format!(
+                "--- {n} recent record{s} below {below}, dumped on request (still kept) ---"
+            ));
+            kept.each(|r| self.add_copy(r));
+            self.add_kept_notice(&format!("--- end of the {n} recent record{s} dumped ---"));
+        }
+        self.backtrace = Some(kept);
+    }
+
+    /// Formats a copy of a kept record as a kept one, outside the record
+    /// counts (see [`dump_backtrace`](Self::dump_backtrace)).
+    fn add_copy(&mut self, record: &Record<'_>) {
+        if self.dead {
+            return;
+        }
+        let before = self.buf.len();
+        let format = &mut self.format;
+        let buf = &mut self.buf;
+        if catch_unwind(AssertUnwindSafe(|| format.format_kept(record, buf))).is_err() {
+            self.buf.truncate(before);
+            return;
+        }
+        self.appended += (self.buf.len() - before) as u64;
+        self.ends.push_back(self.appended | NOTICE_BIT);
+    }
+
     /// At shutdown: the records still kept are filtered (never written).
     pub(super) fn discard_backtrace(&mut self) {
         if let Some(kept) = &mut self.backtrace {
