@@ -5,7 +5,7 @@
 
 use nowait_core::filter::Filter;
 use nowait_core::format::Text;
-use nowait_core::{Builder, Level, Sink};
+use nowait_core::{Builder, Sink};
 use nowait_testkit::MemoryWriter;
 
 #[test]
