@@ -15,8 +15,16 @@ fn log_records_follow_the_sinks_filters_and_their_reload() {
     let (logger, _guard) = Builder::new()
         .catch_panics(false)
         .flush_on_exit(false)
-        .sink(Sink::writer(app.clone()).format(text()).filter("my_app=debug"))
-        .sink(Sink::writer(hyper.clone()).format(text()).filter("hyper=warn"))
+        .sink(
+            Sink::writer(app.clone())
+                .format(text())
+                .filter("my_app=debug"),
+        )
+        .sink(
+            Sink::writer(hyper.clone())
+                .format(text())
+                .filter("hyper=warn"),
+        )
         .build()
         .unwrap();
     nowait_log::init_with_filter(logger.clone(), Filter::parse("trace").unwrap()).unwrap();
@@ -27,9 +35,15 @@ fn log_records_follow_the_sinks_filters_and_their_reload() {
     logger.flush().unwrap();
     assert_eq!(app.take(), "DEBUG my_app::db: query\n");
     assert_eq!(hyper.take(), " WARN hyper::proto: reset\n");
-    assert_eq!(logger.stats().records_written, 2, "two rejected before the push");
+    assert_eq!(
+        logger.stats().records_written,
+        2,
+        "two rejected before the push"
+    );
 
-    logger.reload_sink_filter(1, "hyper=info,other=error").unwrap();
+    logger
+        .reload_sink_filter(1, "hyper=info,other=error")
+        .unwrap();
     log::info!(target: "hyper::proto", "wanted now");
     log::error!(target: "other", "and this");
     log::debug!(target: "my_app", "still here");

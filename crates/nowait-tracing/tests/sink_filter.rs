@@ -46,5 +46,9 @@ fn layer_events_follow_the_sinks_filters_and_their_reload() {
         out.take(),
         " INFO hyper::proto: hyper info step=2\n WARN hyper::proto: hyper warn step=2\n"
     );
-    assert_eq!(logger.stats().records_written, 4, "the db query never pushed");
+    assert_eq!(
+        logger.stats().records_written,
+        4,
+        "the db query never pushed"
+    );
 }

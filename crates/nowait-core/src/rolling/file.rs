@@ -301,7 +301,15 @@ impl RollingFile {
         };
         let (file, name, key) = match opened {
             Ok((file, key)) => (file, naming.name(&key), key),
-            Err((e, _)) if fresh => return Err(e),
+            Err((e, name)) if fresh => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "cannot start a new file {}: {e}",
+                        dir.path().join(name).display()
+                    ),
+                ))
+            }
             Err((e, _)) => {
                 // Not ours to append to (or not openable): the next name.
                 let (file, new, key) = next_index(key)

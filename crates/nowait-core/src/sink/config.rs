@@ -51,6 +51,7 @@ impl fmt::Debug for Sink {
             .field("buffer_size", &self.buffer_size)
             .field("level", &self.level)
             .field("backtrace", &self.backtrace)
+            .field("filter", &self.filter)
             .finish_non_exhaustive()
     }
 }
@@ -544,6 +545,10 @@ impl Sink {
     /// level, and a record that no sink wants is not even pushed (a
     /// disabled macro call site costs one load, as with the process
     /// filter). Change it at run time with `Logger::reload_sink_filter`.
+    ///
+    /// With a [`backtrace`](Sink::backtrace), what the sink does not take
+    /// (by level or by target) is kept down to the backtrace's lowest
+    /// level, whatever its target.
     ///
     /// Invalid directives make `Builder::build` fail with a
     /// [`BuildError`](crate::error::BuildError) naming the sink and the
