@@ -65,6 +65,7 @@ pub struct Builder {
     flush_on_exit: bool,
     drain_on_signals: bool,
     reopen_on_sighup: bool,
+    dump_recent_on_signal: bool,
     drain_on_crash: bool,
     crash_durable: Option<PathBuf>,
     thread_name: String,
@@ -170,6 +171,7 @@ impl Builder {
             flush_on_exit: true,
             drain_on_signals: false,
             reopen_on_sighup: false,
+            dump_recent_on_signal: false,
             drain_on_crash: true,
             crash_durable: None,
             thread_name: "nowait-writer".into(),
@@ -501,6 +503,34 @@ impl Builder {
         self
     }
 
+    /// On SIGUSR1, writes what each sink's backtrace keeps
+    /// ([`Logger::dump_recent`](crate::logger::Logger::dump_recent)): the
+    /// last DEBUG records of a process that misbehaves without an error,
+    /// on demand (`kill -USR1 PID`), without restarting it at a more
+    /// verbose level. The records stay kept for the next error. Default
+    /// off.
+    ///
+    /// The signal is handled on a thread of nowait's own
+    /// (`nowait-sigusr1`, through `signal-hook`), which waits for the dump
+    /// at most the flush timeout; signals that arrive meanwhile make one
+    /// more dump. Leave it off if the program uses SIGUSR1 itself (call
+    /// `Logger::dump_recent` there). Needs the `signals` feature (on by
+    /// default; without it `build` fails). Windows has no such signal:
+    /// there the option does nothing, and a program dumps from a trigger
+    /// of its own (an admin endpoint, a named event) with
+    /// `Logger::dump_recent`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let builder = nowait_core::Builder::new().dump_recent_on_signal(true);
+    /// # let _ = builder;
+    /// ```
+    pub fn dump_recent_on_signal(mut self, on: bool) -> Builder {
+        self.dump_recent_on_signal = on;
+        self
+    }
+
     /// The longest the writer sleeps while no records come (default
     /// 50 ms): the longest an isolated record waits before it is written,
     /// and the writer's idle cost (about 1 s / this wake-ups per second).
@@ -775,6 +805,12 @@ impl Builder {
             ));
         }
         #[cfg(not(feature = "signals"))]
+        if self.dump_recent_on_signal {
+            return Err(BuildError::config(
+                "dump_recent_on_signal needs nowait-core's `signals` feature",
+            ));
+        }
+        #[cfg(not(feature = "signals"))]
         if self.reopen_on_sighup {
             return Err(BuildError::config(
                 "reopen_on_sighup needs nowait-core's `signals` feature",
@@ -810,6 +846,7 @@ impl Builder {
                     .unwrap_or((self.capacity / 16).clamp(256, 64 << 10));
                 (self.lanes, bytes)
             },
+            routes: Arc::new(crate::filter::routes::Routes::new(sinks.rules())),
         }
     }
 
@@ -851,6 +888,7 @@ impl Builder {
             flush_on_exit: self.flush_on_exit,
             drain_on_signals: self.drain_on_signals,
             reopen_on_sighup: self.reopen_on_sighup,
+            dump_on_sigusr1: self.dump_recent_on_signal,
             drain_on_crash: self.drain_on_crash,
         }
     }
@@ -885,6 +923,58 @@ mod tests {
             });
             drop(guard);
             assert!(watcher.join().unwrap(), "closing with no deadline");
+        }
+    }
+
+    /// A flush future dropped while it waits (cancelled) leaves no entry
+    /// behind, in its logger's waiters or in the timer; one that completed
+    /// neither.
+    #[test]
+    fn a_cancelled_flush_future_leaves_nothing_registered() {
+        use std::future::Future;
+        use std::task::{Context, Poll, Waker};
+        use std::time::Duration;
+
+        use crate::shared::waiters::Flush;
+        use crate::shared::FlushScope;
+
+        let out = nowait_testkit::MemoryWriter::default();
+        let slow = nowait_testkit::Slow {
+            inner: out.clone(),
+            delay: Duration::from_millis(300),
+            chunk: usize::MAX,
+        };
+        let (logger, _guard) = super::Builder::new()
+            .flush_on_exit(false)
+            .sink(Sink::writer(slow))
+            .build()
+            .unwrap();
+        let shared = &logger.shared;
+        let mut cx = Context::from_waker(Waker::noop());
+        for _ in 0..3 {
+            logger.log(crate::level::Level::Info, "slow").unwrap();
+            let mut futures: Vec<Flush> = (0..50)
+                .map(|_| Flush::new(shared, FlushScope::All, Duration::from_secs(5)))
+                .collect();
+            for f in &mut futures {
+                assert!(std::pin::Pin::new(&mut *f).poll(&mut cx).is_pending());
+                assert_eq!(f.entries(), (true, true));
+            }
+            assert_eq!(shared.waiters.len(), 50);
+            let kept = futures.pop().unwrap();
+            drop(futures);
+            assert_eq!(shared.waiters.len(), 1);
+            assert_eq!(kept.entries(), (true, true));
+            let mut kept = kept;
+            let done = loop {
+                match std::pin::Pin::new(&mut kept).poll(&mut cx) {
+                    Poll::Ready(r) => break r,
+                    Poll::Pending => std::thread::sleep(Duration::from_millis(5)),
+                }
+            };
+            done.unwrap();
+            assert_eq!(kept.entries(), (false, false));
+            assert_eq!(shared.waiters.len(), 0);
         }
     }
 }

@@ -96,7 +96,11 @@
 //! `RUST_LOG`-style directives ([`Filter`](filter::Filter), installed with [`set_filter`](filter::set_filter),
 //! reloaded with [`FilterHandle`](filter::FilterHandle)); each macro call site caches its
 //! decision, so a disabled call is one relaxed load and a branch (see
-//! [`Filter`](filter::Filter)).
+//! [`Filter`](filter::Filter)). A sink can also take its own targets
+//! ([`Sink::filter`], reloaded with [`Logger::reload_sink_filter`]),
+//! applied on the writer thread; the front ends then reject on the request
+//! thread what no sink wants (the union of the sinks' filters and levels,
+//! [`Logger::enabled_for`]).
 //!
 //! ```
 //! use nowait_core::{Builder, Level, Sink};
@@ -137,6 +141,8 @@
 //! | wait | bound |
 //! |---|---|
 //! | [`Logger::flush`] | [`Builder::flush_timeout`] (default: the shutdown timeout) |
+//! | [`Logger::flush_async`] (a future; no runtime needed, the task's thread never blocks) | the flush timeout |
+//! | [`Logger::dump_recent`], [`Builder::dump_recent_on_signal`] | the flush timeout |
 //! | dropping the [`Guard`], `process::exit` (`atexit`) | [`Builder::shutdown_timeout`] (5 s) |
 //! | SIGTERM/SIGINT with [`Builder::drain_on_signals`] | the shutdown timeout; a second signal kills at once |
 //! | panic hook | [`Builder::panic_timeout`] (500 ms), durable sinks only |
@@ -186,8 +192,9 @@
 //!
 //! # Features
 //!
-//! * `signals` (default): [`Builder::drain_on_signals`] and
-//!   [`Builder::reopen_on_sighup`], through `signal-hook`.
+//! * `signals` (default): [`Builder::drain_on_signals`],
+//!   [`Builder::reopen_on_sighup`] and [`Builder::dump_recent_on_signal`],
+//!   through `signal-hook`.
 //! * `gzip` (default): [`Rolling::compress`](sink::Rolling::compress), through `flate2`.
 //! * `zstd`: [`Compression::Zstd`](sink::Compression::Zstd) for [`Rolling::compress_with`](sink::Rolling::compress_with), through
 //!   the `zstd` crate, which compiles the reference C library (libzstd)
@@ -219,6 +226,7 @@
 //! | final notices into a full pipe | a reserve kept in the pipe | no reserve (room unknown) | no reserve |
 //! | [`Builder::drain_on_signals`] | SIGTERM, SIGINT | SIGTERM, SIGINT | Ctrl-C, Ctrl-Break, console close, logoff, shutdown |
 //! | [`Builder::reopen_on_sighup`] | SIGHUP | SIGHUP | no SIGHUP: does nothing; call [`Logger::reopen`] |
+//! | [`Builder::dump_recent_on_signal`] | SIGUSR1 | SIGUSR1 | no SIGUSR1: does nothing; call [`Logger::dump_recent`] |
 //! | [`Sink::unix`], [`Sink::unix_datagram`], `/dev/log` | yes | yes | build error |
 //! | `fork()` | handled | handled | no fork |
 //!

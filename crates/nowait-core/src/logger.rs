@@ -223,6 +223,64 @@ impl Logger {
         self.flush_within(self.shared.flush_timeout)
     }
 
+    /// [`flush`](Logger::flush) as a future, for async code: it completes
+    /// when every record pushed before the call is written to every sink
+    /// (or counted as dropped there) and custom writers are flushed, with
+    /// the same outcome as `flush` (`Ok`, or [`FlushError::Sink`],
+    /// [`FlushError::Stalled`], [`FlushError::TimedOut`] once the flush
+    /// timeout has passed, [`FlushError::Closed`]). The request is made
+    /// when this is called, not when the future is first polled.
+    ///
+    /// It needs no particular runtime: the writer thread wakes the task
+    /// when it answers, and a process-wide timer thread (`nowait-timer`,
+    /// started by the first flush that waits) wakes it at the deadline,
+    /// even while the writer is blocked in a slow sink. The task's thread
+    /// is never blocked, so other tasks on a single-threaded runtime keep
+    /// running meanwhile.
+    ///
+    /// Cancel-safe: dropping the future before it completes removes
+    /// everything it registered; the request it made is answered by the
+    /// writer in its own time and leaves nothing behind (as a blocking
+    /// flush that timed out).
+    ///
+    /// # Errors
+    ///
+    /// The future's output: as [`flush`](Logger::flush). Created on a
+    /// writer thread (in a sink or format), it completes at once with
+    /// [`FlushError::TimedOut`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    /// #     use std::task::{Context, Poll, Wake, Waker};
+    /// #     struct Unpark(std::thread::Thread);
+    /// #     impl Wake for Unpark { fn wake(self: std::sync::Arc<Self>) { self.0.unpark() } }
+    /// #     let waker = Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+    /// #     let mut f = std::pin::pin!(f);
+    /// #     loop {
+    /// #         if let Poll::Ready(v) = f.as_mut().poll(&mut Context::from_waker(&waker)) { return v; }
+    /// #         std::thread::park();
+    /// #     }
+    /// # }
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("app.log");
+    /// let (logger, _guard) = nowait_core::Builder::new()
+    ///     .sink(nowait_core::Sink::file(&path))
+    ///     .build()?;
+    /// logger.log(nowait_core::Level::Info, "checkpoint")?;
+    /// // In an async fn: `logger.flush_async().await?;`
+    /// block_on(logger.flush_async())?;
+    /// assert_eq!(std::fs::read_to_string(&path)?, "checkpoint\n");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn flush_async(
+        &self,
+    ) -> impl std::future::Future<Output = Result<(), FlushError>> + Send + Sync + Unpin + 'static
+    {
+        crate::shared::waiters::Flush::new(&self.shared, FlushScope::All, self.shared.flush_timeout)
+    }
+
     /// [`flush`](Logger::flush) with an explicit timeout.
     ///
     /// # Errors
@@ -258,6 +316,58 @@ impl Logger {
     /// ```
     pub fn reopen(&self) -> Result<(), FlushError> {
         self.shared.reopen()
+    }
+
+    /// Writes the records each sink's backtrace
+    /// ([`Sink::backtrace`](crate::sink::Sink::backtrace)) keeps now, marked
+    /// as such: a line before them (`--- 3 recent records below INFO,
+    /// dumped on request (still kept) ---`), the records formatted as a
+    /// released backtrace's are (the JSON format marks each one), and a
+    /// line after them (`--- end of the 3 recent records dumped ---`); a
+    /// sink whose backtrace keeps nothing gets one line saying so, a sink
+    /// without a backtrace nothing. The records stay kept: the next
+    /// trigger (an ERROR) still writes them before itself. The copies are
+    /// not counted as records (each record keeps its one outcome: written
+    /// when a trigger releases it, filtered if none does).
+    ///
+    /// Records pushed before the call are kept first, and the call returns
+    /// once the dump is written (or the sink failed or stalled), within
+    /// the flush timeout (`Builder::flush_timeout`) in all. For a dump on
+    /// a signal, see `Builder::dump_recent_on_signal`.
+    ///
+    /// # Errors
+    ///
+    /// As [`flush`](Logger::flush): [`FlushError::Sink`],
+    /// [`FlushError::Stalled`], [`FlushError::TimedOut`],
+    /// [`FlushError::Closed`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::format::Text;
+    /// use nowait_core::sink::BacktraceBuffer;
+    /// use nowait_core::{Builder, Level, Sink};
+    ///
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("app.log");
+    /// let (logger, guard) = Builder::new()
+    ///     .sink(
+    ///         Sink::file(&path)
+    ///             .format(Text::new().without_time())
+    ///             .level(Level::Info)
+    ///             .backtrace(BacktraceBuffer::records(50)),
+    ///     )
+    ///     .build()?;
+    /// logger.log(Level::Debug, "cache miss")?;
+    /// logger.dump_recent()?;
+    /// let out = std::fs::read_to_string(&path)?;
+    /// assert!(out.contains("1 recent record below INFO, dumped on request"));
+    /// assert!(out.contains("cache miss"));
+    /// # drop(guard);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn dump_recent(&self) -> Result<(), FlushError> {
+        self.shared.dump_recent()
     }
 
     /// Changes the writer's wake-up interval and batch size at run time
@@ -372,6 +482,108 @@ impl Logger {
     #[inline]
     pub fn enabled(&self, level: Level) -> bool {
         level >= self.shared.min_level
+    }
+
+    /// Whether some sink takes records at `level` from `target`: at or
+    /// above its level, and let through by its filter
+    /// ([`Sink::filter`](crate::sink::Sink::filter)). Front ends with a
+    /// target call it before encoding anything (the `log` front end on
+    /// every call, the `tracing` layer once per call site; the macros
+    /// cache the same answer per call site). A few prefix compares, no
+    /// lock and no allocation (after a change of a sink's filter, the
+    /// first call on each thread refreshes its copy with a `try_lock`; if
+    /// that is busy the answer is `true` and the writer decides).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Level, Sink};
+    ///
+    /// let (logger, _guard) = Builder::new()
+    ///     .sink(Sink::writer(std::io::sink()).filter("info,hyper=warn"))
+    ///     .build()?;
+    /// assert!(logger.enabled_for("my_app", Level::Info));
+    /// assert!(!logger.enabled_for("hyper::proto", Level::Info));
+    /// # Ok::<(), nowait_core::BuildError>(())
+    /// ```
+    #[inline]
+    pub fn enabled_for(&self, target: &str, level: Level) -> bool {
+        self.enabled(level) && self.shared.routes.enabled(target, level)
+    }
+
+    /// Replaces the filter of sink `sink` (its index, in the order the
+    /// sinks were added; `stats().sinks[i].name` names it) with
+    /// `directives` (see [`Sink::filter`](crate::sink::Sink::filter)). Records pushed after this
+    /// returns are routed by the new filter (records pushed before it that
+    /// the writer has not taken yet may be routed by either: flush first
+    /// to draw the line exactly), and the request path's union
+    /// is recomputed: the macros' call sites (if this is the global
+    /// logger) and the `tracing` layer's interest before this returns, the
+    /// `log` front end's on each thread's next call. The sink's level and
+    /// the logger's [`min_level`](Logger::min_level) stay as built: a
+    /// filter can narrow what a sink takes below its level, not widen it.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError`] for invalid directives or a sink index out of range;
+    /// the filter in place then stays.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Level, Sink};
+    ///
+    /// let (logger, _guard) = Builder::new()
+    ///     .sink(Sink::writer(std::io::sink()).filter("my_app=info"))
+    ///     .build()?;
+    /// assert!(!logger.enabled_for("my_app::db", Level::Debug));
+    /// let db = logger.stats().sinks.iter().position(|s| s.name == "writer").unwrap();
+    /// logger.reload_sink_filter(db, "my_app=info,my_app::db=debug")?;
+    /// assert!(logger.enabled_for("my_app::db", Level::Debug));
+    /// assert!(logger.reload_sink_filter(db, "my_app=sometimes").is_err());
+    /// assert!(logger.reload_sink_filter(7, "info").is_err());
+    /// # Ok::<(), nowait_core::BuildError>(())
+    /// ```
+    pub fn reload_sink_filter(&self, sink: usize, directives: &str) -> Result<(), BuildError> {
+        let filter = crate::filter::Filter::parse(directives)
+            .map_err(|e| BuildError::config(format!("sink {sink}: filter: {e}")))?;
+        self.set_sink_filter(sink, Some(filter))
+    }
+
+    /// Sets (`Some`) or removes (`None`: every target) the filter of sink
+    /// `sink`, as [`reload_sink_filter`](Logger::reload_sink_filter) does.
+    ///
+    /// # Errors
+    ///
+    /// [`BuildError`] for a sink index out of range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Level, Sink};
+    ///
+    /// let (logger, _guard) = Builder::new()
+    ///     .sink(Sink::writer(std::io::sink()).filter("off"))
+    ///     .build()?;
+    /// assert!(!logger.enabled_for("app", Level::Error));
+    /// logger.set_sink_filter(0, None)?;
+    /// assert!(logger.enabled_for("app", Level::Trace));
+    /// # Ok::<(), nowait_core::BuildError>(())
+    /// ```
+    pub fn set_sink_filter(
+        &self,
+        sink: usize,
+        filter: Option<crate::filter::Filter>,
+    ) -> Result<(), BuildError> {
+        let routes = &self.shared.routes;
+        if !routes.set(sink, filter) {
+            return Err(BuildError::config(format!(
+                "no sink {sink}: the logger has {} sinks",
+                routes.len()
+            )));
+        }
+        crate::filter::routes_changed(routes);
+        Ok(())
     }
 
     /// The largest payload a record may have: half the ring, less a header,

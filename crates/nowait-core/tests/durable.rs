@@ -33,11 +33,16 @@ fn builder(log: &Path, ring: &Path, format: Fmt, capacity: usize) -> Builder {
     // compressed when its name says so).
     let sink = if log.extension().is_some_and(|e| e == "rolling") {
         let compress = log.to_string_lossy().contains("gz");
-        Sink::rolling(
-            nowait_core::sink::Rolling::never(log, "app.log")
-                .max_size(64 << 10)
-                .compress(compress),
-        )
+        // "newfile": each run starts a file of its own, no size limit.
+        let fresh = log.to_string_lossy().contains("newfile");
+        let rolling = nowait_core::sink::Rolling::never(log, "app.log")
+            .compress(compress)
+            .new_file_on_start(fresh);
+        Sink::rolling(if fresh {
+            rolling
+        } else {
+            rolling.max_size(64 << 10)
+        })
     } else {
         Sink::file(log)
     };
@@ -312,6 +317,44 @@ fn sigkill_right_after_logging_loses_nothing_text() {
 #[test]
 fn sigkill_right_after_logging_loses_nothing_macros() {
     sigkill_after_logging("pinned-macros");
+}
+
+/// A rolling sink that starts a new file on each run: the recovering run
+/// first completes the file the killed run was writing (what was
+/// formatted for it), then writes into a file of its own, the next index;
+/// every record is in exactly one file.
+#[test]
+fn sigkill_then_a_new_file_on_start_completes_the_killed_runs_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, ring) = (dir.path().join("newfile.rolling"), dir.path().join("ring"));
+    std::fs::create_dir(&log).unwrap();
+    let n = 10_000;
+    let run = run("free-text", &log, &ring, n, 1 << 20, None);
+    assert_eq!(run.signal, Some(libc::SIGKILL));
+    assert_eq!(run.acked, Some(n - 1));
+    let names = |dir: &Path| {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(names(&log), ["app.log"]);
+    let killed_len = std::fs::metadata(log.join("app.log")).unwrap().len();
+    recover(&log, &ring, false, 1 << 20);
+    assert_eq!(names(&log), ["app.log", "app.log.1"]);
+    let (after, notices) = read_log(&log);
+    check_exactly_once(&after, Some(n - 1), "new file on start");
+    assert_eq!(after.len() as u64, n, "{notices:?}");
+    // The killed run's file got what was formatted for it, whole lines.
+    let first = std::fs::read_to_string(log.join("app.log")).unwrap();
+    assert!(first.len() as u64 >= killed_len);
+    assert!(first.is_empty() || first.ends_with('\n'));
+    // A second recovery writes nothing twice and starts one more file.
+    recover(&log, &ring, false, 1 << 20);
+    assert_eq!(names(&log), ["app.log", "app.log.1", "app.log.2"]);
+    assert_eq!(read_log(&log).0, after);
 }
 
 /// SIGKILL at random points while the child logs at full speed into a

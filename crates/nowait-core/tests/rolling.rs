@@ -557,3 +557,123 @@ fn retention_by_size_and_age_leaves_foreign_files_and_links_untouched() {
     let current = fs::read_link(d.join("current")).unwrap();
     assert_eq!(d.join(&current), f[0], "{f:?}");
 }
+
+/// `new_file_on_start`: each run writes a file of its own, the next index
+/// after the newest the earlier runs left (also after one planted by
+/// someone else, which is skipped and left alone); retention counts the
+/// earlier runs' files; the link follows the newest run.
+#[test]
+fn each_run_starts_a_new_file_counted_for_retention_and_linked() {
+    let dir = tempfile::tempdir().unwrap();
+    let rolling = Rolling::never(dir.path(), "app.log")
+        .new_file_on_start(true)
+        .max_log_files(3)
+        .symlink("current");
+    for run in 0..5u64 {
+        if run == 3 {
+            // A name the next run would take, not the sink's (a link).
+            #[cfg(unix)]
+            std::os::unix::fs::symlink("/dev/null", dir.path().join("app.log.3")).unwrap();
+        }
+        let (logger, guard) = start(rolling.clone());
+        logger.log(Level::Info, &format!("t0 {run}")).unwrap();
+        drop(guard);
+        assert_eq!(logger.stats().sinks[0].rotations, 0);
+        let newest = dir.path().join(match run {
+            0 => "app.log".to_owned(),
+            3 if cfg!(unix) => "app.log.4".to_owned(),
+            4 if cfg!(unix) => "app.log.5".to_owned(),
+            n => format!("app.log.{n}"),
+        });
+        // (The housekeeping says, once, in the file, that it left the
+        // planted link alone.)
+        let text = read(&newest);
+        let records: Vec<&str> = text.lines().filter(|l| !l.starts_with("nowait:")).collect();
+        assert_eq!(records, [format!("t0 {run}")], "run {run}");
+        #[cfg(unix)]
+        assert_eq!(
+            fs::read_link(dir.path().join("current")).unwrap(),
+            newest.file_name().unwrap()
+        );
+    }
+    // The three newest runs' files; the planted link is not counted,
+    // removed or followed.
+    let kept = settle(dir.path(), |f| {
+        f.iter().filter(|p| !p.is_symlink()).count() == 3
+    });
+    let own: Vec<String> = kept
+        .iter()
+        .filter(|p| !p.is_symlink())
+        .map(|p| {
+            let text = read(p);
+            let first = text.lines().find(|l| !l.starts_with("nowait:"));
+            first.unwrap_or("").to_owned()
+        })
+        .collect();
+    assert_eq!(own, ["t0 2", "t0 3", "t0 4"]);
+    #[cfg(unix)]
+    assert_eq!(
+        fs::read_link(dir.path().join("app.log.3")).unwrap(),
+        Path::new("/dev/null")
+    );
+}
+
+/// Without it, a run continues the newest file; with it, a rotation by
+/// size within the run goes on from the run's own file.
+#[test]
+fn a_new_file_on_start_then_rolls_by_size_from_its_own_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let (logger, guard) = start(Rolling::never(dir.path(), "app.log"));
+    logger.log(Level::Info, "t0 0").unwrap();
+    drop(guard);
+    let (logger, guard) = start(
+        Rolling::never(dir.path(), "app.log")
+            .new_file_on_start(true)
+            .max_size(64),
+    );
+    for i in 1..20 {
+        logger.log(Level::Info, &format!("t0 {i}")).unwrap();
+    }
+    drop(guard);
+    let files = files(dir.path());
+    assert_eq!(
+        read(&files[0]),
+        "t0 0\n",
+        "the first run's file is left as it was"
+    );
+    assert!(files.len() >= 3, "{files:?}");
+    assert_eq!(logger.stats().sinks[0].rotations, files.len() as u64 - 2);
+    let (next, notices) = check_records(&files, 1);
+    assert_eq!(next, vec![20]);
+    assert!(notices.is_empty(), "{notices:?}");
+}
+
+/// With time rotation the new file is named in the current period, the
+/// next index after the newest of the period.
+#[test]
+fn a_new_file_on_start_takes_the_next_index_of_the_period() {
+    let dir = tempfile::tempdir().unwrap();
+    let rolling = Rolling::daily(dir.path(), "app")
+        .filename_suffix("log")
+        .new_file_on_start(true);
+    for run in 0..3 {
+        let (logger, guard) = start(rolling.clone());
+        logger.log(Level::Info, &format!("t0 {run}")).unwrap();
+        drop(guard);
+    }
+    let mut names: Vec<String> = fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 3, "{names:?}");
+    let day = &names[0]["app.".len().."app.YYYY-MM-DD".len()];
+    assert_eq!(
+        names,
+        [
+            format!("app.{day}.1.log"),
+            format!("app.{day}.2.log"),
+            format!("app.{day}.log"),
+        ]
+    );
+}

@@ -308,13 +308,15 @@ fn level_of(level: log::Level) -> Level {
 }
 
 impl Log for NowaitLogger {
-    /// The logger's cap, the sinks' levels, then the process filter on the
-    /// target (a few prefix compares; no lock, no allocation).
+    /// The logger's cap, the sinks' levels, then the process filter and
+    /// the sinks' filters on the target (a few prefix compares each; no
+    /// lock, no allocation).
     fn enabled(&self, metadata: &Metadata<'_>) -> bool {
         let level = level_of(metadata.level());
         metadata.level() <= self.level
             && self.logger.enabled(level)
             && filter::enabled(metadata.target(), level)
+            && self.logger.enabled_for(metadata.target(), level)
     }
 
     fn log(&self, record: &Record<'_>) {

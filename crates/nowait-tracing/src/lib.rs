@@ -267,6 +267,12 @@ impl NowaitLayer {
     /// # let _ = layer;
     /// ```
     pub fn new(logger: Logger) -> NowaitLayer {
+        // A sink's filter reloaded changes what each call site's interest
+        // should be (`register_callsite` asks `Logger::enabled_for`).
+        nowait_core::__private::logger::on_sink_filter_change(
+            &logger,
+            tracing_core::callsite::rebuild_interest_cache,
+        );
         NowaitLayer {
             logger,
             layer: scope::next_layer(),
@@ -434,7 +440,7 @@ where
             // Decide the call site's limit now, off the event path.
             let _ = limits.get(meta);
         }
-        if self.logger.enabled(level_of(meta)) {
+        if self.logger.enabled_for(meta.target(), level_of(meta)) {
             Interest::always()
         } else {
             Interest::never()
@@ -442,7 +448,7 @@ where
     }
 
     fn enabled(&self, meta: &Metadata<'_>, _: Context<'_, S>) -> bool {
-        self.logger.enabled(level_of(meta))
+        self.logger.enabled_for(meta.target(), level_of(meta))
     }
 
     fn max_level_hint(&self) -> Option<LevelFilter> {

@@ -82,6 +82,19 @@ impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Floor {
     }
 }
 
+/// The probe's file sink; `NOWAIT_PROBE_SINK_FILTER=DIRECTIVES` gives it
+/// target directives (`Sink::filter`): with `app=info`, no sink wants the
+/// workload's target (`nowait_benches`), and the count is that of a call
+/// rejected on the request thread.
+fn sink() -> nowait_core::Sink {
+    let dir = std::env::temp_dir().join(format!("layer-instructions-{}", std::process::id()));
+    let sink = nowait_core::Sink::file(dir.join("app.log"));
+    match std::env::var("NOWAIT_PROBE_SINK_FILTER") {
+        Ok(directives) => sink.filter(&directives),
+        Err(_) => sink,
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let usage = "usage: layer-instructions layer|floor|macro|otel|otelmacro req|fmt|spanreq N";
@@ -115,11 +128,16 @@ fn main() {
                     .unwrap_or(16),
             )
             .lane_capacity(64 << 20)
-            .sink(nowait_core::Sink::file(dir.join("app.log")))
+            .sink(sink())
     };
     let report = |logger: &nowait_core::Logger| {
         let stats = logger.stats();
-        eprintln!("dropped {} discarded {}", stats.dropped(), stats.discarded);
+        eprintln!(
+            "dropped {} discarded {} taken {}",
+            stats.dropped(),
+            stats.discarded,
+            stats.records_written
+        );
         let _ = std::fs::remove_dir_all(&dir);
     };
     match mode.as_str() {

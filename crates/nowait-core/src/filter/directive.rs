@@ -279,6 +279,12 @@ impl Directives {
             .map(|(d, _)| d.min)
     }
 
+    /// The threshold of the bare level (for targets no directive names),
+    /// if there is one.
+    pub(crate) fn default_min(&self) -> Option<Min> {
+        self.list.iter().find(|d| d.target.is_none()).map(|d| d.min)
+    }
+
     /// The most verbose level any directive lets through ([`OFF`] if none).
     pub(crate) fn most_verbose(&self) -> Min {
         self.list.iter().map(|d| d.min).min().unwrap_or(OFF)

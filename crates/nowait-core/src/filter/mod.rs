@@ -4,6 +4,7 @@
 //! consistency, are in [`Filter`]'s documentation.
 
 mod directive;
+pub(crate) mod routes;
 #[cfg(test)]
 mod tests;
 
@@ -426,6 +427,9 @@ impl fmt::Display for Filter {
 /// What the interest of a macro call site depends on, and the sites.
 struct State {
     filter: Option<Arc<Filter>>,
+    /// The global logger's per-sink filters: their union is one more
+    /// input of the macros' interest.
+    routes: Option<Arc<routes::Routes>>,
     sites: Vec<&'static Site>,
     hooks: Vec<fn(Option<&Filter>)>,
 }
@@ -433,6 +437,7 @@ struct State {
 /// Registration, rebuilds and filter changes. Never taken on a hot path.
 static STATE: Mutex<State> = Mutex::new(State {
     filter: None,
+    routes: None,
     sites: Vec::new(),
     hooks: Vec::new(),
 });
@@ -622,11 +627,22 @@ pub fn set_max_level(level: Level) {
     rebuild(&st);
 }
 
-/// A global logger was installed (its sinks' least severe level).
-pub(crate) fn logger_installed(min_level: Level) {
-    let st = state();
+/// A global logger was installed (its sinks' least severe level and
+/// their filters).
+pub(crate) fn logger_installed(min_level: Level, routes: &Arc<routes::Routes>) {
+    let mut st = state();
     LOGGER_MIN.store(min_level as u8, Ordering::Relaxed);
+    st.routes = Some(Arc::clone(routes));
     rebuild(&st);
+}
+
+/// A logger's per-sink filters changed: if it is the global logger, every
+/// call site's interest is recomputed before this returns.
+pub(crate) fn routes_changed(routes: &Arc<routes::Routes>) {
+    let st = state();
+    if st.routes.as_ref().is_some_and(|r| Arc::ptr_eq(r, routes)) {
+        rebuild(&st);
+    }
 }
 
 /// A handle to change the process filter at run time (what
@@ -762,13 +778,19 @@ impl Site {
         if self.interest.load(Ordering::Relaxed) == interest::UNKNOWN {
             st.sites.push(self);
         }
-        let on = interest_of(&st, self);
+        let union = sinks_union(&st);
+        let on = interest_of(&st, union.as_deref(), self);
         self.interest.store(on, Ordering::Relaxed);
         on == interest::ALWAYS
     }
 }
 
-fn interest_of(st: &State, site: &Site) -> u8 {
+/// The global logger's union of its sinks' filters, if one has any.
+fn sinks_union(st: &State) -> Option<Arc<Filter>> {
+    st.routes.as_ref().and_then(|r| r.union())
+}
+
+fn interest_of(st: &State, union: Option<&Filter>, site: &Site) -> u8 {
     let min = WANTED
         .load(Ordering::Relaxed)
         .max(LOGGER_MIN.load(Ordering::Relaxed));
@@ -776,7 +798,8 @@ fn interest_of(st: &State, site: &Site) -> u8 {
         && st
             .filter
             .as_ref()
-            .map_or(true, |f| f.enabled(site.target, site.level));
+            .map_or(true, |f| f.enabled(site.target, site.level))
+        && union.map_or(true, |u| u.enabled(site.target, site.level));
     if on {
         interest::ALWAYS
     } else {
@@ -786,8 +809,9 @@ fn interest_of(st: &State, site: &Site) -> u8 {
 
 /// Recomputes every registered site's interest (under the lock).
 fn rebuild(st: &State) {
+    let union = sinks_union(st);
     for site in &st.sites {
         site.interest
-            .store(interest_of(st, site), Ordering::Relaxed);
+            .store(interest_of(st, union.as_deref(), site), Ordering::Relaxed);
     }
 }

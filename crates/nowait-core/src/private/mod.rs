@@ -522,6 +522,14 @@ pub mod logger {
         logger.push(level, kind, parts)
     }
 
+    /// Runs `hook` after every change of a sink's filter of `logger`
+    /// (`Logger::reload_sink_filter`): the `tracing` layer rebuilds
+    /// `tracing`'s interest cache, which holds the answers of
+    /// `Logger::enabled_for` per call site.
+    pub fn on_sink_filter_change(logger: &Logger, hook: fn()) {
+        logger.shared.routes.on_change(hook);
+    }
+
     /// Counts a record the front end gave up on.
     #[inline]
     pub fn count_discarded(logger: &Logger) {

@@ -25,8 +25,9 @@ static GLOBAL: OnceLock<Logger> = OnceLock::new();
 /// ```
 pub fn set_global(logger: Logger) -> Result<(), SetGlobalError> {
     let min_level = logger.min_level();
+    let routes = std::sync::Arc::clone(&logger.shared.routes);
     GLOBAL.set(logger).map_err(|_| SetGlobalError(()))?;
-    crate::filter::logger_installed(min_level);
+    crate::filter::logger_installed(min_level, &routes);
     Ok(())
 }
 

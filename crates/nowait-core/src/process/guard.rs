@@ -46,6 +46,53 @@ impl fmt::Debug for Guard {
     }
 }
 
+impl Guard {
+    /// The logger's [`flush_async`](crate::logger::Logger::flush_async),
+    /// from the guard (for code that holds only the guard): a future that
+    /// completes once every record pushed before the call is written, or
+    /// with the error a flush reports.
+    ///
+    /// # Errors
+    ///
+    /// The future's output: as `Logger::flush`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    /// #     use std::task::{Context, Poll, Wake, Waker};
+    /// #     struct Unpark(std::thread::Thread);
+    /// #     impl Wake for Unpark { fn wake(self: std::sync::Arc<Self>) { self.0.unpark() } }
+    /// #     let waker = Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+    /// #     let mut f = std::pin::pin!(f);
+    /// #     loop {
+    /// #         if let Poll::Ready(v) = f.as_mut().poll(&mut Context::from_waker(&waker)) { return v; }
+    /// #         std::thread::park();
+    /// #     }
+    /// # }
+    /// let (logger, guard) = nowait_core::Builder::new()
+    ///     .sink(nowait_core::Sink::writer(std::io::sink()))
+    ///     .build()?;
+    /// logger.log(nowait_core::Level::Info, "bye")?;
+    /// block_on(guard.flush_async())?;
+    /// assert_eq!(logger.stats().records_written, 1);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn flush_async(
+        &self,
+    ) -> impl std::future::Future<Output = Result<(), crate::error::FlushError>>
+           + Send
+           + Sync
+           + Unpin
+           + 'static {
+        crate::shared::waiters::Flush::new(
+            &self.shared,
+            crate::shared::FlushScope::All,
+            self.shared.flush_timeout,
+        )
+    }
+}
+
 impl Drop for Guard {
     fn drop(&mut self) {
         self.shared.shutdown(self.timeout);

@@ -15,7 +15,8 @@
 //!   logoff and shutdown): the same shutdown, then the signal's default
 //!   action; a second signal during the drain kills at once;
 //! * SIGHUP (opt-in, Unix): a reopen of the file sinks, waited for on the
-//!   signal thread (at most the flush timeout), never on a request thread.
+//!   signal thread (at most the flush timeout), never on a request thread;
+//! * SIGUSR1 (opt-in, Unix): a dump of the backtraces' records, likewise.
 //!
 
 use std::panic::{self, PanicHookInfo};
@@ -34,6 +35,8 @@ static CRASH_HOOK: Once = Once::new();
 static SIGNALS: Once = Once::new();
 #[cfg(feature = "signals")]
 static SIGHUP: Once = Once::new();
+#[cfg(feature = "signals")]
+static SIGUSR1: Once = Once::new();
 
 pub(crate) fn register(shared: &Arc<Shared>, options: Options) {
     live::add(shared, options);
@@ -60,6 +63,10 @@ pub(crate) fn register(shared: &Arc<Shared>, options: Options) {
     #[cfg(feature = "signals")]
     if options.reopen_on_sighup {
         SIGHUP.call_once(install_sighup_thread);
+    }
+    #[cfg(feature = "signals")]
+    if options.dump_on_sigusr1 {
+        SIGUSR1.call_once(install_sigusr1_thread);
     }
 }
 
@@ -143,6 +150,20 @@ fn install_sighup_thread() {
         for shared in live::live(|o| o.reopen_on_sighup) {
             // A failure is reported by the writer in-band.
             let _ = shared.reopen();
+        }
+    });
+}
+
+/// SIGUSR1: dump the backtraces of every logger that asked for it
+/// (`Logger::dump_recent`). The handler only wakes a thread; the thread
+/// asks each writer and waits, at most each logger's flush timeout.
+/// Windows has no SIGUSR1: nothing is installed there.
+#[cfg(feature = "signals")]
+fn install_sigusr1_thread() {
+    crate::sys::on_user1(|| {
+        for shared in live::live(|o| o.dump_on_sigusr1) {
+            // A failure is reported by the writer in-band.
+            let _ = shared.dump_recent();
         }
     });
 }

@@ -14,6 +14,8 @@ pub(crate) struct Options {
     pub(crate) drain_on_signals: bool,
     #[cfg_attr(not(feature = "signals"), allow(dead_code))]
     pub(crate) reopen_on_sighup: bool,
+    #[cfg_attr(not(feature = "signals"), allow(dead_code))]
+    pub(crate) dump_on_sigusr1: bool,
     pub(crate) drain_on_crash: bool,
 }
 

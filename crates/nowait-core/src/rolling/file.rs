@@ -280,9 +280,10 @@ impl RollingFile {
         }
         let configured = Mode::bits(cfg.mode);
         let mode = newest_any.map_or(configured, |(_, mode)| configured.and(mode));
+        let fresh = cfg.new_file_on_start;
         let key = match newest {
-            Some((key, false)) => key,
-            Some((key, true)) => next_index(key)?,
+            Some((key, false)) if !fresh => key,
+            Some((key, _)) => next_index(key)?,
             None => Key {
                 period: current,
                 index: 0,
@@ -290,9 +291,26 @@ impl RollingFile {
         };
         let name = naming.name(&key);
         let mut notices = Vec::new();
-        let (file, name, key) = match dir.open_append(&name, false, mode) {
-            Ok(file) => (file, name, key),
-            Err(e) => {
+        let opened = if fresh {
+            // A new file: the first free name from the key on.
+            create_from(&dir, &naming, key.clone(), mode).map(|(file, _, key)| (file, key))
+        } else {
+            dir.open_append(&name, false, mode)
+                .map(|file| (file, key.clone()))
+                .map_err(|e| (e, name.clone()))
+        };
+        let (file, name, key) = match opened {
+            Ok((file, key)) => (file, naming.name(&key), key),
+            Err((e, name)) if fresh => {
+                return Err(io::Error::new(
+                    e.kind(),
+                    format!(
+                        "cannot start a new file {}: {e}",
+                        dir.path().join(name).display()
+                    ),
+                ))
+            }
+            Err((e, _)) => {
                 // Not ours to append to (or not openable): the next name.
                 let (file, new, key) = next_index(key)
                     .and_then(|next| create_from(&dir, &naming, next, mode).map_err(|(e, _)| e))?;

@@ -124,7 +124,8 @@ impl Compression {
 /// counts it, and the rotation is tried again a second later.
 ///
 /// On start the sink appends to the newest file of the current period, if
-/// an earlier run left one.
+/// an earlier run left one, or, with
+/// [`new_file_on_start`](Rolling::new_file_on_start), starts the next one.
 ///
 /// # Permissions, and a directory others can write
 ///
@@ -202,6 +203,8 @@ pub struct Rolling {
     pub(crate) clock: fn() -> SystemTime,
     /// Permission bits of new files ([`Rolling::mode`]).
     pub(crate) mode: u32,
+    /// Whether each build starts a new file ([`Rolling::new_file_on_start`]).
+    pub(crate) new_file_on_start: bool,
 }
 
 impl Rolling {
@@ -232,6 +235,7 @@ impl Rolling {
             link: None,
             clock: SystemTime::now,
             mode: 0o640,
+            new_file_on_start: false,
         }
     }
 
@@ -668,6 +672,49 @@ impl Rolling {
     /// ```
     pub fn mode(mut self, bits: u32) -> Rolling {
         self.mode = bits;
+        self
+    }
+
+    /// Starts a new file each time the logger is built (each run of the
+    /// process), instead of appending to the newest file an earlier run
+    /// left in the current period (default: append). The new file is the
+    /// next index after that one in the period, as a rotation by size
+    /// names it (`app.2026-11-23.log`, then `app.2026-11-23.1.log`, `.2`,
+    /// ...; with [`Rotation::Never`], `app.log`, then `app.log.1`), so a
+    /// run's lines stay together in one file, the files sort in the order
+    /// the runs started within a period, and globs such as `app.*` still
+    /// find every file. An index whose file or archive exists in any form
+    /// is skipped; with no earlier file in the period the first name is
+    /// taken.
+    ///
+    /// Everything else works as across a rotation: the files of earlier
+    /// runs count for retention ([`max_log_files`](Rolling::max_log_files),
+    /// [`max_age`](Rolling::max_age), [`max_total_size`](Rolling::max_total_size))
+    /// and are compressed if [`compress`](Rolling::compress) says so, the
+    /// [`symlink`](Rolling::symlink) points to the new file, and a
+    /// crash-durable logger (`Builder::crash_durable`) first completes the
+    /// file the crashed run was writing, then starts the new one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::sink::Rolling;
+    /// use nowait_core::{Builder, Level, Sink};
+    ///
+    /// let dir = tempfile::tempdir()?;
+    /// for run in 0..3 {
+    ///     let (logger, guard) = Builder::new()
+    ///         .sink(Sink::rolling(Rolling::never(dir.path(), "app.log").new_file_on_start(true)))
+    ///         .build()?;
+    ///     logger.log(Level::Info, &format!("run {run}"))?;
+    ///     drop(guard);
+    /// }
+    /// assert_eq!(std::fs::read_to_string(dir.path().join("app.log"))?, "run 0\n");
+    /// assert_eq!(std::fs::read_to_string(dir.path().join("app.log.2"))?, "run 2\n");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn new_file_on_start(mut self, on: bool) -> Rolling {
+        self.new_file_on_start = on;
         self
     }
 

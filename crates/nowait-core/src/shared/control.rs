@@ -64,6 +64,9 @@ pub(crate) struct Control {
     pub(crate) fsync: AtomicBool,
     /// Reopen requests, counted.
     pub(crate) reopen: Progress,
+    /// Requests to dump the backtraces' records (`Logger::dump_recent`),
+    /// counted.
+    pub(crate) dump: Progress,
     /// The writer's busy interval and batch size (reconfigure).
     pub(crate) interval_ns: AtomicU64,
     pub(crate) batch: AtomicUsize,
@@ -77,6 +80,7 @@ impl Control {
             flush: Default::default(),
             fsync: AtomicBool::new(false),
             reopen: Progress::default(),
+            dump: Progress::default(),
             interval_ns: AtomicU64::new(interval.as_nanos().min(u64::MAX as u128) as u64),
             batch: AtomicUsize::new(batch),
             deadline_ns: AtomicU64::new(u64::MAX),
@@ -93,6 +97,8 @@ impl Control {
         }
         let r = self.reopen.req.load(Ordering::SeqCst);
         self.reopen.done.store(r, Ordering::SeqCst);
+        let d = self.dump.req.load(Ordering::SeqCst);
+        self.dump.done.store(d, Ordering::SeqCst);
         // Nor is a shutdown the parent had begun: the child's own stores
         // its deadline (the first one stands).
         self.deadline_ns.store(u64::MAX, Ordering::SeqCst);
@@ -168,13 +174,8 @@ impl Shared {
             return Err(FlushError::Closed);
         }
         let deadline = crate::record::clock::deadline_after(timeout);
-        let target = self.ring.claimed();
+        let n = self.request_flush(scope);
         let p = &self.ctl.flush[scope as usize];
-        // The target first, then the sequence: the writer reads them in the
-        // opposite order, so an answer to sequence `n` covers our target.
-        p.req.fetch_max(target, Ordering::SeqCst);
-        let n = p.seq.fetch_add(1, Ordering::SeqCst) + 1;
-        self.doorbell.ring();
         let answered = || p.seq_done.load(Ordering::SeqCst) >= n;
         let done = self.wait_until(deadline, || {
             answered() || self.state.load(Ordering::SeqCst) != state::RUNNING
@@ -189,9 +190,23 @@ impl Shared {
         self.flush_result(scope)
     }
 
+    /// Asks the writer for a flush of every record claimed before the
+    /// call to the sinks of `scope`; returns the sequence number whose
+    /// answer (`seq_done >= n`) means it is done.
+    pub(crate) fn request_flush(&self, scope: FlushScope) -> u64 {
+        let target = self.ring.claimed();
+        let p = &self.ctl.flush[scope as usize];
+        // The target first, then the sequence: the writer reads them in the
+        // opposite order, so an answer to sequence `n` covers our target.
+        p.req.fetch_max(target, Ordering::SeqCst);
+        let n = p.seq.fetch_add(1, Ordering::SeqCst) + 1;
+        self.doorbell.ring();
+        n
+    }
+
     /// The first sink error since the last flush, else a stalled sink, else
     /// success.
-    fn flush_result(&self, scope: FlushScope) -> Result<(), FlushError> {
+    pub(crate) fn flush_result(&self, scope: FlushScope) -> Result<(), FlushError> {
         let in_scope =
             |s: &&crate::accounting::stats::SinkCounters| scope == FlushScope::All || s.durable;
         for s in self.sinks.iter().filter(in_scope) {
@@ -240,6 +255,36 @@ impl Shared {
             return Err(FlushError::Closed);
         }
         self.flush_result(FlushScope::All)
+    }
+
+    /// Asks the writer to write what each sink's backtrace keeps now
+    /// (without forgetting it), after every record pushed before the call,
+    /// and waits until that is written: a flush, the dump, a flush, all
+    /// within one flush timeout.
+    pub(crate) fn dump_recent(self: &Arc<Self>) -> Result<(), FlushError> {
+        if Shared::on_writer_thread() {
+            return Err(FlushError::TimedOut);
+        }
+        let deadline = crate::record::clock::deadline_after(self.flush_timeout);
+        let left = || deadline.saturating_duration_since(Instant::now());
+        // The records pushed before the call reach the backtraces first.
+        match self.flush(FlushScope::All, left()) {
+            Ok(()) | Err(FlushError::Sink { .. } | FlushError::Stalled { .. }) => {}
+            Err(e) => return Err(e),
+        }
+        let n = self.ctl.dump.req.fetch_add(1, Ordering::SeqCst) + 1;
+        self.doorbell.ring();
+        let d = &self.ctl.dump;
+        if !self.wait_until(deadline, || {
+            d.done.load(Ordering::SeqCst) >= n
+                || self.state.load(Ordering::SeqCst) != state::RUNNING
+        }) {
+            return Err(FlushError::TimedOut);
+        }
+        if d.done.load(Ordering::SeqCst) < n {
+            return Err(FlushError::Closed);
+        }
+        self.flush(FlushScope::All, left())
     }
 
     /// Shuts the logger down: refuses new records, lets the writer drain
@@ -393,7 +438,7 @@ impl Shared {
     /// The counts are final: wakes everybody waiting on the logger.
     pub(crate) fn mark_finished(&self) {
         self.state.store(state::FINISHED, Ordering::SeqCst);
-        self.progress.notify();
+        self.notify_progress();
         self.space.notify();
     }
 }

@@ -24,6 +24,7 @@
 mod control;
 pub(crate) mod lanes;
 mod push;
+pub(crate) mod waiters;
 
 pub(crate) use control::{check_batch_size, FlushScope};
 pub(crate) use push::TIME_PREFIX;
@@ -109,6 +110,8 @@ pub(crate) struct Shared {
     /// Bound on a fatal signal's drain (`crash`).
     pub(crate) crash_timeout: Duration,
     pub(crate) sinks: Box<[SinkCounters]>,
+    /// The sinks' filters and their union (`Sink::filter`).
+    pub(crate) routes: Arc<crate::filter::routes::Routes>,
     /// Wakes the writer out of its poll (an eventfd). Rung by flush,
     /// reopen, shutdown and producers waiting for room, never by a push.
     pub(crate) doorbell: Doorbell,
@@ -132,6 +135,9 @@ pub(crate) struct Shared {
     pub(crate) progress: CachePadded<EventCount>,
     /// Producers currently waiting for room.
     pub(crate) blocked: CachePadded<AtomicUsize>,
+    /// Tasks awaiting a flush (`Logger::flush_async`); woken with
+    /// `progress`.
+    pub(crate) waiters: CachePadded<waiters::AsyncWaiters>,
 }
 
 impl std::fmt::Debug for Shared {
@@ -160,6 +166,8 @@ pub(crate) struct Config {
     pub(crate) batch_size: usize,
     /// Lanes and the bytes of each (0 lanes: none).
     pub(crate) lanes: (usize, usize),
+    /// The sinks' filters.
+    pub(crate) routes: Arc<crate::filter::routes::Routes>,
 }
 
 impl Shared {
@@ -193,6 +201,7 @@ impl Shared {
             write_through_from: config.write_through.map_or(u8::MAX, |l| l as u8),
             counters: CachePadded::new(Counters::default()),
             sinks: sinks.into_boxed_slice(),
+            routes: config.routes,
             state: CachePadded::new(AtomicU8::new(state::RUNNING)),
             consumer: CachePadded::new(AtomicU8::new(consumer::NONE)),
             ctl: CachePadded::new(control::Control::new(
@@ -203,6 +212,7 @@ impl Shared {
             space: CachePadded::new(EventCount::default()),
             progress: CachePadded::new(EventCount::default()),
             blocked: CachePadded::new(AtomicUsize::new(0)),
+            waiters: CachePadded::new(waiters::AsyncWaiters::default()),
             flush_timeout: config.flush_timeout,
             shutdown_timeout: config.shutdown_timeout,
             panic_timeout: config.panic_timeout,
@@ -210,6 +220,13 @@ impl Shared {
             durable: None,
             start,
         })
+    }
+
+    /// The writer published progress (a flush or reopen answered, the
+    /// counts final): wakes the threads and the tasks waiting for it.
+    pub(crate) fn notify_progress(&self) {
+        self.progress.notify();
+        self.waiters.wake_all();
     }
 
     /// Starts the writer thread.
@@ -285,7 +302,7 @@ impl Shared {
         match self.start_writer() {
             Ok(()) => {
                 self.clear_forked();
-                self.progress.notify();
+                self.notify_progress();
             }
             Err(_) => {
                 // No thread can be had: records are refused and counted
@@ -294,7 +311,7 @@ impl Shared {
                 self.clear_forked();
                 self.consumer.store(consumer::NONE, Ordering::SeqCst);
                 self.state.store(state::FINISHED, Ordering::SeqCst);
-                self.progress.notify();
+                self.notify_progress();
             }
         }
     }

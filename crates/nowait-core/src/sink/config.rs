@@ -40,6 +40,8 @@ pub struct Sink {
     pub(super) syslog: Option<Syslog>,
     pub(super) own_thread: bool,
     pub(super) backtrace: Option<crate::sink::backtrace::BacktraceBuffer>,
+    /// Target directives ([`Sink::filter`]), or why they do not parse.
+    pub(super) filter: Option<Result<crate::filter::Filter, crate::filter::FilterError>>,
 }
 
 impl fmt::Debug for Sink {
@@ -49,6 +51,7 @@ impl fmt::Debug for Sink {
             .field("buffer_size", &self.buffer_size)
             .field("level", &self.level)
             .field("backtrace", &self.backtrace)
+            .field("filter", &self.filter)
             .finish_non_exhaustive()
     }
 }
@@ -66,6 +69,7 @@ impl Sink {
             syslog: None,
             own_thread: false,
             backtrace: None,
+            filter: None,
         }
     }
 
@@ -522,6 +526,57 @@ impl Sink {
     /// ```
     pub fn level(mut self, level: Level) -> Sink {
         self.level = level;
+        self
+    }
+
+    /// Takes only the targets and levels `directives` let through: the
+    /// `RUST_LOG` syntax of [`Filter`](crate::filter::Filter)
+    /// (`"my_app=debug,hyper=warn"`: DEBUG and above from `my_app`, WARN and
+    /// above from `hyper`, nothing from other targets), on top of the
+    /// sink's [`level`](Sink::level). Records this sink does not take are
+    /// counted in its
+    /// [`SinkStats::filtered`](crate::accounting::stats::SinkStats::filtered);
+    /// the other sinks still get them. Lines pushed with `Logger::log`
+    /// have no target: the bare level (`"warn"` in `"warn,db=debug"`)
+    /// decides for them, and without one they are filtered.
+    ///
+    /// The writer thread applies it, so the request path does not change:
+    /// a front end asks one filter, the union of every sink's filter and
+    /// level, and a record that no sink wants is not even pushed (a
+    /// disabled macro call site costs one load, as with the process
+    /// filter). Change it at run time with `Logger::reload_sink_filter`.
+    ///
+    /// With a [`backtrace`](Sink::backtrace), what the sink does not take
+    /// (by level or by target) is kept down to the backtrace's lowest
+    /// level, whatever its target.
+    ///
+    /// Invalid directives make `Builder::build` fail with a
+    /// [`BuildError`](crate::error::BuildError) naming the sink and the
+    /// directive.
+    ///
+    /// # Examples
+    ///
+    /// Errors of every target on the terminal, the application's DEBUG
+    /// records and `hyper`'s warnings in a file:
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Level, Sink};
+    ///
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("app.log");
+    /// let (logger, guard) = Builder::new()
+    ///     .sink(Sink::writer(std::io::sink()).level(Level::Error))
+    ///     .sink(Sink::file(&path).filter("my_app=debug,hyper=warn"))
+    ///     .build()?;
+    /// assert!(logger.enabled_for("my_app::db", Level::Debug));
+    /// assert!(!logger.enabled_for("hyper::proto", Level::Info));
+    /// assert!(logger.enabled_for("hyper::proto", Level::Error));
+    /// # drop(guard);
+    /// assert!(Builder::new().sink(Sink::stdout().filter("app=loud")).build().is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn filter(mut self, directives: &str) -> Sink {
+        self.filter = Some(crate::filter::Filter::parse(directives));
         self
     }
 

@@ -166,6 +166,8 @@ pub(crate) struct Plan {
     /// `level`, or the backtrace's lowest level if lower.
     pub(crate) wanted: Level,
     pub(crate) backtrace: Option<crate::sink::backtrace::BacktraceBuffer>,
+    /// The sink's target directives (`Sink::filter`).
+    pub(crate) filter: Option<crate::filter::Filter>,
 }
 
 impl Plan {
@@ -199,6 +201,7 @@ impl Plan {
             buffer_size: sink.buffer_size,
             level: sink.level,
             backtrace: sink.backtrace,
+            filter: sink.filter.and_then(Result::ok),
             target: sink.target,
         })
     }
@@ -260,6 +263,12 @@ pub(crate) fn check(sinks: &[Sink]) -> Result<(), BuildError> {
         )));
     }
     for sink in sinks {
+        if let Some(Err(why)) = &sink.filter {
+            return Err(BuildError::config(format!(
+                "sink {}: filter: {why}",
+                sink.target.name()
+            )));
+        }
         if let Some(Err(why)) = sink.backtrace.as_ref().map(|b| b.check()) {
             return Err(BuildError::config(format!(
                 "sink {}: {why}",
@@ -290,6 +299,17 @@ impl OpenSinks {
     /// The least severe level any sink takes (`Trace` without sinks).
     pub(crate) fn min_level(&self) -> Level {
         (self.plans.iter().map(|p| p.wanted).min()).unwrap_or(Level::Trace)
+    }
+
+    /// What each sink takes, for the request path's union and the writer.
+    pub(crate) fn rules(&self) -> Vec<crate::filter::routes::Rule> {
+        (self.plans.iter())
+            .map(|p| crate::filter::routes::Rule {
+                filter: p.filter.clone().map(Arc::new),
+                level: p.level,
+                lowest: p.backtrace.map(|b| b.lowest),
+            })
+            .collect()
     }
 
     /// Whether some sink wants completeness (files, custom writers).

@@ -69,7 +69,7 @@ pub(crate) use net::{Peer, Sent};
 mod journal_none;
 pub(crate) use imp::process::{at_exit, at_fork, hostname};
 #[cfg(feature = "signals")]
-pub(crate) use imp::signals::{on_hangup, on_terminate};
+pub(crate) use imp::signals::{on_hangup, on_terminate, on_user1};
 pub(crate) use imp::stdio::open as open_stdio;
 pub(crate) use imp::{is_permanent, sleep, Descriptor, Doorbell, Waitable, RENAME_NEEDS_CLOSE};
 #[cfg(not(all(target_os = "linux", not(nowait_portable))))]

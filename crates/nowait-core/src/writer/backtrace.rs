@@ -94,6 +94,19 @@ impl Kept {
         self.not_kept = 0;
     }
 
+    /// Hands every kept record to `each`, oldest first, and keeps them
+    /// (a dump on request: the next trigger still releases them).
+    pub(super) fn each(&mut self, mut each: impl FnMut(&Record<'_>)) {
+        let mut rest: &[u8] = self.bytes.make_contiguous();
+        while let [level, kind, l0, l1, l2, l3, tail @ ..] = rest {
+            let len = u32::from_le_bytes([*l0, *l1, *l2, *l3]) as usize;
+            let (payload, next) = tail.split_at(len);
+            let level = Level::from_u8(*level).unwrap_or(Level::Error);
+            each(&Record::new(level, *kind, payload));
+            rest = next;
+        }
+    }
+
     /// Forgets every kept record (shutdown); returns how many.
     pub(super) fn discard(&mut self) -> u64 {
         let n = self.count;

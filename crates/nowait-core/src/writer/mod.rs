@@ -28,6 +28,7 @@
 mod backtrace;
 mod finish;
 mod lanes;
+mod route;
 mod sink_state;
 mod start;
 
@@ -84,6 +85,8 @@ pub(crate) struct Writer {
     fill_time: Duration,
     marks: [Option<Mark>; 2],
     reopen_done: u64,
+    /// The last dump request answered.
+    dump_done: u64,
     /// Records taken from the ring.
     records: u64,
     high_water: u64,
@@ -197,6 +200,7 @@ impl Writer {
             fill_time: Duration::MAX,
             marks: [None, None],
             reopen_done: 0,
+            dump_done: 0,
             records: 0,
             high_water: 0,
             losses: Default::default(),
@@ -237,6 +241,7 @@ impl Writer {
         }
         let _exit = Exit(Arc::clone(&self.shared));
         self.reopen_done = self.shared.ctl.reopen.done.load(Ordering::SeqCst);
+        self.dump_done = self.shared.ctl.dump.done.load(Ordering::SeqCst);
         for msg in std::mem::take(&mut self.startup) {
             self.broadcast(Level::Warn, &msg, None);
         }
@@ -574,7 +579,16 @@ impl Writer {
             self.reopen_done = reopen;
             self.publish(now);
             self.shared.ctl.reopen.done.store(reopen, Ordering::SeqCst);
-            self.shared.progress.notify();
+            self.shared.notify_progress();
+        }
+        let dump = self.shared.ctl.dump.req.load(Ordering::SeqCst);
+        if dump > self.dump_done {
+            for sink in &mut self.sinks {
+                sink.dump_backtrace();
+            }
+            self.dump_done = dump;
+            self.shared.ctl.dump.done.store(dump, Ordering::SeqCst);
+            self.shared.notify_progress();
         }
         for scope in [FlushScope::All, FlushScope::Durable] {
             self.advance_flush(scope, now);
@@ -648,7 +662,7 @@ impl Writer {
         self.publish(now);
         p.done.fetch_max(target, Ordering::SeqCst);
         p.seq_done.fetch_max(seq, Ordering::SeqCst);
-        shared.progress.notify();
+        shared.notify_progress();
     }
 
     fn check_rotation(&mut self, force: bool) {

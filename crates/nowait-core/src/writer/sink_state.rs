@@ -69,6 +69,8 @@ pub(crate) struct SinkState {
     /// The records below `level` kept until a trigger or the shutdown
     /// (see `crate::sink::backtrace`); counted nowhere while kept.
     backtrace: Option<Box<Kept>>,
+    /// The sink's target filter (`Sink::filter`), once the writer runs.
+    pub(super) route: Option<super::route::Route>,
     /// Formatted bytes; `buf[sent..]` are not yet written.
     buf: Vec<u8>,
     sent: usize,
@@ -145,6 +147,7 @@ impl SinkState {
             durable,
             level: Level::Trace,
             backtrace: None,
+            route: None,
             buf: Vec::with_capacity(batch.min(limit) + 4096),
             sent: 0,
             ends: VecDeque::with_capacity(1024),
@@ -283,7 +286,7 @@ impl SinkState {
     /// one below the sink's level is filtered or kept in the backtrace,
     /// and a trigger first releases what the backtrace kept.
     pub(super) fn add_record(&mut self, record: &Record<'_>) {
-        if record.level() < self.level {
+        if record.level() < self.level || !self.route.as_mut().map_or(true, |r| r.takes(record)) {
             match &mut self.backtrace {
                 Some(kept) if record.level() >= kept.config.lowest => {
                     self.filtered += kept.keep(record);
@@ -322,6 +325,50 @@ impl SinkState {
         self.backtrace_released += n;
         self.add_kept_notice(&format!("--- end of the {n} earlier record{s} ---"));
         self.backtrace = Some(kept);
+    }
+
+    /// Writes copies of the kept records, oldest first, between two kept
+    /// notices, and keeps them: a later trigger still releases them (and
+    /// counts them then). The copies are output as notices are, outside
+    /// the record counts, so that each record keeps exactly one outcome.
+    /// Nothing for a sink without a backtrace.
+    #[cold]
+    pub(super) fn dump_backtrace(&mut self) {
+        let Some(mut kept) = self.backtrace.take() else {
+            return;
+        };
+        let n = kept.len();
+        let s = if n == 1 { "" } else { "s" };
+        let below = self.level;
+        if n == 0 {
+            self.add_kept_notice(&format!(
+                "--- no recent records below {below} kept, dumped on request ---"
+            ));
+        } else {
+            self.add_kept_notice(&format!(
+                "--- {n} recent record{s} below {below}, dumped on request (still kept) ---"
+            ));
+            kept.each(|r| self.add_copy(r));
+            self.add_kept_notice(&format!("--- end of the {n} recent record{s} dumped ---"));
+        }
+        self.backtrace = Some(kept);
+    }
+
+    /// Formats a copy of a kept record as a kept one, outside the record
+    /// counts (see [`dump_backtrace`](Self::dump_backtrace)).
+    fn add_copy(&mut self, record: &Record<'_>) {
+        if self.dead {
+            return;
+        }
+        let before = self.buf.len();
+        let format = &mut self.format;
+        let buf = &mut self.buf;
+        if catch_unwind(AssertUnwindSafe(|| format.format_kept(record, buf))).is_err() {
+            self.buf.truncate(before);
+            return;
+        }
+        self.appended += (self.buf.len() - before) as u64;
+        self.ends.push_back(self.appended | NOTICE_BIT);
     }
 
     /// At shutdown: the records still kept are filtered (never written).

@@ -69,10 +69,13 @@ pub(crate) fn start(shared: &Arc<Shared>) -> Result<(), BuildError> {
 /// Spawns the writer thread over `states`, pinned if `settings` says so.
 fn spawn(
     shared: &Arc<Shared>,
-    states: Vec<SinkState>,
+    mut states: Vec<SinkState>,
     startup: Vec<String>,
     settings: &Settings,
 ) -> io::Result<()> {
+    for (i, s) in states.iter_mut().enumerate() {
+        s.route = Some(super::route::Route::new(Arc::clone(&shared.routes), i));
+    }
     for (c, s) in shared.sinks.iter().zip(&states) {
         c.non_blocking
             .store(!s.output.may_block(), Ordering::Relaxed);

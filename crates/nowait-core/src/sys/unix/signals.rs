@@ -1,11 +1,12 @@
-//! SIGTERM/SIGINT (drain, then die of the signal) and SIGHUP (reopen) on
+//! SIGTERM/SIGINT (drain, then die of the signal), SIGHUP (reopen) and
+//! SIGUSR1 (dump the backtraces) on
 //! Unix, through `signal-hook`: the handlers only wake a thread of ours
 //! (a self-pipe); the work is done on that thread, never in a handler.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM, SIGUSR1};
 use signal_hook::iterator::Signals;
 
 /// On the first SIGTERM or SIGINT, runs `drain` on a thread of its own,
@@ -48,6 +49,22 @@ pub(crate) fn on_hangup(reopen: fn()) {
         .spawn(move || {
             for _ in signals.forever() {
                 reopen();
+            }
+        });
+    drop(spawned);
+}
+
+/// On every SIGUSR1, runs `dump` on a thread of its own. Signals that
+/// arrive meanwhile are merged into one more call.
+pub(crate) fn on_user1(dump: fn()) {
+    let Ok(mut signals) = Signals::new([SIGUSR1]) else {
+        return;
+    };
+    let spawned = std::thread::Builder::new()
+        .name("nowait-sigusr1".into())
+        .spawn(move || {
+            for _ in signals.forever() {
+                dump();
             }
         });
     drop(spawned);

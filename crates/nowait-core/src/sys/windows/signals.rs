@@ -49,6 +49,10 @@ pub(crate) fn on_terminate(drain: fn()) {
 /// Windows has no SIGHUP: nothing to install.
 pub(crate) fn on_hangup(_reopen: fn()) {}
 
+/// Windows has no SIGUSR1 (and no other signal a process may send another
+/// for this): nothing to install.
+pub(crate) fn on_user1(_dump: fn()) {}
+
 #[cfg(test)]
 mod tests {
     use super::*;
