@@ -516,16 +516,45 @@ impl Writer {
                 let msg = loss_message(n, &format!("sink {} failed", sink.name), (first, last));
                 self.broadcast(Level::Warn, &msg, Some(i));
             }
+            // Refusals: to the other sinks at most once an interval (a
+            // receiver refusing every request would otherwise get a notice
+            // per request); to the sink itself only once its receiver takes
+            // a request again, never through the receiver refusing them.
             let sink = &mut self.sinks[i];
             sink.reject_loss.observe(sink.dropped_rejected, now);
-            if let Some((n, first, last)) = sink.reject_loss.take(now, force) {
-                let why = format!(
+            sink.reject_self_loss.observe(sink.dropped_rejected, now);
+            let why = |sink: &SinkState| {
+                format!(
                     "sink {} refused them: {}",
                     sink.name,
-                    sink.last_error.as_deref().unwrap_or("unknown error")
-                );
-                let msg = loss_message(n, &why, (first, last));
-                self.broadcast(Level::Warn, &msg, None);
+                    sink.refusal.as_deref().unwrap_or("unknown error")
+                )
+            };
+            if let Some((n, first, last)) = sink.reject_loss.take_every(now, force) {
+                let msg = loss_message(n, &why(sink), (first, last));
+                self.broadcast(Level::Warn, &msg, Some(i));
+            }
+            let sink = &mut self.sinks[i];
+            if !sink.refusing {
+                if let Some((n, first, last)) = sink.reject_self_loss.take(now, true) {
+                    let msg = loss_message(n, &why(sink), (first, last));
+                    sink.add_notice(Level::Warn, &msg);
+                }
+            }
+            // Records shed by a sink too slow or failing: to the other
+            // sinks as they go (the sink itself gets its gap notice once
+            // it has drained).
+            let sink = &mut self.sinks[i];
+            sink.shed_slow_loss.observe(sink.shed_slow, now);
+            if let Some((n, first, last)) = sink.shed_slow_loss.take(now, force) {
+                let msg = loss_message(n, &sink.shed_reason_slow(), (first, last));
+                self.broadcast(Level::Warn, &msg, Some(i));
+            }
+            let sink = &mut self.sinks[i];
+            sink.shed_failing_loss.observe(sink.shed_failing, now);
+            if let Some((n, first, last)) = sink.shed_failing_loss.take(now, force) {
+                let msg = loss_message(n, &sink.shed_reason_failing(), (first, last));
+                self.broadcast(Level::Warn, &msg, Some(i));
             }
             let sink = &mut self.sinks[i];
             sink.format_loss.observe(sink.dropped_format, now);
@@ -740,6 +769,7 @@ impl Writer {
         let mut timeout = self.sleep;
         if self.losses.iter().any(Loss::unreported)
             || self.limits.iter().any(|(_, loss)| loss.unreported())
+            || self.sinks.iter().any(SinkState::losses_unreported)
         {
             timeout = timeout.min(self.interval.max(Duration::from_millis(50)));
         }
