@@ -126,6 +126,17 @@ pub(crate) fn loss_message(n: u64, what: &str, (first, last): (SystemTime, Syste
 /// Ring-level losses, in the order of [`RING_REASONS`].
 pub(crate) const RING_LOSSES: usize = 6;
 
+/// The index of each ring-level loss in [`RING_REASONS`] (and in the
+/// crash-durable file's loss words).
+pub(crate) mod ring_loss {
+    pub(crate) const FULL: usize = 0;
+    pub(crate) const SHED: usize = 1;
+    pub(crate) const TOO_LARGE: usize = 2;
+    pub(crate) const DISCARDED: usize = 3;
+    pub(crate) const TIMEOUT: usize = 4;
+    pub(crate) const CLOSED: usize = 5;
+}
+
 /// Why a record never made it into the ring.
 pub(crate) const RING_REASONS: [&str; RING_LOSSES] = [
     "ring full",

@@ -68,6 +68,7 @@ impl Writer {
         if self.taken {
             return;
         }
+        self.settle_durable();
         self.publish(Instant::now());
         self.shared.mark_finished();
         let _ = self.shared.consumer.compare_exchange(

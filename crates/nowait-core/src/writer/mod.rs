@@ -252,6 +252,7 @@ impl Writer {
             self.write_all(now, false);
             self.report_losses(false);
             self.write_all(now, false);
+            self.settle_durable();
             self.answer(now);
             if self.taken {
                 return;
@@ -320,22 +321,39 @@ impl Writer {
             let sinks = &mut self.sinks;
             // A crash-durable file notes which record is being formatted,
             // so that one that crashes the writer is not retried forever.
-            let durable = self.durable.as_ref().map(|d| d.file());
+            let writer = self.durable.as_ref();
+            let durable = writer.map(|d| d.file());
             if let Some(d) = durable {
                 d.batch_start(shared.ring.consumed());
             }
             let mut nth = 0;
-            let n = shared.ring.consume(self.batch, |header, payload| {
-                if let Some(d) = durable {
-                    nth += 1;
-                    d.formatting(nth);
-                }
-                let level = Level::from_u8(header.level).unwrap_or(Level::Error);
-                let record = Record::new(level, header.kind, payload);
-                for sink in sinks.iter_mut() {
-                    sink.add_record(&record);
-                }
-            }) as u64;
+            // In a crash-durable ring the batch ends early once a file
+            // sink's unwritten bytes grow past half its mirror, so that
+            // the commit after it copies them all, however many bytes the
+            // ring's records format to (see `durable`).
+            let full = std::cell::Cell::new(false);
+            let n = shared.ring.consume_until(
+                self.batch,
+                || full.get(),
+                |header, payload| {
+                    if let Some(d) = durable {
+                        nth += 1;
+                        d.formatting(nth);
+                    }
+                    let level = Level::from_u8(header.level).unwrap_or(Level::Error);
+                    let record = Record::new(level, header.kind, payload);
+                    for (i, sink) in sinks.iter_mut().enumerate() {
+                        let before = sink.unsent();
+                        sink.add_record(&record);
+                        if let Some(w) = writer {
+                            let after = sink.unsent();
+                            if after > before && after >= w.commit_before() && w.mirrors(i) {
+                                full.set(true);
+                            }
+                        }
+                    }
+                },
+            ) as u64;
             if let Some(d) = durable {
                 d.formatting(0);
             }
@@ -391,6 +409,16 @@ impl Writer {
         let sinks = &self.sinks;
         durable.commit(taken, |i| sinks[i].durable_view());
         ring.release();
+    }
+
+    /// In a crash-durable ring: once the file sinks have written the
+    /// notices of the push-time losses reported last, names them in a
+    /// snapshot (see `durable`, "Losses at push time").
+    fn settle_durable(&mut self) {
+        if let Some(durable) = &mut self.durable {
+            let sinks = &self.sinks;
+            durable.settle_reported(|i| sinks[i].written);
+        }
     }
 
     /// Notes that a drain starts at `now`, at ring position `consumed`:
@@ -508,6 +536,12 @@ impl Writer {
                 let msg = loss_message(n, RING_REASONS[i], (first, last));
                 self.broadcast(Level::Warn, &msg, None);
             }
+        }
+        if let Some(durable) = &mut self.durable {
+            let sinks = &self.sinks;
+            durable.note_reported(self.losses.each_ref().map(Loss::reported), |i| {
+                sinks[i].appended
+            });
         }
         for i in 0..self.sinks.len() {
             let sink = &mut self.sinks[i];
