@@ -763,6 +763,76 @@ mod tls {
         }
     }
 
+    /// The receiver's failed handshakes so far (its `TLSERR` lines).
+    fn handshake_errors(rx: &Receiver) -> Vec<String> {
+        (rx.output().lines())
+            .filter_map(|l| l.strip_prefix("TLSERR "))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Shutting down with a receiver whose certificate no trusted CA
+    /// signed: a few handshakes with back-off, not one every few
+    /// milliseconds; each ends with the TLS alert that tells the receiver
+    /// why; and the notice says the sink gave up and why, not that the
+    /// shutdown timed out.
+    #[test]
+    fn shutdown_with_an_untrusted_receiver_tries_a_few_times_and_says_why() {
+        let _serial = serial();
+        if !Receiver::available() {
+            return;
+        }
+        let (ca, other) = (Ca::new("nowait test CA"), Ca::new("another CA"));
+        let dir = tempfile::tempdir().unwrap();
+        let rx = start(dir.path(), &other.leaf(&["127.0.0.1"], false), None, "ok");
+        let others = MemoryWriter::default();
+        let (logger, guard) = Builder::new()
+            .shutdown_timeout(Duration::from_secs(5))
+            .sink(Sink::writer(others.clone()).format(Plain))
+            .sink(Sink::otlp(
+                Otlp::new(&https(&rx)).ca_certificate_pem(ca.pem()),
+            ))
+            .build()
+            .unwrap();
+        log_seqs(&logger, 0..100);
+        let begun = Instant::now();
+        while handshake_errors(&rx).is_empty() {
+            assert!(begun.elapsed() < Duration::from_secs(5));
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // The writer is in its back-off now; what follows is the shutdown's.
+        std::thread::sleep(Duration::from_millis(50));
+        let before = handshake_errors(&rx).len();
+        let t = Instant::now();
+        drop(guard);
+        let took = t.elapsed();
+        // The receiver logs each failed handshake as it sees it.
+        std::thread::sleep(Duration::from_millis(300));
+        let errors = handshake_errors(&rx);
+        let during = errors.len() - before;
+        eprintln!(
+            "{during} handshakes in a shutdown of {took:?}; the receiver saw: {}",
+            errors[0]
+        );
+        assert!((1..=5).contains(&during), "{during} in {took:?}");
+        assert!(took < Duration::from_secs(1), "{took:?}");
+        assert!(
+            errors
+                .iter()
+                .all(|e| e.to_ascii_lowercase().contains("alert")),
+            "no TLS alert told the receiver why: {errors:?}"
+        );
+        let s = &logger.stats().sinks[1];
+        assert_accounted(s, 100);
+        let text = others.take();
+        assert!(!text.contains("timed out"), "{text}");
+        let notice = text
+            .lines()
+            .find(|l| l.contains("gave up after"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(notice.contains("UnknownIssuer"), "{notice}");
+    }
+
     /// A receiver that requires a client certificate takes the requests
     /// of a client showing one its CA signed, and refuses the others.
     #[test]

@@ -712,6 +712,8 @@ pub(crate) struct DurableWriter {
     /// Losses reported since, with the offset each file sink's notices end
     /// at: named once those sinks have written that far.
     pending: Option<([u64; RING_LOSSES], Vec<u64>)>,
+    /// Bytes given up to a mirror overflow since the writer last asked.
+    overflowed: u64,
 }
 
 impl DurableWriter {
@@ -743,7 +745,16 @@ impl DurableWriter {
             anchor_at: std::time::Instant::now(),
             reported: [0; RING_LOSSES],
             pending: None,
+            overflowed: 0,
         }
+    }
+
+    /// The bytes given up to a mirror overflow since the last call, and
+    /// the mirror's size: the writer says so in the output at once (the
+    /// crash guarantee does not hold for them).
+    pub(crate) fn take_overflow(&mut self) -> Option<(u64, usize)> {
+        let n = std::mem::take(&mut self.overflowed);
+        (n > 0).then_some((n, self.file.layout.mirror))
     }
 
     /// Whether sink `sink` has a mirror.
@@ -906,6 +917,7 @@ impl DurableWriter {
                 // More unwritten bytes than the mirror holds: the oldest
                 // are lost if the process dies now (counted).
                 file.word(H_OVERFLOW).fetch_add(p.lost, Ordering::Relaxed);
+                self.overflowed += p.lost;
             }
             if phase == Phase::Copy {
                 let base = file.layout.mirror_at(i);
@@ -987,6 +999,32 @@ mod tests {
         // are not in the mirror yet.
         assert_eq!(snapshot(&file, 2), (10, 3000, 3000));
         assert_eq!(snapshot(&file, 3), (20, 3000, 7000));
+    }
+
+    /// What an overflow gives up is also handed to the writer, once, so
+    /// that it says so in the output at the time.
+    #[test]
+    #[cfg_attr(miri, ignore = "maps a file")]
+    fn an_overflow_is_handed_to_the_writer_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        let sinks = [SinkFiles::File(&path)];
+        let (file, _) = open(&dir.path().join("ring"), 4096, 4096, &sinks).unwrap();
+        let log = File::create(&path).unwrap();
+        let id = sys::file_id(&log).unwrap();
+        let bytes = vec![b'x'; 5000];
+        let mut writer = DurableWriter::new(Arc::clone(&file), [0].into_iter());
+        let view = |written: u64| SinkView {
+            file: Some((&log, &path, id)),
+            unsent: &bytes[written as usize..],
+            written,
+            appended: 5000,
+        };
+        writer.commit(10, |_| view(0));
+        assert_eq!(writer.take_overflow(), Some((904, 4096)));
+        assert_eq!(writer.take_overflow(), None);
+        writer.commit(11, |_| view(904));
+        assert_eq!(writer.take_overflow(), None, "nothing more given up");
     }
 
     #[test]
