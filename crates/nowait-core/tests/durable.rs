@@ -605,6 +605,39 @@ fn block_timeout_drops_before_a_sigkill_are_announced_at_recovery() {
     );
 }
 
+/// Drops that the writer did report (into the file, then a clean
+/// shutdown) are not announced again by the next start.
+#[test]
+fn reported_drops_are_not_announced_again_after_a_clean_shutdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, ring) = (dir.path().join("app.log"), dir.path().join("ring"));
+    let (logger, guard) = builder(&log, &ring, Fmt::Plain, 4 << 10)
+        .full_policy(FullPolicy::Drop)
+        .build()
+        .unwrap();
+    let mut refused = 0;
+    for i in 0..20_000 {
+        refused += u64::from(logger.try_log(Level::Info, &format!("line {i}")).is_err());
+    }
+    drop(guard);
+    assert!(refused > 0, "the ring never filled");
+    assert_eq!(logger.stats().dropped(), refused);
+    drop(logger);
+    let (seen, notices) = read_log(&log);
+    let reported: u64 = (notices.iter())
+        .filter(|l| l.contains(" dropped (ring "))
+        .map(|l| {
+            let head = &l[..l.find(" record").unwrap()];
+            head.rsplit(' ').next().unwrap().parse::<u64>().unwrap()
+        })
+        .sum();
+    assert_eq!(reported, refused, "{notices:?}");
+    assert_eq!(seen.len() as u64 + refused, 20_000);
+    recover(&log, &ring, false, 4 << 10);
+    let (_, after) = read_log(&log);
+    assert_eq!(after, notices, "announced again");
+}
+
 #[test]
 fn a_path_in_use_by_a_live_logger_is_a_build_error() {
     let dir = tempfile::tempdir().unwrap();

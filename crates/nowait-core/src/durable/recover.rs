@@ -688,7 +688,7 @@ pub(super) fn recover(
         let n = counted.saturating_sub(reported);
         if n > 0 {
             out.notices.push(format!(
-                "{n} record{} dropped ({why}) by pid {pid} before it died, not reported then",
+                "{n} record{} dropped ({why}) by pid {pid}, which never reported them",
                 if n == 1 { "" } else { "s" }
             ));
         }

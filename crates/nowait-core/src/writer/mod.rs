@@ -413,7 +413,9 @@ impl Writer {
         // formats to more than half of it) are said at once.
         if let Some((lost, mirror)) = durable.take_overflow() {
             let msg = format!(
-                "{lost} formatted bytes outgrew the crash-durable mirror of {mirror} bytes:                  a crash before they are written loses them (a record formatted to more                  than half a mirror; a mirror holds twice the largest file sink's buffer_size)"
+                "{lost} formatted bytes outgrew the crash-durable mirror of {mirror} bytes: \
+                 a crash before they are written loses them (a record formatted to more \
+                 than half a mirror; a mirror holds twice the largest file sink's buffer_size)"
             );
             self.broadcast(Level::Warn, &msg, None);
         }
