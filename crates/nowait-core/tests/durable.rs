@@ -588,9 +588,10 @@ fn block_timeout_drops_before_a_sigkill_are_announced_at_recovery() {
         announced[0].contains(&format!("{dropped} records dropped")),
         "{dropped}: {notices:?}"
     );
-    // Every record it accepted is in the log once, and the drops were
-    // the rest.
-    check_exactly_once(&seen, None, "stuck-timeout");
+    // Every record it accepted is in the log once (not a prefix: the
+    // writer may free room between drops before it gets stuck), and the
+    // drops were the rest.
+    assert!(seen.values().all(|&c| c == 1), "written twice");
     assert_eq!(seen.len() as u64 + dropped, 5_000, "{notices:?}");
     // A second start announces nothing again.
     recover(&log, &ring, false, 16 << 10);

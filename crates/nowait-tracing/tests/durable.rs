@@ -268,7 +268,9 @@ fn block_timeout_drops_through_the_layer_are_announced_after_a_sigkill() {
         announced[0].contains(&format!("{dropped} records dropped")),
         "{dropped}: {other:?}"
     );
-    check(&seen, None, "timeout");
+    // Each accepted event once (not a prefix: the writer may free room
+    // between drops before it gets stuck), and the drops were the rest.
+    assert!(seen.values().all(|&c| c == 1), "an event written twice");
     assert_eq!(seen.len() as u64 + dropped, 3_000, "{other:?}");
     recover(&log, &ring, false);
     assert_eq!(read_log(&log).1.len(), other.len(), "announced again");
