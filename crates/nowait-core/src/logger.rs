@@ -168,10 +168,11 @@ impl Logger {
     /// Counts a record that a front end gave up on (a `Display` that
     /// panicked while it was rendered); the writer reports it like any loss.
     pub(crate) fn discarded(&self) {
-        self.shared
-            .counters
-            .discarded
-            .fetch_add(1, Ordering::Relaxed);
+        let shared = &self.shared;
+        shared.count_loss(
+            &shared.counters.discarded,
+            crate::accounting::loss::ring_loss::DISCARDED,
+        );
     }
 
     /// Hands a limited call site to this logger's writer thread, which

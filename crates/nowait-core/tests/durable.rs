@@ -29,6 +29,17 @@ enum Fmt {
 }
 
 fn builder(log: &Path, ring: &Path, format: Fmt, capacity: usize) -> Builder {
+    builder_with(log, ring, format, capacity, None)
+}
+
+/// [`builder`] with the file sink's buffer size, if given.
+fn builder_with(
+    log: &Path,
+    ring: &Path,
+    format: Fmt,
+    capacity: usize,
+    buffer: Option<usize>,
+) -> Builder {
     // A log path that is a directory: a rolling sink in it, by size (and
     // compressed when its name says so).
     let sink = if log.extension().is_some_and(|e| e == "rolling") {
@@ -45,6 +56,10 @@ fn builder(log: &Path, ring: &Path, format: Fmt, capacity: usize) -> Builder {
         })
     } else {
         Sink::file(log)
+    };
+    let sink = match buffer {
+        Some(bytes) => sink.buffer_size(bytes),
+        None => sink,
     };
     let b = Builder::new()
         .capacity(capacity)
@@ -130,6 +145,36 @@ fn child_entry() {
         drop((logger, guard));
         std::process::exit(0);
     }
+    if case == "stuck-timeout" {
+        // A second sink that never returns from its first write: the
+        // writer is stuck, the ring fills, and pushes time out (counted,
+        // never reported by the writer) until the kill.
+        struct Stuck;
+        impl Write for Stuck {
+            fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+                loop {
+                    std::thread::sleep(Duration::from_secs(3600));
+                }
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
+        let (logger, guard) = builder(&log, &ring, Fmt::Plain, capacity)
+            .full_policy(FullPolicy::BlockTimeout(Duration::from_millis(1)))
+            .sink(Sink::writer(Stuck))
+            .build()
+            .unwrap();
+        for i in 0..count {
+            let _ = logger.log(Level::Info, &format!("line {i}"));
+        }
+        println!("\ntimeouts {}", logger.stats().dropped_timeout);
+        std::io::stdout().flush().unwrap();
+        std::mem::forget(guard);
+        // SAFETY: sends SIGKILL to this process; nothing runs after it.
+        unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+        std::thread::sleep(Duration::from_secs(60));
+    }
     if case.starts_with("recover-") {
         // Only recovers, then exits normally, unless killed first.
         let (logger, guard) = builder(&log, &ring, child_format(macros), capacity)
@@ -138,7 +183,10 @@ fn child_entry() {
         drop((logger, guard));
         std::process::exit(0);
     }
-    let (logger, guard) = builder(&log, &ring, child_format(macros), capacity)
+    let buffer = (std::env::var("NOWAIT_BUFFER").ok())
+        .filter(|b| !b.is_empty())
+        .map(|b| b.parse().unwrap());
+    let (logger, guard) = builder_with(&log, &ring, child_format(macros), capacity, buffer)
         .build()
         .unwrap();
     if macros {
@@ -173,6 +221,7 @@ fn child_entry() {
 struct Run {
     acked: Option<u64>,
     signal: Option<i32>,
+    stdout: String,
 }
 
 /// Runs a child; `kill_after`: the parent kills it that long after start
@@ -185,7 +234,22 @@ fn run(
     capacity: usize,
     kill_after: Option<Duration>,
 ) -> Run {
+    run_with(case, log, ring, count, capacity, kill_after, None)
+}
+
+/// [`run`] with the file sink's buffer size, if given.
+fn run_with(
+    case: &str,
+    log: &Path,
+    ring: &Path,
+    count: u64,
+    capacity: usize,
+    kill_after: Option<Duration>,
+    buffer: Option<usize>,
+) -> Run {
+    let buffer = buffer.map_or(String::new(), |b| b.to_string());
     let out = Child::new("child_entry", case)
+        .env("NOWAIT_BUFFER", buffer)
         .env("NOWAIT_LOG", log)
         .env("NOWAIT_RING", ring)
         .env("NOWAIT_COUNT", count.to_string())
@@ -197,6 +261,7 @@ fn run(
     Run {
         acked: child::last_number(&out.stdout, "acked "),
         signal: out.status.signal(),
+        stdout: out.stdout,
     }
 }
 
@@ -499,6 +564,122 @@ fn sigkill_at_random_points_each_record_exactly_once() {
         "the catalog grew from {first} to {:?} bytes",
         catalogs.iter().max()
     );
+}
+
+/// The crash-durable file's count of formatted bytes that outgrew a file
+/// sink's mirror (the header word at byte 64).
+fn mirror_overflow(ring: &Path) -> u64 {
+    let bytes = std::fs::read(ring).unwrap();
+    u64::from_le_bytes(bytes[64..72].try_into().unwrap())
+}
+
+/// A file sink with a small buffer (32 KiB, so the smallest mirror,
+/// 64 KiB), fed at full speed: a batch of the ring formats to more than
+/// the mirror holds, yet no commit outgrows it, so a SIGKILL at any point
+/// loses nothing (the crash guarantee holds for that sink too).
+#[test]
+fn a_small_sink_buffer_never_outgrows_its_mirror() {
+    for (seed, delay) in [None, Some(30), Some(60), Some(90)].into_iter().enumerate() {
+        let dir = tempfile::tempdir().unwrap();
+        let (log, ring) = (dir.path().join("app.log"), dir.path().join("ring"));
+        let kill = delay.map(Duration::from_millis);
+        let n = 300_000;
+        let run = run_with(
+            "pinned-macros",
+            &log,
+            &ring,
+            n,
+            1 << 20,
+            kill,
+            Some(32 << 10),
+        );
+        let overflow = mirror_overflow(&ring);
+
+        recover(&log, &ring, true, 1 << 20);
+        let (after, notices) = read_log(&log);
+        let what = format!("run {seed} (kill after {delay:?} ms; {notices:?})");
+        eprintln!("{what}: overflow {overflow}");
+        assert_eq!(overflow, 0, "{what}: bytes outgrew the mirror");
+        assert!(!notices.iter().any(|l| l.contains("outgrown")), "{what}");
+        check_exactly_once(&after, run.acked, &what);
+        if delay.is_none() {
+            assert_eq!(after.len() as u64, n, "{what}");
+        }
+    }
+}
+
+/// Records dropped under `FullPolicy::BlockTimeout` while the writer is
+/// stuck in a sink (so it never reports them), then a SIGKILL: the next
+/// start announces exactly how many the dead process dropped.
+#[test]
+fn block_timeout_drops_before_a_sigkill_are_announced_at_recovery() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, ring) = (dir.path().join("app.log"), dir.path().join("ring"));
+    let run = run("stuck-timeout", &log, &ring, 5_000, 16 << 10, None);
+    assert_eq!(run.signal, Some(libc::SIGKILL));
+    let dropped = child::last_number(&run.stdout, "timeouts ")
+        .unwrap_or_else(|| panic!("the child said {:?}", run.stdout));
+    assert!(dropped > 0, "{}", run.stdout);
+    recover(&log, &ring, false, 16 << 10);
+    let (seen, notices) = read_log(&log);
+    let announced: Vec<&String> = notices
+        .iter()
+        .filter(|l| l.contains("ring full for the whole block timeout"))
+        .collect();
+    assert_eq!(announced.len(), 1, "{notices:?}");
+    assert!(
+        announced[0].contains(&format!("{dropped} records dropped")),
+        "{dropped}: {notices:?}"
+    );
+    // Every record it accepted is in the log once (not a prefix: the
+    // writer may free room between drops before it gets stuck), and the
+    // drops were the rest.
+    assert!(seen.values().all(|&c| c == 1), "written twice");
+    assert_eq!(seen.len() as u64 + dropped, 5_000, "{notices:?}");
+    // A second start announces nothing again.
+    recover(&log, &ring, false, 16 << 10);
+    let (_, again) = read_log(&log);
+    assert_eq!(
+        again
+            .iter()
+            .filter(|l| l.contains("ring full for the whole block timeout"))
+            .count(),
+        1,
+        "{again:?}"
+    );
+}
+
+/// Drops that the writer did report (into the file, then a clean
+/// shutdown) are not announced again by the next start.
+#[test]
+fn reported_drops_are_not_announced_again_after_a_clean_shutdown() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, ring) = (dir.path().join("app.log"), dir.path().join("ring"));
+    let (logger, guard) = builder(&log, &ring, Fmt::Plain, 4 << 10)
+        .full_policy(FullPolicy::Drop)
+        .build()
+        .unwrap();
+    let mut refused = 0;
+    for i in 0..20_000 {
+        refused += u64::from(logger.try_log(Level::Info, &format!("line {i}")).is_err());
+    }
+    drop(guard);
+    assert!(refused > 0, "the ring never filled");
+    assert_eq!(logger.stats().dropped(), refused);
+    drop(logger);
+    let (seen, notices) = read_log(&log);
+    let reported: u64 = (notices.iter())
+        .filter(|l| l.contains(" dropped (ring "))
+        .map(|l| {
+            let head = &l[..l.find(" record").unwrap()];
+            head.rsplit(' ').next().unwrap().parse::<u64>().unwrap()
+        })
+        .sum();
+    assert_eq!(reported, refused, "{notices:?}");
+    assert_eq!(seen.len() as u64 + refused, 20_000);
+    recover(&log, &ring, false, 4 << 10);
+    let (_, after) = read_log(&log);
+    assert_eq!(after, notices, "announced again");
 }
 
 #[test]

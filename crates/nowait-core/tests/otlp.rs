@@ -354,6 +354,211 @@ fn a_required_authorization_header_401s_without_and_delivers_with() {
     assert!(!others.take().contains("t0ps3cr3t"));
 }
 
+/// The sum of `N` over the "N record(s) dropped (...)" notices in `text`
+/// whose line contains `what`, and how many such notices there are.
+fn dropped_in_notices(text: &str, what: &str) -> (u64, usize) {
+    let (mut sum, mut count) = (0, 0);
+    for line in text.lines().filter(|l| l.contains(what)) {
+        let Some(head) = line.find(" dropped (").map(|at| &line[..at]) else {
+            continue;
+        };
+        let head = head
+            .trim_end_matches(" records")
+            .trim_end_matches(" record");
+        let n: u64 = head.rsplit(' ').next().unwrap().parse().unwrap();
+        sum += n;
+        count += 1;
+    }
+    (sum, count)
+}
+
+/// A receiver refusing every request (a 401 for a missing credential):
+/// each refusal is a write error with the receiver's answer as the last
+/// error; the other sink gets one notice per interval, whose counts add
+/// up to exactly what was refused; and no notice about the refusals is
+/// sent to the receiver refusing them.
+#[test]
+fn refusals_are_coalesced_counted_as_errors_and_not_sent_to_the_refusing_sink() {
+    let _serial = serial();
+    if !Receiver::available() {
+        return;
+    }
+    let require = [String::from("--require-header=Authorization:Bearer right")];
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start_with(dir.path(), "ok", 0, &require);
+    let others = MemoryWriter::default();
+    let (logger, guard) = Builder::new()
+        .sink(Sink::writer(others.clone()).format(Plain))
+        .sink(Sink::otlp(
+            Otlp::new(&rx.url())
+                .header("X-Other", "wrong")
+                .max_batch_bytes(1024),
+        ))
+        .build()
+        .unwrap();
+    // About 2 s of records: dozens of refused requests.
+    let total = 400;
+    for i in 0..total / 20 {
+        log_seqs(&logger, i * 20..(i + 1) * 20);
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(guard);
+    let s = &logger.stats().sinks[1];
+    assert_accounted(s, total);
+    assert_eq!((s.records_written, s.dropped_rejected), (0, total), "{s:?}");
+    let reqs = requests(&rx);
+    assert!(reqs.len() >= 10, "{}", reqs.len());
+    assert!(reqs.iter().all(|r| r.status == 401), "{reqs:?}");
+    assert_eq!(s.write_errors, reqs.len() as u64, "{s:?}");
+    let last = s.last_error.as_deref().unwrap_or("");
+    assert!(last.contains("401 Unauthorized"), "{s:?}");
+    assert!(
+        reqs.iter()
+            .flat_map(|r| &r.records)
+            .all(|(_, rec)| !is_notice(rec)),
+        "a notice went to the receiver refusing it: {reqs:?}"
+    );
+    let text = others.take();
+    let (sum, notices) = dropped_in_notices(&text, "refused them");
+    assert_eq!(sum, total, "{text}");
+    assert!(
+        (1..=4).contains(&notices),
+        "{notices} notices for {} refused requests in about 2 s: {text}",
+        reqs.len()
+    );
+    assert!(text.contains("401 Unauthorized"), "{text}");
+    assert!(!text.contains("a request of 1 records"), "{text}");
+    eprintln!(
+        "{} refused requests, {notices} notices:\n{}",
+        reqs.len(),
+        text.lines()
+            .filter(|l| l.contains("refused them"))
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+}
+
+/// A receiver that is down (nothing listens on its port): what the sink
+/// sheds reaches the other sink within the notice interval, while the
+/// receiver is still down, with counts that add up exactly; once the
+/// receiver is back, the OTLP sink itself gets the summary.
+#[test]
+fn drops_of_a_failing_sink_reach_the_other_sinks_while_it_fails() {
+    let _serial = serial();
+    if !Receiver::available() {
+        return;
+    }
+    let port = free_port();
+    let others = MemoryWriter::default();
+    let (logger, guard) = Builder::new()
+        .sink(Sink::writer(others.clone()).format(Plain))
+        .sink(Sink::otlp(Otlp::new(&format!("http://127.0.0.1:{port}"))).buffer_size(16 << 10))
+        .build()
+        .unwrap();
+    let what = format!("dropped (sink otlp:http://127.0.0.1:{port}/v1/logs");
+    let start = Instant::now();
+    let mut sent = 0;
+    let mut seen = None;
+    while start.elapsed() < Duration::from_millis(2500) {
+        log_seqs(&logger, sent..sent + 50);
+        sent += 50;
+        std::thread::sleep(Duration::from_millis(10));
+        if seen.is_none() && others.text().contains(&what) {
+            seen = Some(start.elapsed());
+        }
+    }
+    let seen = seen.unwrap_or_else(|| panic!("no count while down: {}", others.text()));
+    eprintln!(
+        "first count while down after {seen:?}: {}",
+        others.text().lines().find(|l| l.contains(&what)).unwrap()
+    );
+    assert!(seen < Duration::from_millis(2000), "{seen:?}");
+    let down = logger.stats().sinks[1].clone();
+    assert!(
+        down.dropped_failed > 0 && down.records_written == 0,
+        "{down:?}"
+    );
+    // The receiver comes back on the same port.
+    let dir = tempfile::tempdir().unwrap();
+    let rx = Receiver::start(dir.path(), "ok", port);
+    let begun = Instant::now();
+    loop {
+        log_seqs(&logger, sent..sent + 10);
+        sent += 10;
+        std::thread::sleep(Duration::from_millis(50));
+        let s = &logger.stats().sinks[1];
+        if s.records_written > 0 && s.pending_bytes == 0 {
+            break;
+        }
+        assert!(begun.elapsed() < Duration::from_secs(15), "{s:?}");
+    }
+    drop(guard);
+    let s = &logger.stats().sinks[1];
+    assert_accounted(s, sent);
+    let text = others.take();
+    let (sum, _) = dropped_in_notices(&text, &what);
+    assert_eq!(sum, s.dropped_overflow + s.dropped_failed, "{s:?} {text}");
+    let to_itself: u64 = requests(&rx)
+        .iter()
+        .flat_map(|r| &r.records)
+        .filter(|(_, rec)| is_notice(rec) && rec.contains(&what))
+        .map(|(_, rec)| {
+            let head = &rec[..rec.find(" dropped (").unwrap()];
+            let n = head.rsplit('\'').next().unwrap();
+            let n = n.trim_end_matches(" records").trim_end_matches(" record");
+            n.parse::<u64>().unwrap()
+        })
+        .sum();
+    assert_eq!(
+        to_itself,
+        s.dropped_overflow + s.dropped_failed,
+        "the summary, once back"
+    );
+}
+
+/// Shutting down with a sink whose every attempt fails (nothing listens):
+/// a few attempts with back-off, not one every few milliseconds, and the
+/// notice gives the true reason, not a timeout that did not happen.
+#[test]
+fn shutdown_gives_a_failing_sink_a_few_attempts_and_says_why_it_gave_up() {
+    let _serial = serial();
+    let port = free_port();
+    let others = MemoryWriter::default();
+    let (logger, guard) = Builder::new()
+        .shutdown_timeout(Duration::from_secs(5))
+        .sink(Sink::writer(others.clone()).format(Plain))
+        .sink(Sink::otlp(Otlp::new(&format!("http://127.0.0.1:{port}"))))
+        .build()
+        .unwrap();
+    log_seqs(&logger, 0..100);
+    let begun = Instant::now();
+    while logger.stats().sinks[1].write_errors == 0 {
+        assert!(begun.elapsed() < Duration::from_secs(5));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let before = logger.stats().sinks[1].write_errors;
+    let t = Instant::now();
+    drop(guard);
+    let took = t.elapsed();
+    let s = &logger.stats().sinks[1];
+    assert_accounted(s, 100);
+    let attempts = s.write_errors - before;
+    assert!(
+        (1..=5).contains(&attempts),
+        "{attempts} attempts in {took:?}"
+    );
+    assert!(took < Duration::from_secs(1), "{took:?}");
+    let text = others.take();
+    assert!(!text.contains("timed out"), "{text}");
+    let notice = text
+        .lines()
+        .find(|l| l.contains("gave up after"))
+        .unwrap_or_else(|| panic!("{text}"));
+    eprintln!("{attempts} attempts in {took:?}: {notice}");
+    assert!(notice.contains("100 pending for sink otlp:"), "{notice}");
+    assert!(notice.contains("refused"), "the reason: {notice}");
+}
+
 /// The `Debug` output of an `Otlp` names its headers, never their values.
 #[test]
 fn debug_output_hides_header_values() {
@@ -556,6 +761,80 @@ mod tls {
             );
             assert!(requests(&rx).is_empty(), "{what}: nothing got through");
         }
+    }
+
+    /// The receiver's failed handshakes so far (its `TLSERR` lines).
+    fn handshake_errors(rx: &Receiver) -> Vec<String> {
+        (rx.output().lines())
+            .filter_map(|l| l.strip_prefix("TLSERR "))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Shutting down with a receiver whose certificate no trusted CA
+    /// signed: a few handshakes with back-off, not one every few
+    /// milliseconds; each ends with the TLS alert that tells the receiver
+    /// why; and the notice says the sink gave up and why, not that the
+    /// shutdown timed out.
+    #[test]
+    fn shutdown_with_an_untrusted_receiver_tries_a_few_times_and_says_why() {
+        let _serial = serial();
+        if !Receiver::available() {
+            return;
+        }
+        let (ca, other) = (Ca::new("nowait test CA"), Ca::new("another CA"));
+        let dir = tempfile::tempdir().unwrap();
+        let rx = start(dir.path(), &other.leaf(&["127.0.0.1"], false), None, "ok");
+        let others = MemoryWriter::default();
+        let (logger, guard) = Builder::new()
+            .shutdown_timeout(Duration::from_secs(5))
+            .sink(Sink::writer(others.clone()).format(Plain))
+            .sink(Sink::otlp(
+                Otlp::new(&https(&rx)).ca_certificate_pem(ca.pem()),
+            ))
+            .build()
+            .unwrap();
+        log_seqs(&logger, 0..100);
+        let begun = Instant::now();
+        while logger.stats().sinks[1].write_errors == 0 {
+            assert!(begun.elapsed() < Duration::from_secs(5));
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // The writer is in its back-off now; what follows is the shutdown's.
+        std::thread::sleep(Duration::from_millis(50));
+        let before = handshake_errors(&rx).len();
+        let failed_before = logger.stats().sinks[1].write_errors;
+        let t = Instant::now();
+        drop(guard);
+        let took = t.elapsed();
+        let attempts = logger.stats().sinks[1].write_errors - failed_before;
+        assert!(
+            (1..=5).contains(&attempts),
+            "{attempts} attempts in {took:?}"
+        );
+        // The receiver logs each failed handshake as it sees it.
+        std::thread::sleep(Duration::from_millis(300));
+        let errors = handshake_errors(&rx);
+        let during = errors.len() - before;
+        eprintln!("{during} handshakes in a shutdown of {took:?}; the receiver saw: {errors:?}");
+        assert!((1..=5).contains(&during), "{during} in {took:?}");
+        assert!(took < Duration::from_secs(1), "{took:?}");
+        assert!(
+            !errors.is_empty()
+                && errors
+                    .iter()
+                    .all(|e| e.to_ascii_lowercase().contains("alert")),
+            "no TLS alert told the receiver why: {errors:?}"
+        );
+        let s = &logger.stats().sinks[1];
+        assert_accounted(s, 100);
+        let text = others.take();
+        assert!(!text.contains("timed out"), "{text}");
+        let notice = text
+            .lines()
+            .find(|l| l.contains("gave up after"))
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(notice.contains("UnknownIssuer"), "{notice}");
     }
 
     /// A receiver that requires a client certificate takes the requests

@@ -41,6 +41,9 @@ fn child_entry() {
     };
     let log = std::env::var_os("NOWAIT_LOG").unwrap();
     let ring = std::env::var_os("NOWAIT_RING").unwrap();
+    if mode == "timeout" {
+        timeout_child(log.as_ref(), ring.as_ref());
+    }
     let (logger, guard) = builder(log.as_ref(), ring.as_ref(), false).build().unwrap();
     tracing_subscriber::registry()
         .with(nowait_tracing::NowaitLayer::new(logger))
@@ -65,6 +68,49 @@ fn child_entry() {
     // SAFETY: sends SIGKILL to this process; nothing runs after it.
     unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
     std::thread::sleep(Duration::from_secs(60));
+}
+
+/// A sink that never returns from its first write: the writer is stuck.
+struct Stuck;
+
+impl Write for Stuck {
+    fn write(&mut self, _: &[u8]) -> std::io::Result<usize> {
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// The child of [`block_timeout_drops_through_the_layer_are_announced_after_a_sigkill`]:
+/// events through the layer into a small ring whose writer is stuck in a
+/// sink, under `FullPolicy::BlockTimeout`, so that pushes time out
+/// (counted, never reported by the writer); says how many, then dies.
+fn timeout_child(log: &Path, ring: &Path) -> ! {
+    let (logger, guard) = builder(log, ring, false)
+        .capacity(16 << 10)
+        .full_policy(FullPolicy::BlockTimeout(Duration::from_millis(1)))
+        .sink(Sink::writer(Stuck))
+        .build()
+        .unwrap();
+    tracing_subscriber::registry()
+        .with(nowait_tracing::NowaitLayer::new(logger.clone()))
+        .init();
+    let span = tracing::info_span!("request", id = 7u64);
+    let _e = span.enter();
+    for i in 0..3_000u64 {
+        tracing::info!(status = 200u16, user = "ann", "line {}", i);
+    }
+    let mut out = std::io::stdout().lock();
+    writeln!(out, "\ntimeouts {}", logger.stats().dropped_timeout).unwrap();
+    out.flush().unwrap();
+    std::mem::forget(guard);
+    // SAFETY: sends SIGKILL to this process; nothing runs after it.
+    unsafe { libc::kill(libc::getpid(), libc::SIGKILL) };
+    std::thread::sleep(Duration::from_secs(60));
+    unreachable!("killed")
 }
 
 /// Runs the child; returns the last record it said was accepted.
@@ -191,4 +237,41 @@ fn sigkill_while_logging_through_the_layer_each_event_once() {
         recover(&log, &ring, seed % 2 == 0);
         assert_eq!(read_log(&log).0, after, "run {seed}: written again");
     }
+}
+
+/// Events the layer dropped under `FullPolicy::BlockTimeout` while the
+/// writer was stuck (so it never reported them), then a SIGKILL: the next
+/// start announces exactly how many, once, and has every event the child
+/// accepted.
+#[test]
+fn block_timeout_drops_through_the_layer_are_announced_after_a_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let (log, ring) = (dir.path().join("app.log"), dir.path().join("ring"));
+    let out = Child::new("child_entry", "timeout")
+        .env("NOWAIT_LOG", &log)
+        .env("NOWAIT_RING", &ring)
+        .capture_stdout()
+        .spawn()
+        .output();
+    assert_eq!(out.status.signal(), Some(libc::SIGKILL), "{:?}", out.status);
+    let dropped = child::last_number(&out.stdout, "timeouts ")
+        .unwrap_or_else(|| panic!("the child said {:?}", out.stdout));
+    assert!(dropped > 0, "{}", out.stdout);
+    recover(&log, &ring, false);
+    let (seen, other) = read_log(&log);
+    let announced: Vec<&String> = other
+        .iter()
+        .filter(|l| l.contains("ring full for the whole block timeout"))
+        .collect();
+    assert_eq!(announced.len(), 1, "{other:?}");
+    assert!(
+        announced[0].contains(&format!("{dropped} records dropped")),
+        "{dropped}: {other:?}"
+    );
+    // Each accepted event once (not a prefix: the writer may free room
+    // between drops before it gets stuck), and the drops were the rest.
+    assert!(seen.values().all(|&c| c == 1), "an event written twice");
+    assert_eq!(seen.len() as u64 + dropped, 3_000, "{other:?}");
+    recover(&log, &ring, false);
+    assert_eq!(read_log(&log).1.len(), other.len(), "announced again");
 }

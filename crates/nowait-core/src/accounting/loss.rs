@@ -49,8 +49,67 @@ impl Loss {
         Some((n, first, self.last.take().unwrap_or(first)))
     }
 
+    /// As [`take`](Loss::take), but at most once a [`REPORT_EVERY`]
+    /// however the loss grows or pauses (or at once if `force`): for a
+    /// loss that comes in steps, one per refused request, which `take`
+    /// would report step by step.
+    pub(crate) fn take_every(
+        &mut self,
+        now: SystemTime,
+        force: bool,
+    ) -> Option<(u64, SystemTime, SystemTime)> {
+        let first = self.first?;
+        if force || now.duration_since(first).unwrap_or_default() >= REPORT_EVERY {
+            self.take(now, true)
+        } else {
+            None
+        }
+    }
+
     pub(crate) fn unreported(&self) -> bool {
         self.seen > self.reported
+    }
+
+    /// The losses reported so far (all of those observed, once taken).
+    pub(crate) fn reported(&self) -> u64 {
+        self.reported
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A loss that grows in steps with pauses between them (one refused
+    /// request after another) is reported once per interval by
+    /// `take_every`, with the exact sum, where `take` reports each step.
+    #[test]
+    fn take_every_coalesces_steps_into_one_report_per_interval() {
+        let t0 = SystemTime::UNIX_EPOCH + Duration::from_secs(1000);
+        let at = |ms: u64| t0 + Duration::from_millis(ms);
+        let (mut stepwise, mut coalesced) = (Loss::default(), Loss::default());
+        let (mut reports, mut coalesced_reports, mut sum) = (0, 0, 0);
+        let mut total = 0;
+        for step in 0..40u64 {
+            // Ten records refused every 50 ms, nothing in between.
+            total += 10;
+            for loss in [&mut stepwise, &mut coalesced] {
+                loss.observe(total, at(step * 50));
+                loss.observe(total, at(step * 50 + 25));
+            }
+            if stepwise.take(at(step * 50 + 25), false).is_some() {
+                reports += 1;
+            }
+            if let Some((n, _, _)) = coalesced.take_every(at(step * 50 + 25), false) {
+                sum += n;
+                coalesced_reports += 1;
+            }
+        }
+        assert_eq!(reports, 40, "take reports every step");
+        assert_eq!(coalesced_reports, 1, "one full interval passed");
+        let (n, _, _) = coalesced.take_every(at(2000), true).unwrap();
+        assert_eq!(sum + n, total);
+        assert_eq!(coalesced.reported(), total);
     }
 }
 
@@ -66,6 +125,17 @@ pub(crate) fn loss_message(n: u64, what: &str, (first, last): (SystemTime, Syste
 
 /// Ring-level losses, in the order of [`RING_REASONS`].
 pub(crate) const RING_LOSSES: usize = 6;
+
+/// The index of each ring-level loss in [`RING_REASONS`] (and in the
+/// crash-durable file's loss words).
+pub(crate) mod ring_loss {
+    pub(crate) const FULL: usize = 0;
+    pub(crate) const SHED: usize = 1;
+    pub(crate) const TOO_LARGE: usize = 2;
+    pub(crate) const DISCARDED: usize = 3;
+    pub(crate) const TIMEOUT: usize = 4;
+    pub(crate) const CLOSED: usize = 5;
+}
 
 /// Why a record never made it into the ring.
 pub(crate) const RING_REASONS: [&str; RING_LOSSES] = [

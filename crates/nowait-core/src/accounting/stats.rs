@@ -277,7 +277,11 @@ pub struct SinkStats {
     /// the socket takes (`Sink::unix_datagram`),
     /// the records of an OTLP request answered 400 (or another status
     /// OTLP says not to retry), and an OTLP partial success's
-    /// `rejected_log_records`. Each refusal is also reported as a notice.
+    /// `rejected_log_records`. Each refusal also counts in
+    /// [`write_errors`](SinkStats::write_errors) and sets
+    /// [`last_error`](SinkStats::last_error); the other sinks get a notice
+    /// at most once a second, the sink itself once its receiver takes a
+    /// request again.
     pub dropped_rejected: u64,
     /// Records skipped for this sink because they were below its level
     /// (`Sink::level`). Not a loss: not in
@@ -302,7 +306,9 @@ pub struct SinkStats {
     /// write that had not returned when the timeout ran out: those may still
     /// reach the sink.
     pub abandoned: u64,
-    /// Write errors (each retry that failed counts).
+    /// Write errors: each retry that failed counts, and each request or
+    /// datagram the receiver refused (see
+    /// [`dropped_rejected`](SinkStats::dropped_rejected)).
     pub write_errors: u64,
     /// Files a rolling sink (`Sink::rolling`)
     /// rolled over to (zero for other sinks).
@@ -323,7 +329,7 @@ pub struct SinkStats {
     /// Whether the sink has pending bytes and has taken none for a while
     /// (a stalled reader). Flushes do not wait for a stalled sink.
     pub stalled: bool,
-    /// The last write error, if any.
+    /// The last write error, if any (a refusal's answer included).
     pub last_error: Option<String>,
 }
 

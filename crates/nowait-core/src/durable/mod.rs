@@ -11,9 +11,12 @@
 //! 0       header: magic, version, sizes, pid, tick rate, creation time
 //! 128     gen: which of the two snapshots is current (the writer flips it)
 //! 192     catalog_used: bytes of catalog entries committed
+//! 200     losses: records refused at push time, per reason, counted by the
+//!         producers as they refuse them (a ring full, a block timeout...)
 //! 256     snapshot 0 \  taken: ring position up to which every record went
 //! 1280    snapshot 1 /  into the sinks' buffers; a clock anchor; per file
-//!                       sink: identity copy, file base, written, appended
+//!                       sink: identity copy, file base, written, appended;
+//!                       the losses the file sinks have a notice of
 //! 4096    file identities: two copies per sink slot (device, inode, path)
 //! 20480   the ring (`Ring::in_region`: head, tail, state bytes, words)
 //! ...     one mirror per file sink: its unwritten bytes, by offset
@@ -40,6 +43,17 @@
 //! have no mirror: the records at or after `taken` go to them on
 //! recovery, those before it had gone to them already or were lost with
 //! the process.
+//!
+//! # Losses at push time
+//!
+//! A record refused at push time (a full ring, a block timeout that ran
+//! out) is counted by its producer in the file's loss words as well as in
+//! memory. The writer reports such losses in notices; once every file
+//! sink has written a notice's bytes, it publishes a snapshot (no new
+//! bytes) naming the counts reported so far. Recovery announces the
+//! difference: the losses the dead process counted and never told its
+//! files about (or whose notice a kill cut off: at least once, never
+//! silently).
 
 use std::fs::File;
 use std::io;
@@ -48,6 +62,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
+use crate::accounting::loss::RING_LOSSES;
 use crate::event::{Callsite, SiteKey};
 use crate::ring::Ring;
 use crate::sys::{self, FileId, Mapping};
@@ -88,12 +103,18 @@ const H_FORMATTING: usize = 88;
 const H_WRITER_CRASHED: usize = 96;
 const GEN: usize = 128;
 const CATALOG_USED: usize = 192;
+/// Records refused at push time, one word per reason
+/// (`accounting::loss::ring_loss`).
+const LOSSES: usize = 200;
 const SNAPSHOT: [usize; 2] = [256, 1280];
 const S_TAKEN: usize = 0;
 const S_TICKS: usize = 8;
 const S_WALL: usize = 16;
 const S_SLOTS: usize = 32;
 const SLOT_SIZE: usize = 32;
+/// In a snapshot: per push-time loss reason, the count the file sinks
+/// have a notice of.
+const S_REPORTED: usize = S_SLOTS + SLOTS * SLOT_SIZE;
 const IDENTS: usize = 4096;
 const IDENT_SIZE: usize = 512;
 const IDENT_PATH: usize = 24;
@@ -222,6 +243,14 @@ impl DurableFile {
         self.word(H_FORMATTING).store(0, Ordering::Relaxed);
         let word: *const AtomicU64 = self.word(H_WRITER_CRASHED);
         let _ = CRASH_WORD.try_with(|c| c.set(word));
+    }
+
+    /// A producer refused a record (reason `ring_loss` index `reason`).
+    pub(crate) fn count_loss(&self, reason: usize) {
+        if reason < RING_LOSSES {
+            self.word(LOSSES + 8 * reason)
+                .fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// The writer formats the `nth` record of the batch (from 1), or has
@@ -677,6 +706,14 @@ pub(crate) struct DurableWriter {
     slots: Vec<Slot>,
     anchor: (u64, u64),
     anchor_at: std::time::Instant,
+    /// Push-time losses the file sinks have a notice of (what every
+    /// snapshot names).
+    reported: [u64; RING_LOSSES],
+    /// Losses reported since, with the offset each file sink's notices end
+    /// at: named once those sinks have written that far.
+    pending: Option<([u64; RING_LOSSES], Vec<u64>)>,
+    /// Bytes given up to a mirror overflow since the writer last asked.
+    overflowed: u64,
 }
 
 impl DurableWriter {
@@ -706,7 +743,63 @@ impl DurableWriter {
                 .collect(),
             anchor: crate::record::clock::anchor(),
             anchor_at: std::time::Instant::now(),
+            reported: [0; RING_LOSSES],
+            pending: None,
+            overflowed: 0,
         }
+    }
+
+    /// The bytes given up to a mirror overflow since the last call, and
+    /// the mirror's size: the writer says so in the output at once (the
+    /// crash guarantee does not hold for them).
+    pub(crate) fn take_overflow(&mut self) -> Option<(u64, usize)> {
+        let n = std::mem::take(&mut self.overflowed);
+        (n > 0).then_some((n, self.file.layout.mirror))
+    }
+
+    /// Whether sink `sink` has a mirror.
+    pub(crate) fn mirrors(&self, sink: usize) -> bool {
+        self.slots.iter().any(|s| s.sink == sink)
+    }
+
+    /// The unwritten bytes of a sink past which the writer commits before
+    /// it formats more: half a mirror. A mirror holds twice the largest
+    /// file sink's buffer (`open_for`), so what a sink keeps while it is
+    /// behind (its buffer) plus what one batch adds before the commit (at
+    /// most this, and one record) fits, and no commit overflows a mirror
+    /// unless one record formats to more than this.
+    pub(crate) fn commit_before(&self) -> usize {
+        self.file.layout.mirror / 2
+    }
+
+    /// The writer has reported the push-time losses up to `reported` in
+    /// notices, which end in each sink at `appended(sink)`.
+    pub(crate) fn note_reported(
+        &mut self,
+        reported: [u64; RING_LOSSES],
+        appended: impl Fn(usize) -> u64,
+    ) {
+        if reported == self.reported {
+            return;
+        }
+        let ends = self.slots.iter().map(|s| appended(s.sink)).collect();
+        self.pending = Some((reported, ends));
+    }
+
+    /// Once every file sink has written the notices of the losses last
+    /// noted (`written(sink)`: how far it wrote), publishes a snapshot (no
+    /// new bytes) that names them, so that recovery does not announce
+    /// them again.
+    pub(crate) fn settle_reported(&mut self, written: impl Fn(usize) -> u64) {
+        let Some((reported, ends)) = &self.pending else {
+            return;
+        };
+        if !(self.slots.iter().zip(ends)).all(|(s, &end)| written(s.sink) >= end) {
+            return;
+        }
+        self.reported = *reported;
+        self.pending = None;
+        self.publish(self.taken, &|_| None, Phase::Hold);
     }
 
     /// Records that every record before ring position `taken` is in the
@@ -773,6 +866,10 @@ impl DurableWriter {
             .store(self.anchor.0, Ordering::Relaxed);
         file.word(half + S_WALL)
             .store(self.anchor.1, Ordering::Relaxed);
+        for (i, &n) in self.reported.iter().enumerate() {
+            file.word(half + S_REPORTED + 8 * i)
+                .store(n, Ordering::Relaxed);
+        }
         for (i, slot) in self.slots.iter_mut().enumerate() {
             let at = half + S_SLOTS + i * SLOT_SIZE;
             let Some(v) = view(slot.sink) else {
@@ -820,6 +917,7 @@ impl DurableWriter {
                 // More unwritten bytes than the mirror holds: the oldest
                 // are lost if the process dies now (counted).
                 file.word(H_OVERFLOW).fetch_add(p.lost, Ordering::Relaxed);
+                self.overflowed += p.lost;
             }
             if phase == Phase::Copy {
                 let base = file.layout.mirror_at(i);
@@ -901,6 +999,32 @@ mod tests {
         // are not in the mirror yet.
         assert_eq!(snapshot(&file, 2), (10, 3000, 3000));
         assert_eq!(snapshot(&file, 3), (20, 3000, 7000));
+    }
+
+    /// What an overflow gives up is also handed to the writer, once, so
+    /// that it says so in the output at the time.
+    #[test]
+    #[cfg_attr(miri, ignore = "maps a file")]
+    fn an_overflow_is_handed_to_the_writer_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("log");
+        let sinks = [SinkFiles::File(&path)];
+        let (file, _) = open(&dir.path().join("ring"), 4096, 4096, &sinks).unwrap();
+        let log = File::create(&path).unwrap();
+        let id = sys::file_id(&log).unwrap();
+        let bytes = vec![b'x'; 5000];
+        let mut writer = DurableWriter::new(Arc::clone(&file), [0].into_iter());
+        let view = |written: u64| SinkView {
+            file: Some((&log, &path, id)),
+            unsent: &bytes[written as usize..],
+            written,
+            appended: 5000,
+        };
+        writer.commit(10, |_| view(0));
+        assert_eq!(writer.take_overflow(), Some((904, 4096)));
+        assert_eq!(writer.take_overflow(), None);
+        writer.commit(11, |_| view(904));
+        assert_eq!(writer.take_overflow(), None, "nothing more given up");
     }
 
     #[test]

@@ -31,10 +31,11 @@ use std::path::{Path, PathBuf};
 use super::{
     site_entry, thread_entry, Layout, CATALOG_USED, E_SITE, E_THREAD, GEN, H_BATCH_START,
     H_CATALOG, H_CATALOG_FULL, H_FORMATTING, H_MIRROR, H_NS_PER_TICK, H_OVERFLOW, H_PID, H_RING,
-    H_SLOTS, H_VERSION, H_WRITER_CRASHED, IDENTS, IDENT_PATH, IDENT_SIZE, MAGIC, RING_AT,
-    SITE_CONTENT, SLOTS, SLOT_SIZE, SNAPSHOT, S_SLOTS, S_TAKEN, S_TICKS, S_WALL, THREAD_CONTENT,
-    VERSION,
+    H_SLOTS, H_VERSION, H_WRITER_CRASHED, IDENTS, IDENT_PATH, IDENT_SIZE, LOSSES, MAGIC, RING_AT,
+    SITE_CONTENT, SLOTS, SLOT_SIZE, SNAPSHOT, S_REPORTED, S_SLOTS, S_TAKEN, S_TICKS, S_WALL,
+    THREAD_CONTENT, VERSION,
 };
+use crate::accounting::loss::RING_REASONS;
 use crate::event::SiteKey;
 use crate::event::{offset_in, register_callsite, ByteReader as Reader, Callsite, Event, Item};
 use crate::level::Level;
@@ -677,6 +678,20 @@ pub(super) fn recover(
     }
     if n > 0 || torn > 0 || overflow > 0 || skipped > 0 {
         out.notices.insert(0, notice);
+    }
+    // Records the dead process refused at push time and never told its
+    // files about (a block timeout, a full ring: counted by the producers,
+    // reported by a writer that did not get to it).
+    for (i, why) in RING_REASONS.iter().enumerate() {
+        let counted = u64_at(old, LOSSES + 8 * i);
+        let reported = u64_at(old, snap + S_REPORTED + 8 * i);
+        let n = counted.saturating_sub(reported);
+        if n > 0 {
+            out.notices.push(format!(
+                "{n} record{} dropped ({why}) by pid {pid}, which never reported them",
+                if n == 1 { "" } else { "s" }
+            ));
+        }
     }
     out
 }

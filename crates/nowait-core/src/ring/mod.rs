@@ -538,7 +538,20 @@ impl Ring {
     /// Must only be called by one thread at a time (the writer): it is the
     /// single consumer. `&mut self` is not required because producers share
     /// the ring; the writer owns the only consumer handle instead.
-    pub(crate) fn consume(&self, max_bytes: usize, mut f: impl FnMut(Header, &[u8])) -> usize {
+    pub(crate) fn consume(&self, max_bytes: usize, f: impl FnMut(Header, &[u8])) -> usize {
+        self.consume_until(max_bytes, || false, f)
+    }
+
+    /// [`Ring::consume`], stopping early, before the next record, once
+    /// `stop` says so (asked after each record lent): the writer of a
+    /// crash-durable ring stops where its sinks' buffers would outgrow
+    /// their mirrors.
+    pub(crate) fn consume_until(
+        &self,
+        max_bytes: usize,
+        mut stop: impl FnMut() -> bool,
+        mut f: impl FnMut(Header, &[u8]),
+    ) -> usize {
         /// Step 4 on every exit, unwinding included: hands the space back
         /// (or, in a deferred ring, moves the consumer's own position).
         /// Release orders our reads of the words and our resets of the
@@ -608,6 +621,9 @@ impl Ring {
                     if state == COMMITTED {
                         records += 1;
                         self.lend_payload(index, header, &mut f);
+                        if stop() {
+                            break;
+                        }
                     }
                 }
                 other => unreachable!("nowait bug: ring state byte {other} at word {index}"),

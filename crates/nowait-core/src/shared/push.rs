@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::{FlushScope, Shared};
+use crate::accounting::loss::ring_loss;
 use crate::accounting::policy::FullPolicy;
 use crate::error::PushError;
 use crate::ring::{self, Payload, Ring};
@@ -264,20 +265,20 @@ impl Shared {
             match err {
                 ring::ClaimError::Forked => self.ensure_writer(),
                 ring::ClaimError::Closed => {
-                    c.dropped_closed.fetch_add(1, Ordering::Relaxed);
+                    self.count_loss(&c.dropped_closed, ring_loss::CLOSED);
                     return Err(PushError::Closed);
                 }
                 ring::ClaimError::TooLarge => {
-                    c.dropped_too_large.fetch_add(1, Ordering::Relaxed);
+                    self.count_loss(&c.dropped_too_large, ring_loss::TOO_LARGE);
                     return Err(PushError::TooLarge);
                 }
                 ring::ClaimError::Shed => {
-                    c.dropped_shed.fetch_add(1, Ordering::Relaxed);
+                    self.count_loss(&c.dropped_shed, ring_loss::SHED);
                     return Err(PushError::Shed);
                 }
                 ring::ClaimError::Full => {
                     let Some(bound) = bound else {
-                        c.dropped_full.fetch_add(1, Ordering::Relaxed);
+                        self.count_loss(&c.dropped_full, ring_loss::FULL);
                         return Err(PushError::Full);
                     };
                     let deadline = *deadline.get_or_insert_with(|| {
@@ -290,7 +291,7 @@ impl Shared {
                             return Ok(());
                         }
                         Err(ring::ClaimError::Full) => {
-                            c.dropped_timeout.fetch_add(1, Ordering::Relaxed);
+                            self.count_loss(&c.dropped_timeout, ring_loss::TIMEOUT);
                             return Err(PushError::TimedOut);
                         }
                         Err(e) => {
@@ -315,6 +316,17 @@ impl Shared {
                 }
                 Err(e) => err = e,
             }
+        }
+    }
+
+    /// Counts a record refused at push time in `counter` and, in a
+    /// crash-durable ring, in the file's loss words (`ring_loss` index
+    /// `reason`), so that a process killed before its writer reported the
+    /// loss still has it announced by the next start.
+    pub(crate) fn count_loss(&self, counter: &std::sync::atomic::AtomicU64, reason: usize) {
+        counter.fetch_add(1, Ordering::Relaxed);
+        if let Some(file) = &self.durable {
+            file.count_loss(reason);
         }
     }
 

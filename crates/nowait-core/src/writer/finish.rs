@@ -11,13 +11,11 @@ use crate::shared::consumer;
 /// The part of the shutdown timeout (at most) kept for counting and the
 /// final notices.
 const MARGIN: Duration = Duration::from_millis(50);
-/// How long a shutdown keeps retrying a failing sink (a transient error
-/// may clear) before it counts that sink's records as lost.
-const FAILING_GRACE: Duration = Duration::from_millis(250);
 
 impl Writer {
     /// Drains and writes until everything accepted is written (or its sink
-    /// is failed, stalled or shedding) or the deadline is near; then counts
+    /// is failed, stalled, or failing with its attempts at shutdown spent:
+    /// `SinkState::begin_shutdown`) or the deadline is near; then counts
     /// what is left, writes the notices, publishes and marks the counts
     /// final.
     pub(super) fn finish(&mut self) {
@@ -31,21 +29,18 @@ impl Writer {
         let margin = (deadline.saturating_duration_since(start) / 4).min(MARGIN);
         let drain_until = deadline.checked_sub(margin).unwrap_or(deadline);
         self.shared.close_queues();
-        let retry_until = start + FAILING_GRACE;
+        // A failing sink is tried again at once, then a few times with
+        // back-off (a transient error may clear), never in a tight loop.
+        for sink in &mut self.sinks {
+            sink.begin_shutdown();
+        }
+        let mut timed_out = false;
         loop {
-            let retrying = Instant::now() < retry_until;
-            if retrying {
-                for sink in &mut self.sinks {
-                    sink.retry_now();
-                }
-            }
             self.drain();
             if self.taken {
                 return;
             }
             let now = Instant::now();
-            // Failing sinks are retried for a short grace, whatever their
-            // back-off; after that they are not waited for.
             self.write_all(now, false);
             self.report_losses(true);
             self.write_all(now, false);
@@ -58,20 +53,22 @@ impl Writer {
             let sinks_done = self
                 .sinks
                 .iter()
-                .all(|s| s.done_for_shutdown(now, retrying));
+                .all(|s| s.done_for_shutdown(now, drain_until));
             if ring_done && sinks_done {
                 break;
             }
             if now >= drain_until {
+                timed_out = true;
                 break;
             }
             // Wait for room in a slow sink, or for a producer still copying.
             self.poll((drain_until - now).min(Duration::from_millis(5)), false);
         }
-        self.count_and_report(deadline);
+        self.count_and_report(deadline, timed_out.then(|| start.elapsed()));
         if self.taken {
             return;
         }
+        self.settle_durable();
         self.publish(Instant::now());
         self.shared.mark_finished();
         let _ = self.shared.consumer.compare_exchange(
@@ -85,8 +82,10 @@ impl Writer {
     /// Counts what the drain could not write, then writes the notices (and
     /// whatever else the sinks still hold) until they are out or the
     /// deadline: the margin kept for this is what lets a slow terminal
-    /// still show what it missed.
-    fn count_and_report(&mut self, deadline: Instant) {
+    /// still show what it missed. `timed_out`: the drain ran out of time
+    /// after this long (else it stopped because nothing it waited for
+    /// could still be written).
+    fn count_and_report(&mut self, deadline: Instant, timed_out: Option<Duration>) {
         let left = self.shared.abandon_ring();
         let now = Instant::now();
         let mut detail = Vec::new();
@@ -94,13 +93,13 @@ impl Writer {
         for i in 0..self.sinks.len() {
             let sink = &mut self.sinks[i];
             let why = if sink.dead {
-                None
+                "failed".to_owned()
             } else if sink.failing() {
-                Some("failing")
+                sink.gave_up_reason()
             } else if sink.stalled(now) {
-                Some("stalled")
+                "stalled".to_owned()
             } else {
-                Some("too slow for the shutdown timeout")
+                "too slow for the shutdown timeout".to_owned()
             };
             // What no trigger released is filtered, never written.
             sink.discard_backtrace();
@@ -110,9 +109,8 @@ impl Writer {
             }
             if n > 0 {
                 detail.push(format!(
-                    "{n} pending for sink {} ({}){}",
+                    "{n} pending for sink {} ({why}){}",
                     sink.name,
-                    why.unwrap_or("failed"),
                     if held > 0 {
                         format!(", {held} more being written")
                     } else {
@@ -122,20 +120,29 @@ impl Writer {
             }
         }
         for (i, msg) in shed_notices {
-            // Into the sink itself (it may still take a line) and the others.
+            // Into the sink itself (it may still take a line); the others
+            // have the count from the loss reports (below).
             self.sinks[i].add_notice(Level::Warn, &msg);
-            self.broadcast(Level::Warn, &msg, Some(i));
         }
         if left > 0 || !detail.is_empty() {
-            let msg = format!(
-                "shutdown timed out: {left} record{} abandoned in the ring{}{}",
-                if left == 1 { "" } else { "s" },
-                if detail.is_empty() { "" } else { "; " },
-                detail.join(", ")
-            );
+            let s = if left == 1 { "" } else { "s" };
+            let msg = match timed_out {
+                Some(after) => format!(
+                    "shutdown timed out after {} ms: {left} record{s} abandoned in the ring{}{}",
+                    after.as_millis(),
+                    if detail.is_empty() { "" } else { "; " },
+                    detail.join(", ")
+                ),
+                None if left > 0 => format!(
+                    "shutdown: {left} record{s} abandoned in the ring{}{}",
+                    if detail.is_empty() { "" } else { "; " },
+                    detail.join(", ")
+                ),
+                None => format!("shutdown: {}", detail.join(", ")),
+            };
             self.broadcast(Level::Warn, &msg, None);
         }
-        // Refusals counted while draining.
+        // Refusals and sheds counted while draining.
         self.report_losses(true);
         // The last writes, the pipes' reserve included, until the sinks
         // that still work have taken everything or the deadline; then

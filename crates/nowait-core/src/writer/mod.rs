@@ -257,6 +257,7 @@ impl Writer {
             self.write_all(now, false);
             self.report_losses(false);
             self.write_all(now, false);
+            self.settle_durable();
             self.answer(now);
             if self.taken {
                 return;
@@ -325,22 +326,39 @@ impl Writer {
             let sinks = &mut self.sinks;
             // A crash-durable file notes which record is being formatted,
             // so that one that crashes the writer is not retried forever.
-            let durable = self.durable.as_ref().map(|d| d.file());
+            let writer = self.durable.as_ref();
+            let durable = writer.map(|d| d.file());
             if let Some(d) = durable {
                 d.batch_start(shared.ring.consumed());
             }
             let mut nth = 0;
-            let n = shared.ring.consume(self.batch, |header, payload| {
-                if let Some(d) = durable {
-                    nth += 1;
-                    d.formatting(nth);
-                }
-                let level = Level::from_u8(header.level).unwrap_or(Level::Error);
-                let record = Record::new(level, header.kind, payload);
-                for sink in sinks.iter_mut() {
-                    sink.add_record(&record);
-                }
-            }) as u64;
+            // In a crash-durable ring the batch ends early once a file
+            // sink's unwritten bytes grow past half its mirror, so that
+            // the commit after it copies them all, however many bytes the
+            // ring's records format to (see `durable`).
+            let full = std::cell::Cell::new(false);
+            let n = shared.ring.consume_until(
+                self.batch,
+                || full.get(),
+                |header, payload| {
+                    if let Some(d) = durable {
+                        nth += 1;
+                        d.formatting(nth);
+                    }
+                    let level = Level::from_u8(header.level).unwrap_or(Level::Error);
+                    let record = Record::new(level, header.kind, payload);
+                    for (i, sink) in sinks.iter_mut().enumerate() {
+                        let before = sink.unsent();
+                        sink.add_record(&record);
+                        if let Some(w) = writer {
+                            let after = sink.unsent();
+                            if after > before && after >= w.commit_before() && w.mirrors(i) {
+                                full.set(true);
+                            }
+                        }
+                    }
+                },
+            ) as u64;
             if let Some(d) = durable {
                 d.formatting(0);
             }
@@ -396,6 +414,26 @@ impl Writer {
         let sinks = &self.sinks;
         durable.commit(taken, |i| sinks[i].durable_view());
         ring.release();
+        // Never silently: bytes a mirror could not hold (one record that
+        // formats to more than half of it) are said at once.
+        if let Some((lost, mirror)) = durable.take_overflow() {
+            let msg = format!(
+                "{lost} formatted bytes outgrew the crash-durable mirror of {mirror} bytes: \
+                 a crash before they are written loses them (a record formatted to more \
+                 than half a mirror; a mirror holds twice the largest file sink's buffer_size)"
+            );
+            self.broadcast(Level::Warn, &msg, None);
+        }
+    }
+
+    /// In a crash-durable ring: once the file sinks have written the
+    /// notices of the push-time losses reported last, names them in a
+    /// snapshot (see `durable`, "Losses at push time").
+    fn settle_durable(&mut self) {
+        if let Some(durable) = &mut self.durable {
+            let sinks = &self.sinks;
+            durable.settle_reported(|i| sinks[i].written);
+        }
     }
 
     /// Notes that a drain starts at `now`, at ring position `consumed`:
@@ -514,6 +552,12 @@ impl Writer {
                 self.broadcast(Level::Warn, &msg, None);
             }
         }
+        if let Some(durable) = &mut self.durable {
+            let sinks = &self.sinks;
+            durable.note_reported(self.losses.each_ref().map(Loss::reported), |i| {
+                sinks[i].appended
+            });
+        }
         for i in 0..self.sinks.len() {
             let sink = &mut self.sinks[i];
             sink.dead_loss.observe(sink.dropped_dead, now);
@@ -521,16 +565,45 @@ impl Writer {
                 let msg = loss_message(n, &format!("sink {} failed", sink.name), (first, last));
                 self.broadcast(Level::Warn, &msg, Some(i));
             }
+            // Refusals: to the other sinks at most once an interval (a
+            // receiver refusing every request would otherwise get a notice
+            // per request); to the sink itself only once its receiver takes
+            // a request again, never through the receiver refusing them.
             let sink = &mut self.sinks[i];
             sink.reject_loss.observe(sink.dropped_rejected, now);
-            if let Some((n, first, last)) = sink.reject_loss.take(now, force) {
-                let why = format!(
+            sink.reject_self_loss.observe(sink.dropped_rejected, now);
+            let why = |sink: &SinkState| {
+                format!(
                     "sink {} refused them: {}",
                     sink.name,
-                    sink.last_error.as_deref().unwrap_or("unknown error")
-                );
-                let msg = loss_message(n, &why, (first, last));
-                self.broadcast(Level::Warn, &msg, None);
+                    sink.refusal.as_deref().unwrap_or("unknown error")
+                )
+            };
+            if let Some((n, first, last)) = sink.reject_loss.take_every(now, force) {
+                let msg = loss_message(n, &why(sink), (first, last));
+                self.broadcast(Level::Warn, &msg, Some(i));
+            }
+            let sink = &mut self.sinks[i];
+            if !sink.refusing {
+                if let Some((n, first, last)) = sink.reject_self_loss.take(now, true) {
+                    let msg = loss_message(n, &why(sink), (first, last));
+                    sink.add_notice(Level::Warn, &msg);
+                }
+            }
+            // Records shed by a sink too slow or failing: to the other
+            // sinks as they go (the sink itself gets its gap notice once
+            // it has drained).
+            let sink = &mut self.sinks[i];
+            sink.shed_slow_loss.observe(sink.shed_slow, now);
+            if let Some((n, first, last)) = sink.shed_slow_loss.take(now, force) {
+                let msg = loss_message(n, &sink.shed_reason_slow(), (first, last));
+                self.broadcast(Level::Warn, &msg, Some(i));
+            }
+            let sink = &mut self.sinks[i];
+            sink.shed_failing_loss.observe(sink.shed_failing, now);
+            if let Some((n, first, last)) = sink.shed_failing_loss.take(now, force) {
+                let msg = loss_message(n, &sink.shed_reason_failing(), (first, last));
+                self.broadcast(Level::Warn, &msg, Some(i));
             }
             let sink = &mut self.sinks[i];
             sink.format_loss.observe(sink.dropped_format, now);
@@ -754,6 +827,7 @@ impl Writer {
         let mut timeout = self.sleep;
         if self.losses.iter().any(Loss::unreported)
             || self.limits.iter().any(|(_, loss)| loss.unreported())
+            || self.sinks.iter().any(SinkState::losses_unreported)
         {
             timeout = timeout.min(self.interval.max(Duration::from_millis(50)));
         }

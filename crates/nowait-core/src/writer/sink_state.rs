@@ -24,6 +24,12 @@ use crate::level::Level;
 
 /// Longest back-off between retries of a failing sink.
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
+/// At shutdown, a failing sink gets at most this many more attempts...
+pub(super) const SHUTDOWN_ATTEMPTS: u32 = 4;
+/// ...the first at once, then after this back-off, doubled each time
+/// (25, 50, 100 ms: all of them within about 0.2 s), or after the delay
+/// the receiver asked for if it fits before the deadline.
+const SHUTDOWN_BACKOFF: Duration = Duration::from_millis(25);
 /// A sink with bytes pending that took none for this long is stalled: no
 /// flush or shutdown waits for it.
 pub(super) const STALL_AFTER: Duration = Duration::from_millis(100);
@@ -125,10 +131,32 @@ pub(crate) struct SinkState {
     /// every sink.
     pub(super) dropped_rejected: u64,
     pub(super) abandoned: u64,
+    /// Failed writes, and requests the receiver refused.
     write_errors: u64,
     pub(super) dead_loss: Loss,
     pub(super) format_loss: Loss,
+    /// Refused records, reported to the other sinks (at most once a
+    /// `REPORT_EVERY`).
     pub(super) reject_loss: Loss,
+    /// Refused records, reported to this sink itself once its receiver
+    /// takes a request again (never through the sink refusing them).
+    pub(super) reject_self_loss: Loss,
+    /// The receiver's last refusal, the reason the refusal notices give
+    /// (`last_error` may meanwhile hold another failure).
+    pub(super) refusal: Option<String>,
+    /// The receiver refused the last request whole: notices about its
+    /// refusals wait until it takes one.
+    pub(super) refusing: bool,
+    /// Records shed while the sink was too slow / failing, reported to
+    /// the other sinks as they happen (the gap notice in the sink itself
+    /// comes once it drained).
+    pub(super) shed_slow: u64,
+    pub(super) shed_failing: u64,
+    pub(super) shed_slow_loss: Loss,
+    pub(super) shed_failing_loss: Loss,
+    /// During a shutdown: the attempts a failing sink has had since it
+    /// began (see [`SHUTDOWN_ATTEMPTS`]).
+    shutdown_attempts: Option<u32>,
 }
 
 impl SinkState {
@@ -183,6 +211,14 @@ impl SinkState {
             dead_loss: Loss::default(),
             format_loss: Loss::default(),
             reject_loss: Loss::default(),
+            reject_self_loss: Loss::default(),
+            refusal: None,
+            refusing: false,
+            shed_slow: 0,
+            shed_failing: 0,
+            shed_slow_loss: Loss::default(),
+            shed_failing_loss: Loss::default(),
+            shutdown_attempts: None,
         }
     }
 
@@ -248,10 +284,39 @@ impl SinkState {
     }
 
     /// Whether a shutdown need not wait for this sink any more: nothing
-    /// pending, failed, stalled, or failing once the retries at shutdown
-    /// (`retrying`) are over.
-    pub(super) fn done_for_shutdown(&self, now: Instant, retrying: bool) -> bool {
-        self.unsent() == 0 || self.dead || self.stalled(now) || (self.failing() && !retrying)
+    /// pending, failed, stalled, or failing with no attempt left before
+    /// `until` (see [`SinkState::begin_shutdown`]).
+    pub(super) fn done_for_shutdown(&self, now: Instant, until: Instant) -> bool {
+        self.unsent() == 0 || self.dead || self.stalled(now) || self.gave_up(until)
+    }
+
+    /// A shutdown began: a failing sink is tried again at once, then at
+    /// most [`SHUTDOWN_ATTEMPTS`] times in all, with back-off.
+    pub(super) fn begin_shutdown(&mut self) {
+        self.shutdown_attempts = Some(0);
+        if self.failing() {
+            self.retry_at = None;
+        }
+    }
+
+    /// Failing, with no attempt left: all made, or the next one due
+    /// after `until`.
+    fn gave_up(&self, until: Instant) -> bool {
+        self.failing()
+            && (self.shutdown_attempts.unwrap_or(0) >= SHUTDOWN_ATTEMPTS
+                || self.retry_at.is_some_and(|t| t > until))
+    }
+
+    /// Why a shutdown stopped waiting for this failing sink: the attempts
+    /// it had since the shutdown began and the last error.
+    pub(super) fn gave_up_reason(&self) -> String {
+        let n = self.shutdown_attempts.unwrap_or(0);
+        let last = self.last_error.as_deref().unwrap_or("unknown error");
+        match n {
+            0 => format!("gave up, its next attempt was due past the deadline: {last}"),
+            1 => format!("gave up after 1 attempt: {last}"),
+            n => format!("gave up after {n} attempts: {last}"),
+        }
     }
 
     /// Whether it has bytes to write but no descriptor to poll for room
@@ -270,11 +335,6 @@ impl SinkState {
     /// When a failing sink is due for its next try.
     pub(super) fn retry_at(&self) -> Option<Instant> {
         self.retry_at.filter(|_| !self.dead && self.unsent() > 0)
-    }
-
-    /// Retries a failing sink at once (shutdown), whatever its back-off.
-    pub(super) fn retry_now(&mut self) {
-        self.retry_at = None;
     }
 
     /// Gives the sink a backtrace (see `crate::sink::backtrace`).
@@ -429,8 +489,14 @@ impl SinkState {
         let Some(s) = &mut self.shedding else { return };
         s.dropped += 1;
         match s.cause {
-            ShedCause::Slow => self.dropped_overflow += 1,
-            ShedCause::Failing => self.dropped_failed += 1,
+            ShedCause::Slow => {
+                self.dropped_overflow += 1;
+                self.shed_slow += 1;
+            }
+            ShedCause::Failing => {
+                self.dropped_failed += 1;
+                self.shed_failing += 1;
+            }
         }
     }
 
@@ -445,6 +511,29 @@ impl SinkState {
         let why = self.shed_reason(s.cause);
         let msg = loss_message(s.dropped, &why, (s.since, SystemTime::now()));
         self.add_notice(Level::Warn, &msg);
+    }
+
+    /// Why records are shed, for the notices in the other sinks.
+    pub(super) fn shed_reason_slow(&self) -> String {
+        self.shed_reason(ShedCause::Slow)
+    }
+
+    /// See [`SinkState::shed_reason_slow`].
+    pub(super) fn shed_reason_failing(&self) -> String {
+        self.shed_reason(ShedCause::Failing)
+    }
+
+    /// Whether a loss of this sink waits to be reported to the others.
+    pub(super) fn losses_unreported(&self) -> bool {
+        [
+            &self.dead_loss,
+            &self.format_loss,
+            &self.reject_loss,
+            &self.shed_slow_loss,
+            &self.shed_failing_loss,
+        ]
+        .iter()
+        .any(|l| l.unreported())
     }
 
     fn shed_reason(&self, cause: ShedCause) -> String {
@@ -667,6 +756,9 @@ impl SinkState {
             match self.output.write(&self.buf[self.sent..self.sent + len]) {
                 WriteOutcome::Wrote(n) => {
                     self.took(n, 0);
+                    if n > 0 {
+                        self.refusing = false;
+                    }
                     if self.error_streak > 0 {
                         event = self.recovered();
                     }
@@ -680,9 +772,16 @@ impl SinkState {
                     error,
                 } => {
                     // The receiver answered: it works, and these records
-                    // are settled (some refused for good).
+                    // are settled (some refused for good). A refusal is
+                    // an error of the write all the same, and one of the
+                    // whole request (not a partial success) keeps the
+                    // notices about it away from this sink.
+                    self.refusing = records == u64::MAX;
                     self.took(bytes, records);
-                    self.last_error = Some(error.to_string());
+                    self.write_errors += 1;
+                    let text = error.to_string();
+                    self.last_error = Some(text.clone());
+                    self.refusal = Some(text);
                     if self.unpublished_error.is_none() {
                         self.unpublished_error = Some(error);
                     }
@@ -779,6 +878,8 @@ impl SinkState {
             self.dropped_failed += 1;
             self.dropped_rejected += 1;
         }
+        self.write_errors += 1;
+        self.refusal = Some(e.to_string());
         self.last_error = Some(e.to_string());
         if self.unpublished_error.is_none() {
             self.unpublished_error = Some(e);
@@ -822,9 +923,15 @@ impl SinkState {
                 ),
             ));
         }
-        let backoff = Duration::from_millis(10)
-            .saturating_mul(1 << self.error_streak.min(7))
-            .min(MAX_BACKOFF);
+        let backoff = match &mut self.shutdown_attempts {
+            Some(n) => {
+                *n += 1;
+                SHUTDOWN_BACKOFF.saturating_mul(1 << (*n - 1).min(7))
+            }
+            None => Duration::from_millis(10)
+                .saturating_mul(1 << self.error_streak.min(7))
+                .min(MAX_BACKOFF),
+        };
         // A receiver may say how long to wait (OTLP's `Retry-After`).
         let backoff = self.output.take_retry_after().unwrap_or(backoff);
         self.retry_at = Some(now + backoff);

@@ -505,7 +505,9 @@ impl Session {
                     ))
                 }
                 Ok(_) => {
-                    conn.process_new_packets().map_err(tls_error)?;
+                    if let Err(e) = conn.process_new_packets() {
+                        return Err(alerted(conn, stream, e));
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(false),
                 Err(e) => return Err(e),
@@ -539,13 +541,28 @@ impl Session {
             }
             match conn.read_tls(&mut Io(stream)) {
                 Ok(_) => {
-                    conn.process_new_packets().map_err(tls_error)?;
+                    if let Err(e) = conn.process_new_packets() {
+                        return Err(alerted(conn, stream, e));
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(None),
                 Err(e) => return Err(e),
             }
         }
     }
+}
+
+/// A TLS error from the receiver's bytes (a certificate that does not
+/// verify...): the alert rustls queued for it goes out first, once,
+/// without waiting (a socket with no room drops it), so that the
+/// receiver learns why the connection ends.
+fn alerted(conn: &mut ClientConnection, stream: &mut Stream, e: rustls::Error) -> io::Error {
+    while conn.wants_write() {
+        if conn.write_tls(&mut Io(stream)).map_or(true, |n| n == 0) {
+            break;
+        }
+    }
+    tls_error(e)
 }
 
 #[cfg(test)]
