@@ -263,9 +263,10 @@ fn records_arrive_once_over_tls_with_the_token() {
 }
 
 /// A wrong token: the Collector refuses every request (401). Nothing
-/// arrives, every record is counted as rejected, the refusal is the
-/// sink's last error, and the other sink is told the count and the reason
-/// without the token.
+/// arrives, not even a notice; every record is counted as rejected, each
+/// refusal as a write error whose answer is the sink's last error; the
+/// other sink is told the exact count and the reason, at most once a
+/// second, without the token.
 #[test]
 fn a_wrong_token_is_refused_counted_and_said_elsewhere() {
     let Some(bin) = otelcol() else { return };
@@ -283,14 +284,20 @@ fn a_wrong_token_is_refused_counted_and_said_elsewhere() {
         .sink(Sink::otlp(otlp(port, &ca, "not-the-token")))
         .build()
         .unwrap();
-    for round in 0..5u64 {
-        log_seqs(&logger, round * 200..(round + 1) * 200);
-        std::thread::sleep(Duration::from_millis(100));
+    // Ten refused requests or more, over 2.5 s.
+    for round in 0..10u64 {
+        log_seqs(&logger, round * 100..(round + 1) * 100);
+        std::thread::sleep(Duration::from_millis(250));
     }
     drop(guard);
     let s = &logger.stats().sinks[1];
     assert_accounted(s, 1000);
     assert_eq!((s.records_written, s.dropped_rejected), (0, 1000), "{s:?}");
+    assert!(s.write_errors >= 10, "each refusal is a write error: {s:?}");
+    assert!(
+        s.last_error.as_deref().is_some_and(|e| e.contains("401")),
+        "{s:?}"
+    );
     std::thread::sleep(Duration::from_millis(200));
     let (seqs, notices) = col.seqs();
     assert!(seqs.is_empty(), "records passed a wrong token: {seqs:?}");
@@ -299,8 +306,16 @@ fn a_wrong_token_is_refused_counted_and_said_elsewhere() {
         "notices passed a wrong token: {notices:?}"
     );
     let said = others.take();
-    eprintln!("told the other sink:\n{said}");
     assert!(said.contains("401"), "{said}");
+    // Said at most once a second, not once per refused request.
+    let notices = said
+        .lines()
+        .filter(|l| l.contains(" records dropped"))
+        .count();
+    assert!(
+        (1..=4).contains(&notices),
+        "{notices} notices in 2.5 s: {said}"
+    );
     assert!(
         !said.contains("not-the-token"),
         "the token was shown: {said}"
@@ -358,6 +373,9 @@ fn an_untrusted_certificate_sends_nothing_and_shutdown_is_bounded() {
         said.contains("certificate") || said.contains("Certificate"),
         "{said}"
     );
+    // A few attempts at shutdown, then the true reason: not a timeout.
+    assert!(said.contains("gave up after"), "{said}");
+    assert!(!said.contains("timed out"), "{said}");
 }
 
 /// The Collector killed (SIGKILL) mid-run and started again on the same
@@ -404,7 +422,6 @@ fn the_collector_down_and_back_loses_nothing_uncounted() {
         (2000..3000).all(|q| arrived.contains_key(&q)),
         "records after the restart lost"
     );
-    eprintln!("{s:?}");
     if s.dropped() > 0 {
         let said = others.take();
         assert!(said.contains("dropped"), "drops not said: {said}");
