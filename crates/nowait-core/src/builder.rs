@@ -204,7 +204,7 @@ impl Builder {
     /// threads log at once: lanes lower the per-call latency of threads
     /// that log at the same time and cost saturated throughput to a file
     /// (the writer merges the lanes by timestamp); the measured trade-off
-    /// is in the repository's the repository's benchmark notes.
+    /// is in the repository's benchmark notes.
     ///
     /// A lane is a small ring that one thread fills without sharing a
     /// cache line with other producers; the writer moves lane records into
@@ -238,7 +238,7 @@ impl Builder {
     /// writer then never takes a request thread's CPU, or its caches,
     /// when it wakes. This is the setup quill's latency benchmark uses.
     /// Measure what it is worth on your machine (`latency_load` in
-    /// the repository's benchmarks takes the writer's CPU as a knob): on a virtual machine,
+    /// the repository's latency benchmark takes the writer's CPU as a knob): on a virtual machine,
     /// whose CPUs are not the host's cores, it may not help at all.
     ///
     /// [`build`](Builder::build) fails if the system cannot pin a thread

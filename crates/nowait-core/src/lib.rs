@@ -165,12 +165,12 @@
 //! error drain the ring before the process dies of its signal, within
 //! [`Builder::crash_timeout`] (1 s) plus 100 ms for a last line such as
 //! `fatal signal SIGSEGV on thread 'worker-3': 10000 records drained in 3
-//! ms, 0 lost`. Measured (the repository's `crash` tests, the logging thread pinned to
+//! ms, 0 lost`. Measured (the `crash` integration tests, the logging thread pinned to
 //! one CPU): 10,000 of 10,000 records on disk after each of those crashes;
 //! without the drain, the records a held writer had not written die with
 //! the process. On
 //! Windows an access violation, an illegal instruction, a division by zero
-//! or an in-page error drain the same way (the repository's `crash_windows` tests, under
+//! or an in-page error drain the same way (the `crash_windows` integration tests, under
 //! Wine: 10,000 of 10,000, exit code `0xC0000005`); `abort()`,
 //! `panic = "abort"` and a stack overflow end a Windows process without
 //! running any handler.
@@ -182,7 +182,7 @@
 //! had accepted, each record once, with a notice; records it was still
 //! copying are counted. Measured: 0 of 10,000 on disk after a `SIGKILL`,
 //! 10,000 of 10,000 after recovery; 200 kills at random points, every
-//! accepted record exactly once (the repository's `durable` tests). Without it, `SIGKILL`,
+//! accepted record exactly once (the `durable` integration tests). Without it, `SIGKILL`,
 //! a crash of the writer thread itself, `abort()` on Windows, and a drain
 //! that needs a lock the crashed thread holds (it ends at the bound) lose
 //! the records still in the ring and in the sinks' buffers (at most the

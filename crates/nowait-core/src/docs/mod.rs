@@ -70,7 +70,7 @@ pub mod design {
     //! ## On many cores
     //!
     //! Without lanes every push does one CAS on the ring's `head`, a single
-    //! cache line for all producers. the repository's `claim_line` benchmark
+    //! cache line for all producers. The repository's `claim_line` benchmark
     //! measures that line alone (on two virtual CPUs): one thread claiming
     //! back to back takes 7.7 ns per claim (130M claims/s); two threads
     //! claiming back to back, so that the line changes core on every claim,
@@ -92,7 +92,7 @@ pub mod design {
     //! uses the shared ring for the rest, so under a burst from many
     //! threads the shared line comes back, never worse than without lanes.
     //!
-    //! Measured (the repository's benchmark results (`lanes-ab`),
+    //! Measured (the `lanes-ab` benchmark results,
     //! interleaved with the shared ring, 2 rounds, medians; the VM's spread
     //! is large): two producer threads 10 µs apart, per-call p50 0.18x
     //! (macros, Drop), 0.24x (Block) and 0.29x (layer) of the shared ring's;
@@ -108,7 +108,7 @@ pub mod design {
     //! - **One shared ring only** (the design before lanes): fixed memory
     //!   and claim order for free, but the claim line caps claims at 27–31M/s
     //!   here and makes two producers pay 1.95x one back to back and up to
-    //!   7.5x at 10 µs (the repository's benchmark results (`latency`)).
+    //!   7.5x at 10 µs (the `latency` benchmark results).
     //! - **Per-thread queues only** (quill, NanoLog, ticklog): memory grows
     //!   with threads unless capped, and a capped design needs the shared
     //!   path anyway; quill's queues are unbounded by default, which an
@@ -155,7 +155,7 @@ pub mod design {
     //! the bytes into the claimed words through a `Cursor` (a safe
     //! `&mut [u8]` over the claimed region, lent by the ring), then commits.
     //! There is no thread-local buffer, no capacity check per value and no
-    //! second copy: on the repository's `push_profile` example this halved the cost of
+    //! second copy: on the `push_profile` example this halved the cost of
     //! the benchmark's event (78.6 to 39.3 ns per call, medians of 5 interleaved
     //! runs), and `latency_load` shows 0.4x to 0.55x of the p50 from back to
     //! back up to calls 100 us apart, about 0.75x for calls 1 ms apart
@@ -246,7 +246,7 @@ pub mod design {
     //!
     //! Three explanations of the rest of that gap were tested by timing and
     //! rejected, each with a benchmark-only patch to the ring
-    //! (the repository's benchmark results (`claim-hypotheses`), 6 interleaved rounds,
+    //! (the `claim-hypotheses` benchmark results, 6 interleaved rounds,
     //! one thread, q20x2ms p50 against the unchanged ring, whose own rounds
     //! spread over 87-139 ns that hour): the writer leaving the state bytes
     //! of its last, partly read line for its next visit, so that it never
@@ -467,8 +467,8 @@ pub mod design {
     //! formatting it"). A `SIGKILL` during a format leaves no mark, so that
     //! record is recovered (`a_record_that_crashes_the_writer_is_set_aside_…`).
     //!
-    //! **Measured** (the repository's `durable` tests, nowait-tracing's
-    //! the repository's `durable` tests): a process pinned to one CPU logs 10,000 records
+    //! **Measured** (the `durable` integration tests of nowait-core and of
+    //! nowait-tracing): a process pinned to one CPU logs 10,000 records
     //! and is killed with `SIGKILL`: 0 of 10,000 on disk (plain text,
     //! macros, the `tracing` layer), 10,000 of 10,000 after recovery, each
     //! once. 200 seeded kills at random points while logging at full speed
@@ -476,7 +476,7 @@ pub mod design {
     //! another format, a quarter with another sink): every acknowledged
     //! record exactly once, 2.0 M records recovered, 18 torn claims counted,
     //! 45 files completed from their mirror, and a second recovery wrote
-    //! nothing. The cost: the repository's benchmark results (`durable-ab`).
+    //! nothing. The cost: the `durable-ab` benchmark results.
     //!
     //! **Limits.** Exactness needs this logger to be its files' only
     //! writer (step 3 reads the file's length). When the dead process
@@ -503,7 +503,7 @@ pub mod design {
     //! and Windows refuses to delete a file with a mapped view: building
     //! the same path again while a handle to that logger lives may fail
     //! with an error naming the step ("remove"; not tested). Tested under
-    //! Wine (the repository's `durable_windows` tests: a
+    //! Wine (the `durable_windows` integration tests: a
     //! child ended by `abort()` after 10,000 records, 0 on disk, 10,000
     //! after recovery).
     //!
@@ -521,5 +521,5 @@ pub mod design {
     //! producer thread, and a property test that injects sink faults
     //! (EAGAIN, EINTR, short writes, ENOSPC, EPIPE, slow writes, panicking
     //! formats) under random producers, policies and shutdown points and
-    //! checks every outcome count exactly (the repository's `accounting` tests).
+    //! checks every outcome count exactly (the `accounting` integration tests).
 }

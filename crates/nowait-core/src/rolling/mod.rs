@@ -524,7 +524,7 @@ impl Rolling {
     ///   minute comes back after its first pass ended, so it gets `.1`.)
     ///
     /// Zones that shift by half an hour (Australia/Lord_Howe) work the
-    /// same way. the repository's `rolling_dst` tests checks both changes in
+    /// same way. The `rolling_dst` integration tests check both changes in
     /// America/New_York, Europe/Berlin and Australia/Lord_Howe.
     ///
     /// # Examples

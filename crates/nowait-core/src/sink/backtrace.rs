@@ -57,7 +57,7 @@ pub(crate) const RECORD_OVERHEAD: usize = 6;
 /// `tracing` layer) must let them through too: a DEBUG call that a filter
 /// stops never reaches the writer, and no backtrace can show it. Each such
 /// call then costs its thread a push (tens of nanoseconds, measured in
-/// the repository's benchmark results (`backtrace`)) where it cost a load and a branch.
+/// the `backtrace` benchmark results) where it cost a load and a branch.
 ///
 /// # Bounds
 ///
