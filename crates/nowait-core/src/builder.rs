@@ -14,7 +14,7 @@ use crate::format::MakeFormat;
 use crate::level::Level;
 use crate::logger::Logger;
 use crate::process::guard::Guard;
-use crate::process::live::Options;
+use crate::process::live::HookOptions;
 use crate::ring::{Ring, MAX_CAPACITY};
 use crate::shared::lanes::DEFAULT_LANES;
 use crate::shared::{Config, Shared, Start};
@@ -851,8 +851,8 @@ impl Builder {
     }
 
     /// How the writer thread runs.
-    fn settings(&self) -> writer::Settings {
-        writer::Settings {
+    fn settings(&self) -> writer::WriterSettings {
+        writer::WriterSettings {
             interval: self.flush_interval,
             idle: self.idle_interval,
             batch: self.batch_size,
@@ -882,8 +882,8 @@ impl Builder {
     }
 
     /// Which process-wide hooks the logger asks for.
-    fn hook_options(&self) -> Options {
-        Options {
+    fn hook_options(&self) -> HookOptions {
+        HookOptions {
             catch_panics: self.catch_panics,
             flush_on_exit: self.flush_on_exit,
             drain_on_signals: self.drain_on_signals,

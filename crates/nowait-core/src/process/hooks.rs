@@ -23,7 +23,7 @@ use std::panic::{self, PanicHookInfo};
 use std::sync::{Arc, Once};
 
 use crate::level::Level;
-use crate::process::live::{self, Options};
+use crate::process::live::{self, HookOptions};
 use crate::record::kind;
 use crate::shared::{FlushScope, Shared};
 
@@ -38,7 +38,7 @@ static SIGHUP: Once = Once::new();
 #[cfg(feature = "signals")]
 static SIGUSR1: Once = Once::new();
 
-pub(crate) fn register(shared: &Arc<Shared>, options: Options) {
+pub(crate) fn register(shared: &Arc<Shared>, options: HookOptions) {
     live::add(shared, options);
     FORK_HOOK.call_once(|| {
         crate::sys::at_fork(

@@ -7,7 +7,7 @@ use crate::shared::Shared;
 
 /// What a logger asked the hooks for.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Options {
+pub(crate) struct HookOptions {
     pub(crate) catch_panics: bool,
     pub(crate) flush_on_exit: bool,
     #[cfg_attr(not(feature = "signals"), allow(dead_code))]
@@ -21,7 +21,7 @@ pub(crate) struct Options {
 
 pub(crate) struct Entry {
     pub(crate) shared: Weak<Shared>,
-    pub(crate) options: Options,
+    pub(crate) options: HookOptions,
 }
 
 static REGISTRY: Mutex<Vec<Entry>> = Mutex::new(Vec::new());
@@ -32,7 +32,7 @@ pub(crate) fn lock() -> MutexGuard<'static, Vec<Entry>> {
     REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-pub(crate) fn add(shared: &Arc<Shared>, options: Options) {
+pub(crate) fn add(shared: &Arc<Shared>, options: HookOptions) {
     let mut registry = lock();
     registry.retain(|e| e.shared.strong_count() > 0);
     registry.push(Entry {
@@ -45,7 +45,7 @@ pub(crate) fn add(shared: &Arc<Shared>, options: Options) {
 /// allocating or blocking (a fatal signal's handler): if the registry is
 /// locked (the crash came inside `add`), does nothing and returns false.
 pub(crate) fn try_for_each(
-    wanted: impl Fn(&Options) -> bool,
+    wanted: impl Fn(&HookOptions) -> bool,
     mut f: impl FnMut(&Arc<Shared>),
 ) -> bool {
     let Ok(registry) = REGISTRY.try_lock() else {
@@ -61,7 +61,7 @@ pub(crate) fn try_for_each(
 
 /// Live loggers whose options pass `wanted`. Never blocks: a hook that runs
 /// while the registry is locked (a panic inside `add`) skips it.
-pub(crate) fn live(wanted: impl Fn(&Options) -> bool) -> Vec<Arc<Shared>> {
+pub(crate) fn live(wanted: impl Fn(&HookOptions) -> bool) -> Vec<Arc<Shared>> {
     let Ok(registry) = REGISTRY.try_lock() else {
         return Vec::new();
     };

@@ -21,7 +21,7 @@ use std::io::{self, Write};
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use super::maintain::{Housekeeper, Job, Settings};
+use super::maintain::{Housekeeper, Housekeeping, Job};
 use super::naming::{next_boundary, period, Key, Naming};
 use super::{Compression, Rolling, Rotation};
 use crate::sys::nofollow::{self, Dir, Kind, Mode};
@@ -324,7 +324,7 @@ impl RollingFile {
         };
         let meta = file.metadata()?;
         let identity = file_id(&file)?;
-        let settings = Settings {
+        let settings = Housekeeping {
             naming: naming.clone(),
             compress: cfg.compress,
             max_files: cfg.max_files,

@@ -77,7 +77,7 @@ pub(crate) struct Job {
 
 /// What the housekeeping thread needs to know.
 #[derive(Debug, Clone)]
-pub(crate) struct Settings {
+pub(crate) struct Housekeeping {
     pub(crate) naming: Naming,
     pub(crate) compress: Option<Compression>,
     pub(crate) max_files: Option<usize>,
@@ -87,7 +87,7 @@ pub(crate) struct Settings {
     pub(crate) mode: Mode,
 }
 
-impl Settings {
+impl Housekeeping {
     /// Whether there is anything to do after a rotation.
     pub(crate) fn needed(&self) -> bool {
         self.compress.is_some()
@@ -110,7 +110,7 @@ impl Housekeeper {
     /// Starts the thread, which works in `dir`. If it cannot be spawned,
     /// jobs run on the caller (the writer thread) and that is reported as
     /// the first error.
-    pub(crate) fn start(dir: Dir, settings: Settings) -> Housekeeper {
+    pub(crate) fn start(dir: Dir, settings: Housekeeping) -> Housekeeper {
         let (jobs_tx, jobs_rx) = crossbeam_channel::unbounded::<Job>();
         let (err_tx, err_rx) = crossbeam_channel::unbounded();
         let spare = dir.try_clone();
@@ -353,7 +353,7 @@ pub(crate) fn compression(files: &Files, on: bool) -> Vec<(Key, Action)> {
 /// one, as step 2 left them) to remove, oldest first, with the limit that
 /// removes each. Pure.
 pub(crate) fn retention(
-    s: &Settings,
+    s: &Housekeeping,
     older: &BTreeMap<Key, Entry>,
     now: SystemTime,
 ) -> Vec<(Key, &'static str)> {
@@ -394,7 +394,7 @@ pub(crate) fn retention(
 #[derive(Debug)]
 struct Keeper {
     dir: Dir,
-    settings: Settings,
+    settings: Housekeeping,
     errors: Sender<String>,
     /// Conditions reported that last (a name left alone, a `.gz` that does
     /// not hold its file), each reported once while it lasts.
@@ -402,7 +402,7 @@ struct Keeper {
 }
 
 impl Keeper {
-    fn new(dir: Dir, settings: Settings, errors: Sender<String>) -> Keeper {
+    fn new(dir: Dir, settings: Housekeeping, errors: Sender<String>) -> Keeper {
         Keeper {
             dir,
             settings,
@@ -781,7 +781,7 @@ pub(crate) fn fuzz_housekeeping(data: &[u8]) {
         rotation,
     };
     let on = head[1];
-    let settings = Settings {
+    let settings = Housekeeping {
         naming: naming.clone(),
         compress: (on & 1 != 0).then_some(Compression::Gzip),
         max_files: (on & 2 != 0).then_some(usize::from(head[2])),
@@ -942,7 +942,7 @@ mod tests {
         max_files: Option<usize>,
         current: Key,
     ) -> Vec<String> {
-        let settings = Settings {
+        let settings = Housekeeping {
             naming,
             compress: compress.then_some(Compression::Gzip),
             max_files,
@@ -954,7 +954,7 @@ mod tests {
     }
 
     /// One job with these settings at `now`; the errors it reported.
-    fn run(dir: &Path, settings: Settings, current: Key, now: SystemTime) -> Vec<String> {
+    fn run(dir: &Path, settings: Housekeeping, current: Key, now: SystemTime) -> Vec<String> {
         let (tx, rx) = crossbeam_channel::unbounded();
         Keeper::new(Dir::open(dir).unwrap(), settings, tx).run(&Job { current, now });
         rx.try_iter().collect()
@@ -1202,7 +1202,7 @@ mod tests {
         std::os::unix::fs::symlink("/nonexistent", &link).unwrap();
         fs::write(dir.path().join("app.log.1"), b"").unwrap();
         let (tx, rx) = crossbeam_channel::unbounded();
-        let settings = Settings {
+        let settings = Housekeeping {
             naming: never(),
             compress: cfg!(feature = "gzip").then_some(Compression::Gzip),
             max_files: Some(1),
@@ -1280,8 +1280,8 @@ mod tests {
         path
     }
 
-    fn settings(age: Option<u64>, total: Option<u64>) -> Settings {
-        Settings {
+    fn settings(age: Option<u64>, total: Option<u64>) -> Housekeeping {
+        Housekeeping {
             naming: daily(),
             compress: None,
             max_files: None,

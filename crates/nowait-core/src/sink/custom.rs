@@ -13,7 +13,7 @@ use std::io::{self, Write};
 use std::sync::Mutex;
 
 use super::{Opened, Output, When};
-use crate::sys::relay::{Plain, Relay};
+use crate::sys::relay::{Relay, WriteTarget};
 
 /// A user's writer until `build` opens its sink; empty after.
 pub(crate) struct Handoff(Mutex<Option<Box<dyn Write + Send>>>);
@@ -61,7 +61,7 @@ fn on_own_thread(writer: Box<dyn Write + Send>) -> io::Result<Opened> {
     // to log and wait on.
     let relay = Relay::spawn_with(
         "nowait-sink",
-        Box::new(Plain(writer)),
+        Box::new(WriteTarget(writer)),
         crate::shared::Shared::mark_writer_thread,
     )?;
     let mut opened = Opened::new(Output::Relayed(relay), false);

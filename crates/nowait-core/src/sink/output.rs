@@ -30,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::sys::relay::{Plain, Relay, Relayed, Waker};
+use crate::sys::relay::{Relay, Relayed, Waker, WriteTarget};
 use crate::sys::{self, Datagram, Descriptor, FileId, Journal, Open, Sent, Stream, Waitable};
 
 pub(crate) use crate::accounting::outcome::WriteOutcome;
@@ -162,7 +162,7 @@ impl Opened {
                 terminal,
                 why,
             } => {
-                let relay = Relay::spawn("nowait-relay", Box::new(Plain(writer)))?;
+                let relay = Relay::spawn("nowait-relay", Box::new(WriteTarget(writer)))?;
                 let mut opened = Opened::new(Output::Relayed(relay), terminal);
                 opened.fallback = why;
                 opened

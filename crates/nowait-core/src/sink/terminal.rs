@@ -29,7 +29,7 @@ mod tests {
     use rustix::fs::OFlags;
 
     use crate::sink::{Output, WriteOutcome};
-    use crate::sys::relay::{Plain, Relay};
+    use crate::sys::relay::{Relay, WriteTarget};
     use crate::sys::Descriptor;
 
     fn pipe() -> (OwnedFd, OwnedFd) {
@@ -39,7 +39,7 @@ mod tests {
     #[test]
     fn relayed_pipe_never_blocks_the_writer_on_a_full_pipe() {
         let (read, write) = pipe();
-        let relay = Relay::spawn("t", Box::new(Plain(File::from(write)))).unwrap();
+        let relay = Relay::spawn("t", Box::new(WriteTarget(File::from(write)))).unwrap();
         let mut out = Output::Relayed(relay);
         let chunk = vec![b'x'; 1 << 20];
         let mut total = 0;

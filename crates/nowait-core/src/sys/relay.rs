@@ -55,9 +55,9 @@ pub(crate) trait Blocking: Send + 'static {
 }
 
 /// A `Write` as a relay target (a pipe, the console).
-pub(crate) struct Plain<W>(pub(crate) W);
+pub(crate) struct WriteTarget<W>(pub(crate) W);
 
-impl<W: Write + Send + 'static> Blocking for Plain<W> {
+impl<W: Write + Send + 'static> Blocking for WriteTarget<W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         self.0.write(buf)
     }

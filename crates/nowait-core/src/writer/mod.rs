@@ -33,7 +33,7 @@ mod sink_state;
 mod start;
 
 pub(crate) use sink_state::SinkState;
-pub(crate) use start::{start, starter, Settings};
+pub(crate) use start::{start, starter, WriterSettings};
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;

@@ -20,7 +20,7 @@ use crate::sink::{Opened, Plan};
 
 /// How the writer thread runs (from the builder).
 #[derive(Debug)]
-pub(crate) struct Settings {
+pub(crate) struct WriterSettings {
     /// Wake-up interval while records flow.
     pub(crate) interval: Duration,
     /// Longest sleep while none come.
@@ -39,7 +39,7 @@ pub(crate) fn starter(
     plans: Vec<Plan>,
     opened: Vec<Opened>,
     startup: Vec<String>,
-    settings: Settings,
+    settings: WriterSettings,
 ) -> Start {
     let states: Vec<SinkState> = (plans.iter().zip(opened))
         .map(|(plan, opened)| SinkState::open(plan, opened, settings.batch))
@@ -71,7 +71,7 @@ fn spawn(
     shared: &Arc<Shared>,
     mut states: Vec<SinkState>,
     startup: Vec<String>,
-    settings: &Settings,
+    settings: &WriterSettings,
 ) -> io::Result<()> {
     for (i, s) in states.iter_mut().enumerate() {
         s.route = Some(super::route::Route::new(Arc::clone(&shared.routes), i));

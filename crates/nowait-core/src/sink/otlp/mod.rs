@@ -102,7 +102,7 @@ pub struct Otlp {
     pub(crate) default_endpoint: bool,
     /// Trust and client certificate for `https://`.
     #[cfg(feature = "otlp-tls")]
-    pub(crate) tls: tls::Settings,
+    pub(crate) tls: tls::TlsSettings,
 }
 
 /// A parsed and resolved endpoint.
@@ -331,7 +331,7 @@ impl Otlp {
             plaintext_credentials: false,
             default_endpoint: false,
             #[cfg(feature = "otlp-tls")]
-            tls: tls::Settings::default(),
+            tls: tls::TlsSettings::default(),
         }
     }
 

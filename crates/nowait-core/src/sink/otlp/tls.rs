@@ -84,7 +84,7 @@ impl fmt::Debug for Source {
 
 /// What the user set for TLS.
 #[derive(Default)]
-pub(crate) struct Settings {
+pub(crate) struct TlsSettings {
     /// CA certificates to trust instead of the platform's.
     pub(crate) ca: Option<Source>,
     pub(crate) client_cert: Option<Source>,
@@ -98,16 +98,16 @@ pub(crate) struct Settings {
     /// The client configuration the first open made, shared with every
     /// clone of these settings: a forked child's open (on its first
     /// logging call) reads no trust store or file again. A new setting
-    /// starts a new one ([`Settings::changed`]). Unwind-safe as asserted:
+    /// starts a new one ([`TlsSettings::changed`]). Unwind-safe as asserted:
     /// the cell is set once with a finished configuration or not at all,
     /// so a panic cannot leave it half made (and `Otlp` keeps the auto
     /// traits it has without this feature).
     made: AssertUnwindSafe<Arc<OnceLock<Arc<ClientConfig>>>>,
 }
 
-impl Clone for Settings {
-    fn clone(&self) -> Settings {
-        Settings {
+impl Clone for TlsSettings {
+    fn clone(&self) -> TlsSettings {
+        TlsSettings {
             ca: self.ca.clone(),
             client_cert: self.client_cert.clone(),
             client_key: self.client_key.clone(),
@@ -117,7 +117,7 @@ impl Clone for Settings {
     }
 }
 
-impl fmt::Debug for Settings {
+impl fmt::Debug for TlsSettings {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tls")
             .field("ca", &self.ca)
@@ -133,9 +133,9 @@ impl fmt::Debug for Settings {
     }
 }
 
-impl Settings {
+impl TlsSettings {
     /// Forgets the configuration made from the old settings.
-    pub(crate) fn changed(&mut self) -> &mut Settings {
+    pub(crate) fn changed(&mut self) -> &mut TlsSettings {
         self.made = AssertUnwindSafe(Arc::default());
         self
     }
@@ -302,7 +302,7 @@ fn certificates(source: &Source, what: &str) -> io::Result<Vec<CertificateDer<'s
 }
 
 /// The client configuration the settings ask for.
-fn config(settings: &Settings) -> io::Result<ClientConfig> {
+fn config(settings: &TlsSettings) -> io::Result<ClientConfig> {
     let mut roots = RootCertStore::empty();
     match &settings.ca {
         Some(ca) => {
@@ -438,7 +438,7 @@ fn past_deadline() -> io::Error {
 impl Session {
     /// Reads the trust store and certificates at build; a forked child's
     /// open reuses what the build read.
-    pub(crate) fn new(settings: &Settings, host: &str) -> io::Result<Session> {
+    pub(crate) fn new(settings: &TlsSettings, host: &str) -> io::Result<Session> {
         let name = ServerName::try_from(host.to_owned())
             .map_err(|e| invalid(format!("{host}: not a host name for TLS: {e}")))?;
         Ok(Session {
