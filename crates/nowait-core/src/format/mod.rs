@@ -12,8 +12,11 @@
 //!   (`options`) as `tracing-subscriber`'s `fmt::format::Format` does.
 
 mod escape;
+mod fixed;
+mod flat;
 pub(crate) mod journald;
 mod json;
+mod logfmt;
 mod options;
 mod plain;
 mod syslog;
@@ -23,6 +26,7 @@ pub use escape::escape_into;
 pub(crate) use escape::{append, is_bidi_control, plain_len};
 pub use journald::Journald;
 pub use json::{Json, JsonSchema};
+pub use logfmt::Logfmt;
 pub(crate) use options::Options;
 pub use options::Timer;
 pub use plain::Plain;

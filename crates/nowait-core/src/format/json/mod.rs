@@ -5,11 +5,16 @@
 
 mod fmt_schema;
 mod nowait_schema;
+mod platform;
+
+use std::sync::Arc;
 
 use fmt_schema::FmtJson;
 use nowait_schema::NowaitJson;
+use platform::{Platform, PlatformJson};
 
-use super::{is_bidi_control, plain_len, Format, MakeFormat, Options, SinkInfo, Timer};
+use super::fixed::FixedFields;
+use super::{is_bidi_control, plain_len, Format, MakeFormat, Options, SinkInfo};
 
 /// One JSON object per line, for log shippers (Vector, Fluent Bit, the
 /// OpenTelemetry Collector's filelog receiver parse it as is).
@@ -123,13 +128,17 @@ use super::{is_bidi_control, plain_len, Format, MakeFormat, Options, SinkInfo, T
 /// assert_eq!(line, "{\"level\":\"INFO\",\"fields\":{\"message\":\"plain line\"},\"target\":\"\"}\n");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Json {
     schema: JsonSchema,
     options: Options,
     flatten: bool,
+    flatten_spans: bool,
     current_span: bool,
     span_list: bool,
+    fixed: FixedFields,
+    /// The Google Cloud project of `logging.googleapis.com/trace`.
+    project: Option<Arc<str>>,
 }
 
 /// The layout a [`Json`] format writes.
@@ -150,6 +159,12 @@ pub enum JsonSchema {
     /// nowait's own: all six keys on every line, the message apart from
     /// the fields (see [`Json`]).
     Nowait,
+    /// Elastic Common Schema logging, as Elastic's `ecs-logging` libraries
+    /// write it (see [`Json::ecs`]).
+    Ecs,
+    /// Google Cloud Logging's structured logging: the special JSON fields
+    /// its agents read from a line (see [`Json::cloud_logging`]).
+    CloudLogging,
 }
 
 impl Default for Json {
@@ -158,8 +173,11 @@ impl Default for Json {
             schema: JsonSchema::TracingSubscriber,
             options: Options::default().with_trace_ids(true),
             flatten: false,
+            flatten_spans: false,
             current_span: true,
             span_list: true,
+            fixed: FixedFields::default(),
+            project: None,
         }
     }
 }
@@ -219,6 +237,110 @@ impl Json {
         self
     }
 
+    /// Puts the fields of the event's spans at the top level of the line
+    /// (default `false`), innermost span first, instead of `span` and
+    /// `spans` (which are then not written). Keys are resolved as for
+    /// fixed fields (see [`Json`]): a span field whose key the line has
+    /// already is written as `<span name>.<key>`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::format::Json::new().flatten_spans(true);
+    /// ```
+    pub fn flatten_spans(mut self, on: bool) -> Json {
+        self.flatten_spans = on;
+        self
+    }
+
+    /// Adds a field with this key and value to every line of the sink
+    /// (setting a key again replaces its value). Keys and values are
+    /// escaped as any; where the key is taken, see [`Json`]'s *Fixed and
+    /// flattened fields*.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::format::Json::new()
+    ///     .field("service", "api")
+    ///     .field("version", env!("CARGO_PKG_VERSION"));
+    /// ```
+    pub fn field(mut self, key: impl AsRef<str>, value: impl AsRef<str>) -> Json {
+        self.fixed.set(key.as_ref(), value.as_ref());
+        self
+    }
+
+    /// Adds fixed fields (see [`field`](Json::field)) from environment
+    /// variables, read now: for each `(key, variable)`, the variable's
+    /// value under `key`, if it is set and not empty (else nothing). No
+    /// variable is read unless named here. A value is untrusted text:
+    /// bytes that are not UTF-8 become U+FFFD, a value longer than 1024
+    /// bytes is cut at a character boundary and ends in `… [truncated]`,
+    /// and it is escaped as any value when written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::format::Json;
+    ///
+    /// let _json = Json::new().field("service", "api").fields_from_env([
+    ///     ("host", "HOSTNAME"),
+    ///     ("environment", "APP_ENV"),
+    ///     ("version", "APP_VERSION"),
+    /// ]);
+    /// ```
+    pub fn fields_from_env<K, V>(mut self, pairs: impl IntoIterator<Item = (K, V)>) -> Json
+    where
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        self.fixed
+            .set_from_env(pairs, |name| std::env::var_os(name));
+        self
+    }
+
+    /// Elastic Common Schema logging (see [`Json`]'s *ECS*): the layout of
+    /// Elastic's `ecs-logging` libraries, which Filebeat and Elastic
+    /// Agent ingest as is.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _ecs = nowait_core::format::Json::ecs().field("service.name", "api");
+    /// ```
+    pub fn ecs() -> Json {
+        Json::new().with_schema(JsonSchema::Ecs)
+    }
+
+    /// Google Cloud Logging's structured logging (see [`Json`]'s *Cloud
+    /// Logging*): the special fields that Cloud Run, GKE, App Engine and
+    /// the Ops Agent read from a line written to stdout or a file.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _gcp = nowait_core::format::Json::cloud_logging().with_cloud_project("my-project");
+    /// ```
+    pub fn cloud_logging() -> Json {
+        Json::new().with_schema(JsonSchema::CloudLogging)
+    }
+
+    /// The Google Cloud project the traces are in: with it, Cloud
+    /// Logging's `logging.googleapis.com/trace` is
+    /// `projects/PROJECT/traces/TRACE_ID`, the form that links a log entry
+    /// to its trace; without it, the trace id alone. Other schemas ignore
+    /// it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _gcp = nowait_core::format::Json::cloud_logging().with_cloud_project("my-project");
+    /// ```
+    pub fn with_cloud_project(mut self, project: impl AsRef<str>) -> Json {
+        self.project = Some(project.as_ref().into());
+        self
+    }
+
     /// Whether to write the innermost span as `span` (default `true`).
     ///
     /// # Examples
@@ -242,173 +364,59 @@ impl Json {
         self.span_list = on;
         self
     }
-
-    /// How to write `timestamp` (default [`Timer::Utc`]; [`Timer::None`]
-    /// leaves the key out).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _json = nowait_core::format::Json::new().with_timer(nowait_core::format::Timer::Uptime);
-    /// ```
-    pub fn with_timer(self, timer: Timer) -> Json {
-        self.options(|o| o.with_timer(timer))
-    }
-
-    /// Leaves `timestamp` out.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _json = nowait_core::format::Json::new().without_time();
-    /// ```
-    pub fn without_time(self) -> Json {
-        self.options(Options::without_time)
-    }
-
-    /// Whether to write `level` (default `true`).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _json = nowait_core::format::Json::new().with_level(false);
-    /// ```
-    pub fn with_level(self, on: bool) -> Json {
-        self.options(|o| o.with_level(on))
-    }
-
-    /// Whether to write `target` (default `true`).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _json = nowait_core::format::Json::new().with_target(false);
-    /// ```
-    pub fn with_target(self, on: bool) -> Json {
-        self.options(|o| o.with_target(on))
-    }
-
-    /// Whether to write the call site's source file as `filename` (default
-    /// `false`).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _json = nowait_core::format::Json::new().with_file(true);
-    /// ```
-    pub fn with_file(self, on: bool) -> Json {
-        self.options(|o| o.with_file(on))
-    }
-
-    /// Whether to write the call site's line as `line_number` (default
-    /// `false`).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _json = nowait_core::format::Json::new().with_line_number(true);
-    /// ```
-    pub fn with_line_number(self, on: bool) -> Json {
-        self.options(|o| o.with_line_number(on))
-    }
-
-    /// Whether to write the logging thread's name as `threadName` (default
-    /// `false`; an unnamed thread gives its id, unless ids are written
-    /// anyway). Front ends then record the thread in each event.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _json = nowait_core::format::Json::new().with_thread_names(true);
-    /// ```
-    pub fn with_thread_names(self, on: bool) -> Json {
-        self.options(|o| o.with_thread_names(on))
-    }
-
-    /// Whether to write the logging thread's id as `threadId` (default
-    /// `false`). Front ends then record the thread in each event.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _json = nowait_core::format::Json::new().with_thread_ids(true);
-    /// ```
-    pub fn with_thread_ids(self, on: bool) -> Json {
-        self.options(|o| o.with_thread_ids(on))
-    }
-
-    /// Whether to write the ids of the OpenTelemetry span the event was
-    /// logged in as `trace_id` (32 hex digits) and `span_id` (16), last
-    /// on the line (default `true`). Only events whose front end recorded
-    /// the span have them (see [`TraceContext`](crate::event::TraceContext));
-    /// nowait's own schema always writes them when there are some.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use nowait_core::event::TraceContext;
-    /// use nowait_core::{Builder, Level, Sink};
-    /// use nowait_core::format::Json;
-    /// use nowait_core::record::kind;
-    ///
-    /// # let dir = tempfile::tempdir()?;
-    /// # let path = dir.path().join("app.json");
-    /// let json = Json::new().without_time().with_target(false);
-    /// let (logger, guard) = Builder::new().sink(Sink::file(&path).format(json)).build()?;
-    /// let mut buf = nowait_core::__private::event::EventBuf::new();
-    /// buf.begin_inline(0, "app");
-    /// buf.trace_context(TraceContext::new([0xab; 16], [0xcd; 8], 1));
-    /// nowait_core::__private::logger::push(&logger, Level::Info, kind::EVENT, &[buf.as_bytes()])?;
-    /// drop(guard);
-    /// let line = std::fs::read_to_string(&path)?;
-    /// assert_eq!(
-    ///     line,
-    ///     format!(
-    ///         "{{\"level\":\"INFO\",\"fields\":{{}},\"trace_id\":\"{}\",\"span_id\":\"{}\"}}\n",
-    ///         "ab".repeat(16),
-    ///         "cd".repeat(8)
-    ///     )
-    /// );
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn with_trace_ids(self, on: bool) -> Json {
-        self.options(|o| o.with_trace_ids(on))
-    }
-
-    /// Sets the options shared with [`Text`](crate::format::Text).
-    fn options(mut self, set: impl FnOnce(Options) -> Options) -> Json {
-        self.options = set(self.options);
-        self
-    }
 }
+
+super::options::shared_options!(Json);
 
 impl MakeFormat for Json {
     fn make_format(&self, _sink: &SinkInfo) -> Box<dyn Format> {
         match self.schema {
             JsonSchema::Nowait => Box::<NowaitJson>::default(),
-            JsonSchema::TracingSubscriber => Box::new(FmtJson::new(*self)),
+            JsonSchema::TracingSubscriber => Box::new(FmtJson::new(self.clone())),
+            JsonSchema::Ecs => Box::new(PlatformJson::new(self.clone(), Platform::Ecs)),
+            JsonSchema::CloudLogging => {
+                Box::new(PlatformJson::new(self.clone(), Platform::CloudLogging))
+            }
         }
     }
 
     fn needs_thread(&self) -> bool {
-        self.schema == JsonSchema::TracingSubscriber && self.options.needs_thread()
+        self.schema != JsonSchema::Nowait && self.options.needs_thread()
     }
 
     fn needs_location(&self) -> bool {
-        self.schema == JsonSchema::TracingSubscriber && self.options.needs_location()
+        self.schema != JsonSchema::Nowait && self.options.needs_location()
     }
 }
 
 /// The fields of a notice about suppressed calls: `"suppressed":N,
 /// "site":"FILE:LINE","reason":"rate_limit","rule":"100 per 1s"`.
 pub(crate) fn suppressed_fields(s: &crate::record::Suppressed<'_>, out: &mut Vec<u8>) {
-    out.extend_from_slice(b"\"suppressed\":");
+    suppressed_fields_in("", s, out);
+}
+
+/// [`suppressed_fields`] with `prefix` before each key (`nowait.`).
+pub(crate) fn suppressed_fields_in(
+    prefix: &str,
+    s: &crate::record::Suppressed<'_>,
+    out: &mut Vec<u8>,
+) {
+    let key = |name: &str, out: &mut Vec<u8>| {
+        out.push(b'"');
+        out.extend_from_slice(prefix.as_bytes());
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b"\":");
+    };
+    key("suppressed", out);
     out.extend_from_slice(itoa::Buffer::new().format(s.count()).as_bytes());
-    out.extend_from_slice(b",\"site\":");
+    out.push(b',');
+    key("site", out);
     json_str(s.site().as_bytes(), out);
-    out.extend_from_slice(b",\"reason\":\"");
-    out.extend_from_slice(s.reason().as_str().as_bytes());
-    out.extend_from_slice(b"\",\"rule\":");
+    out.push(b',');
+    key("reason", out);
+    json_str(s.reason().as_str().as_bytes(), out);
+    out.push(b',');
+    key("rule", out);
     json_str(s.rule().as_bytes(), out);
 }
 
