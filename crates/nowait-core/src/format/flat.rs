@@ -323,9 +323,11 @@ mod tests {
         keys.take("log.level");
         keys.take_object("error");
         assert_eq!(claim(&mut keys, "log", "fields."), "fields.log");
+        // `fields.log`, a value now, is a dotted prefix of
+        // `fields.log.level.x`: the numbered prefix it is.
         assert_eq!(
             claim(&mut keys, "log.level.x", "fields."),
-            "fields.log.level.x"
+            "fields_2.log.level.x"
         );
         assert_eq!(claim(&mut keys, "error", "fields."), "fields.error");
         assert_eq!(

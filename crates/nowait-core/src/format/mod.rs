@@ -906,6 +906,51 @@ mod tests {
             ),
             ("json, names", Box::new(Json::new().with_thread_names(true))),
             ("json, nowait schema", Box::new(Json::nowait_schema())),
+            (
+                "json, fixed and flattened",
+                Box::new(
+                    Json::new()
+                        .field("se\x1b[1m\nrvice", "a\u{202e}\n")
+                        .flatten_event(true)
+                        .flatten_spans(true)
+                        .with_thread_names(true)
+                        .with_thread_ids(true)
+                        .with_file(true)
+                        .with_line_number(true),
+                ),
+            ),
+            (
+                "ecs",
+                Box::new(
+                    Json::ecs()
+                        .with_thread_names(true)
+                        .with_thread_ids(true)
+                        .with_file(true)
+                        .with_line_number(true),
+                ),
+            ),
+            (
+                "cloud logging",
+                Box::new(
+                    Json::cloud_logging()
+                        .with_cloud_project("p\x1b\n")
+                        .with_thread_names(true)
+                        .with_thread_ids(true)
+                        .with_file(true)
+                        .with_line_number(true),
+                ),
+            ),
+            (
+                "logfmt",
+                Box::new(
+                    Logfmt::new()
+                        .field("k\x1b\n", "v\u{2028}")
+                        .with_thread_names(true)
+                        .with_thread_ids(true)
+                        .with_file(true)
+                        .with_line_number(true),
+                ),
+            ),
         ];
         let sink = SinkInfo::new("test", false);
         for (what, make) in &formats {
@@ -938,8 +983,8 @@ mod tests {
 
     /// Bidi controls in values and messages (plain, deferred, literal,
     /// rendered, characters, text records) come out escaped in Text
-    /// (`\u{202e}`, as `Debug` writes them) and in both JSON schemas
-    /// (`\u202e`), never raw.
+    /// (`\u{202e}`, as `Debug` writes them) and in every JSON schema and
+    /// logfmt (`\u202e`), never raw.
     #[test]
     fn bidi_controls_are_escaped_in_text_and_json() {
         use crate::event::{register_callsite, EventBuf, FieldName, SiteKey};
@@ -986,6 +1031,9 @@ mod tests {
             (Box::new(Text::new().with_ansi(false)), "\\u{2"),
             (Box::new(Json::new()), "\\u2"),
             (Box::new(Json::nowait_schema()), "\\u2"),
+            (Box::new(Json::ecs()), "\\u2"),
+            (Box::new(Json::cloud_logging()), "\\u2"),
+            (Box::new(Logfmt::new()), "\\u2"),
         ];
         let sink = SinkInfo::new("test", false);
         for (make, escape) in &formats {
