@@ -6,10 +6,14 @@
 //!   thread then hands it each [`Record`] and [`Notice`] and writes what
 //!   it appends. [`escape_into`] is the escaping every text format uses.
 //! * The formats: [`Plain`] (text records only), [`Text`] (close to
-//!   `tracing-subscriber`'s default), [`Json`] (one object per line, in
-//!   two schemas), [`Syslog`] and [`Journald`] (framing for those
-//!   receivers). `Text` and `Json` share their common builder options
-//!   (`options`) as `tracing-subscriber`'s `fmt::format::Format` does.
+//!   `tracing-subscriber`'s default), [`Json`] (one object per line:
+//!   `tracing-subscriber`'s schema, nowait's, and the layouts Elastic
+//!   ([`Json::ecs`]) and Google Cloud Logging ([`Json::cloud_logging`])
+//!   ingest as is), [`Logfmt`], [`Syslog`] and [`Journald`] (framing for
+//!   those receivers). `Text`, `Json` and `Logfmt` share their common
+//!   builder options (`options`) as `tracing-subscriber`'s
+//!   `fmt::format::Format` does, and the flattened layouts one rule for
+//!   their keys (`flat`): every key once, no field dropped.
 
 mod escape;
 mod fixed;
