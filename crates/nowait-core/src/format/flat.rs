@@ -27,21 +27,28 @@
 //! ECS mapping) are taken as objects: a field named `error` becomes
 //! `fields.error`, one named `error.message` stays itself.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::event::{decode_field_name, Callsite, Item, SiteCache, Value};
 use crate::format::{is_message, Location, Resolved};
 
-/// The keys one line has taken so far (see the module docs).
+/// The keys one line has taken so far (see the module docs), in hash sets
+/// so that a line of many fields, or of many fields of one name, costs
+/// time linear in its keys.
 ///
-/// Invariant: `ends` are increasing offsets into `names`, one per key;
-/// a key is objects-only (`objects[i]`) when it names an object a dotted
-/// key may extend.
-#[derive(Debug, Default)]
+/// Invariant: `leaves` holds every key taken as a value; in dotted mode
+/// `interior` holds every proper dotted prefix of those (`log` for
+/// `log.level`); `next[k]` is a number below which every `_N` form of the
+/// prefixed key `k` is known to clash.
+#[derive(Clone, Debug, Default)]
 pub(crate) struct TopKeys {
-    names: Vec<u8>,
-    ends: Vec<usize>,
-    objects: Vec<bool>,
+    leaves: HashSet<Vec<u8>>,
+    interior: HashSet<Vec<u8>>,
+    next: HashMap<Vec<u8>, u64>,
+    /// Object names (ECS's field sets, sorted): only that very key
+    /// clashes with one.
+    objects: &'static [&'static str],
     /// Whether dotted prefixes clash (Elasticsearch's reading of keys).
     dotted: bool,
     /// The key being built by [`claim`](TopKeys::claim).
@@ -49,48 +56,49 @@ pub(crate) struct TopKeys {
 }
 
 impl TopKeys {
-    /// No key taken; `dotted`: whether dotted prefixes clash too.
-    pub(crate) fn clear(&mut self, dotted: bool) {
-        self.names.clear();
-        self.ends.clear();
-        self.objects.clear();
+    /// No key taken; `dotted`: whether dotted prefixes clash too;
+    /// `objects`: sorted names of objects.
+    pub(crate) fn clear(&mut self, dotted: bool, objects: &'static [&'static str]) {
+        debug_assert!(objects.windows(2).all(|w| w[0] < w[1]));
+        self.leaves.clear();
+        self.interior.clear();
+        self.next.clear();
+        self.objects = objects;
         self.dotted = dotted;
     }
 
     /// Takes one of the line's own keys.
     pub(crate) fn take(&mut self, key: &str) {
-        self.push(key.as_bytes(), false);
+        self.push(key.as_bytes());
     }
 
-    /// Takes the name of an object that dotted keys may extend (an ECS
-    /// field set): only that very key clashes with it.
-    pub(crate) fn take_object(&mut self, key: &str) {
-        self.push(key.as_bytes(), true);
-    }
-
-    fn push(&mut self, key: &[u8], object: bool) {
-        self.names.extend_from_slice(key);
-        self.ends.push(self.names.len());
-        self.objects.push(object);
+    fn push(&mut self, key: &[u8]) {
+        if self.dotted {
+            for (i, &b) in key.iter().enumerate() {
+                if b == b'.' && !self.interior.contains(&key[..i]) {
+                    self.interior.insert(key[..i].to_vec());
+                }
+            }
+        }
+        self.leaves.insert(key.to_vec());
     }
 
     /// Whether `key` clashes with a key taken.
     fn clashes(&self, key: &[u8]) -> bool {
-        let mut start = 0;
-        for (i, &end) in self.ends.iter().enumerate() {
-            let taken = &self.names[start..end];
-            start = end;
-            if taken == key {
-                return true;
-            }
-            if self.dotted
-                && !self.objects[i]
-                && (dotted_prefix(taken, key) || dotted_prefix(key, taken))
-            {
-                return true;
-            }
+        if self.leaves.contains(key)
+            || self
+                .objects
+                .binary_search_by(|o| o.as_bytes().cmp(key))
+                .is_ok()
+        {
+            return true;
         }
-        false
+        self.dotted
+            && (self.interior.contains(key)
+                || key
+                    .iter()
+                    .enumerate()
+                    .any(|(i, &b)| b == b'.' && self.leaves.contains(&key[..i])))
     }
 
     /// Takes the key a field named `name` is written under and returns
@@ -110,46 +118,32 @@ impl TopKeys {
             }
             let first = key.iter().position(|&b| b == b'.').unwrap_or(key.len());
             key.extend_from_slice(name.as_bytes());
-            // A taken key clashes with at most one numbered candidate (its
-            // first part names the number), so this ends within as many
-            // rounds as there are keys.
-            let mut n = 1u64;
-            let mut numbered = Vec::new();
-            while self.clashes(&key) {
-                n += 1;
-                numbered.clear();
-                numbered.extend_from_slice(&key[..first]);
-                numbered.push(b'_');
-                numbered.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
-                numbered.extend_from_slice(&key[first..]);
-                if !self.clashes(&numbered) {
-                    std::mem::swap(&mut key, &mut numbered);
-                    break;
+            if self.clashes(&key) {
+                // A taken key clashes with at most one numbered form (its
+                // first part names the number), and `next` skips the
+                // numbers tried before on this line: all claims of a line
+                // take as many rounds in all as it has keys.
+                let mut n = self.next.get(&key).copied().unwrap_or(2);
+                let mut numbered = Vec::with_capacity(key.len() + 4);
+                loop {
+                    numbered.clear();
+                    numbered.extend_from_slice(&key[..first]);
+                    numbered.push(b'_');
+                    numbered.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+                    numbered.extend_from_slice(&key[first..]);
+                    n += 1;
+                    if !self.clashes(&numbered) {
+                        break;
+                    }
                 }
+                self.next.insert(key.clone(), n);
+                key = numbered;
             }
         }
-        self.push(&key, false);
+        self.push(&key);
         self.key = key;
         &self.key
     }
-}
-
-#[cfg(test)]
-impl TopKeys {
-    fn clone_keys(&self) -> TopKeys {
-        TopKeys {
-            names: self.names.clone(),
-            ends: self.ends.clone(),
-            objects: self.objects.clone(),
-            dotted: self.dotted,
-            key: Vec::new(),
-        }
-    }
-}
-
-/// Whether `short` followed by `.` begins `long`.
-fn dotted_prefix(short: &[u8], long: &[u8]) -> bool {
-    long.len() > short.len() && long.starts_with(short) && long[short.len()] == b'.'
 }
 
 /// Where a flattened field comes from: the event, or a span of this name.
@@ -302,7 +296,7 @@ mod tests {
     #[test]
     fn a_taken_key_gets_the_prefix_until_free() {
         let mut keys = TopKeys::default();
-        keys.clear(false);
+        keys.clear(false, &[]);
         keys.take("level");
         assert_eq!(claim(&mut keys, "a", "fields."), "a");
         assert_eq!(claim(&mut keys, "level", "fields."), "fields.level");
@@ -319,9 +313,8 @@ mod tests {
     #[test]
     fn dotted_prefixes_clash_but_objects_only_by_name() {
         let mut keys = TopKeys::default();
-        keys.clear(true);
+        keys.clear(true, &["error"]);
         keys.take("log.level");
-        keys.take_object("error");
         assert_eq!(claim(&mut keys, "log", "fields."), "fields.log");
         // `fields.log`, a value now, is a dotted prefix of
         // `fields.log.level.x`: the numbered prefix it is.
@@ -357,30 +350,44 @@ mod tests {
             "fields_3.a",
             "s",
         ];
+        let objects: [&'static [&'static str]; 3] = [&[], &["a"], &["fields", "s"]];
         let mut next = crate::format::test_rng();
         for dotted in [false, true] {
             for _ in 0..2000 {
                 let mut keys = TopKeys::default();
-                keys.clear(dotted);
+                keys.clear(dotted, objects[next(3) as usize]);
                 for _ in 0..next(8) {
-                    let key = parts[next(parts.len() as u64) as usize];
-                    if next(3) == 0 {
-                        keys.take_object(key);
-                    } else {
-                        keys.take(key);
-                    }
+                    keys.take(parts[next(parts.len() as u64) as usize]);
                 }
-                for _ in 0..6 {
+                let mut claimed = Vec::new();
+                for _ in 0..12 {
                     let name = parts[next(parts.len() as u64) as usize];
                     let prefix = ["fields.", "s", "a.b"][next(3) as usize];
-                    let before = TopKeys {
-                        key: Vec::new(),
-                        ..keys.clone_keys()
-                    };
+                    let before = keys.clone();
                     let key = keys.claim(name, prefix).to_vec();
                     assert!(!before.clashes(&key), "{name:?} {prefix:?} -> {key:?}");
+                    assert!(!claimed.contains(&key));
+                    claimed.push(key);
                 }
             }
+        }
+    }
+
+    /// Many fields of one name: each claim is a few set lookups, not a
+    /// walk over the numbers taken before.
+    #[test]
+    fn many_fields_of_one_name_stay_linear() {
+        let mut keys = TopKeys::default();
+        keys.clear(true, &[]);
+        keys.take("level");
+        let n = if cfg!(miri) { 50 } else { 20_000 };
+        for i in 0..n {
+            let key = keys.claim("level", "fields.").to_vec();
+            let want = match i {
+                0 => "fields.level".to_owned(),
+                i => format!("fields_{}.level", i + 1),
+            };
+            assert_eq!(String::from_utf8(key).unwrap(), want);
         }
     }
 }

@@ -213,7 +213,7 @@ impl LogfmtFormat {
     fn take_own_keys(&mut self, trace: bool, extra: &[&str]) {
         let o = self.logfmt.options;
         let keys = &mut self.keys;
-        keys.clear(false);
+        keys.clear(false, &[]);
         for (on, key) in [
             (self.clock.on(), "time"),
             (o.level, "level"),

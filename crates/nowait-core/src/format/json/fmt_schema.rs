@@ -197,7 +197,7 @@ impl FmtJson {
     fn take_own_keys(&mut self, extra: &[&str]) {
         let o = self.json.options;
         let keys = &mut self.keys;
-        keys.clear(false);
+        keys.clear(false, &[]);
         for (on, key) in [
             (self.clock.on(), "timestamp"),
             (o.level, "level"),

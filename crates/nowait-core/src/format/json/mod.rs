@@ -185,8 +185,8 @@ use super::{is_bidi_control, plain_len, Format, MakeFormat, Options, SinkInfo};
 ///   `log.origin.file.name` and `log.origin.file.line` (a number)
 ///   ([`with_file`](Json::with_file),
 ///   [`with_line_number`](Json::with_line_number));
-///   `process.thread.name` and `process.thread.id` (the number of
-///   `ThreadId`) ([`with_thread_names`](Json::with_thread_names),
+///   `process.thread.name` and `process.thread.id` (the number in
+///   `ThreadId(7)`; left out if there is none) ([`with_thread_names`](Json::with_thread_names),
 ///   [`with_thread_ids`](Json::with_thread_ids)); `trace.id` and `span.id`
 ///   ([`with_trace_ids`](Json::with_trace_ids)).
 /// * The event's fields, then its spans' fields, at the top level, by the
@@ -202,7 +202,7 @@ use super::{is_bidi_control, plain_len, Format, MakeFormat, Options, SinkInfo};
 ///   `nowait.suppressed`, `nowait.site`, `nowait.reason` and
 ///   `nowait.rule`. Text records have no `log.logger`.
 ///
-/// The timer options are ignored (ECS needs the time), as are
+/// The timer and level options are ignored (ECS needs both), as are
 /// `flatten_event`, `flatten_spans`, `with_current_span` and
 /// `with_span_list` (fields and spans are always flat: ECS's `span` is an
 /// object with `span.id`). A test checks every line against the ECS field
@@ -247,7 +247,8 @@ use super::{is_bidi_control, plain_len, Format, MakeFormat, Options, SinkInfo};
 /// * Notices: `target` `nowait`, and for suppressed calls the four
 ///   `nowait.*` keys as in ECS.
 ///
-/// The timer, flattening and span-list options are ignored, as for ECS. A
+/// The timer, level, flattening and span-list options are ignored, as for
+/// ECS. A
 /// test moves the special fields into a `LogEntry` as the agents do and
 /// parses it with `google-cloud-logging`'s `LogEntry` type.
 ///

@@ -95,10 +95,7 @@ impl PlatformJson {
         let keys = &mut self.keys;
         match self.platform {
             Platform::Ecs => {
-                keys.clear(true);
-                for object in ECS_OBJECTS {
-                    keys.take_object(object);
-                }
+                keys.clear(true, &ECS_OBJECTS);
                 for key in ["@timestamp", "log.level", "message", "ecs.version"] {
                     keys.take(key);
                 }
@@ -117,7 +114,7 @@ impl PlatformJson {
                 }
             }
             Platform::CloudLogging => {
-                keys.clear(false);
+                keys.clear(false, &[]);
                 for key in GCP_SPECIAL {
                     keys.take(key);
                 }
