@@ -663,7 +663,7 @@ impl Rolling {
     ///
     /// ```
     /// # let dir = tempfile::tempdir().unwrap();
-    /// let rolling = nowait_core::Rolling::daily(dir.path(), "app.log").mode(0o600);
+    /// let rolling = nowait_core::sink::Rolling::daily(dir.path(), "app.log").mode(0o600);
     /// # let _ = rolling;
     /// ```
     pub fn mode(mut self, bits: u32) -> Rolling {

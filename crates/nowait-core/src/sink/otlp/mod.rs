@@ -494,7 +494,8 @@ impl Otlp {
     /// # Examples
     ///
     /// ```
-    /// use nowait_core::{Builder, Otlp, Sink};
+    /// use nowait_core::sink::Otlp;
+    /// use nowait_core::{Builder, Sink};
     ///
     /// let refused = Builder::new()
     ///     .sink(Sink::otlp(
