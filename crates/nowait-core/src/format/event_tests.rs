@@ -5,6 +5,7 @@
 use super::{MakeFormat, SinkInfo};
 use crate::event::*;
 use crate::format::Json;
+use crate::format::Logfmt;
 use crate::format::Text;
 use crate::level::Level;
 use crate::record::{kind, Record};
@@ -72,6 +73,29 @@ fn formats() -> Vec<Box<dyn MakeFormat>> {
                 .with_thread_names(true),
         ),
         Box::new(Json::nowait_schema()),
+        Box::new(
+            Json::new()
+                .field("service", "api")
+                .flatten_event(true)
+                .flatten_spans(true)
+                .with_file(true)
+                .with_thread_names(true),
+        ),
+        Box::new(
+            Json::ecs()
+                .with_file(true)
+                .with_line_number(true)
+                .with_thread_ids(true),
+        ),
+        Box::new(Json::cloud_logging().with_file(true).with_line_number(true)),
+        Box::new(
+            Logfmt::new()
+                .field("service", "api")
+                .with_file(true)
+                .with_line_number(true)
+                .with_thread_ids(true)
+                .with_thread_names(true),
+        ),
     ]
 }
 
@@ -102,6 +126,144 @@ fn every_value_type_renders_exactly() {
          \"message\":\"GET /x  200\",\"fields\":{\"status\":-1,\"path\":\"/a\\\"b\",\"ratio\":0.5,\
          \"ok\":true,\"c\":\"z\",\"dbg\":\"[1, 2]\",\"extra\":1},\"spans\":[{\"name\":\"request\",\"id\":7}]}\n"
     );
+}
+
+/// The platform layouts and fixed fields, byte for byte: the layouts
+/// their docs show.
+#[test]
+fn platform_layouts_render_exactly() {
+    let payload = sample();
+    assert_eq!(
+        render(&Json::ecs().field("service.name", "api"), &payload),
+        "{\"@timestamp\":\"2026-11-23T00:00:00.000001Z\",\"log.level\":\"info\",\"message\":\"GET /x  200\",\
+         \"ecs.version\":\"1.6.0\",\"service.name\":\"api\",\"log.logger\":\"app::http\",\"status\":-1,\
+         \"path\":\"/a\\\"b\",\"ratio\":0.5,\"ok\":true,\"c\":\"z\",\"dbg\":\"[1, 2]\",\"extra\":1,\"id\":7}\n"
+    );
+    assert_eq!(
+        render(&Json::cloud_logging().field("service", "api"), &payload),
+        "{\"time\":\"2026-11-23T00:00:00.000001Z\",\"severity\":\"INFO\",\"message\":\"GET /x  200\",\
+         \"service\":\"api\",\"target\":\"app::http\",\"status\":-1,\"path\":\"/a\\\"b\",\"ratio\":0.5,\
+         \"ok\":true,\"c\":\"z\",\"dbg\":\"[1, 2]\",\"extra\":1,\"id\":7}\n"
+    );
+    assert_eq!(
+        render(&Logfmt::new().field("service", "api"), &payload),
+        "time=2026-11-23T00:00:00.000001Z level=info target=app::http msg=\"GET /x  200\" service=api \
+         status=-1 path=\"/a\\\"b\" ratio=0.5 ok=true c=z dbg=\"[1, 2]\" extra=1 id=7\n"
+    );
+    assert_eq!(
+        render(
+            &Json::new()
+                .field("service", "api")
+                .field("level", "x")
+                .flatten_event(true)
+                .flatten_spans(true),
+            &payload
+        ),
+        "{\"timestamp\":\"2026-11-23T00:00:00.000001Z\",\"level\":\"INFO\",\"service\":\"api\",\
+         \"fields.level\":\"x\",\"message\":\"GET /x  200\",\"status\":-1,\"path\":\"/a\\\"b\",\"ratio\":0.5,\
+         \"ok\":true,\"c\":\"z\",\"dbg\":\"[1, 2]\",\"extra\":1,\"id\":7,\"target\":\"app::http\"}\n"
+    );
+    // Fixed fields alone keep the spans as `span` and `spans`.
+    assert_eq!(
+        render(&Json::new().without_time().with_target(false).field("service", "api"), &payload),
+        "{\"level\":\"INFO\",\"service\":\"api\",\"fields\":{\"message\":\"GET /x  200\",\"status\":-1,\
+         \"path\":\"/a\\\"b\",\"ratio\":0.5,\"ok\":true,\"c\":\"z\",\"dbg\":\"[1, 2]\",\"extra\":1},\
+         \"span\":{\"id\":7,\"name\":\"request\"},\"spans\":[{\"id\":7,\"name\":\"request\"}]}\n"
+    );
+}
+
+/// Random events (the generator of the formats' cache tests) through
+/// JSON with fixed and flattened fields and the platform layouts: each
+/// line is one object for `serde_json`, no key twice at the top level, the
+/// fixed field on it.
+#[test]
+fn fixed_and_flattened_json_round_trips_through_serde_json() {
+    static A: u8 = 0;
+    static B: u8 = 0;
+    static S: u8 = 0;
+    let (a, b, s) = (SiteKey::of(&A), SiteKey::of(&B), SiteKey::of(&S));
+    register_callsite(
+        a,
+        Callsite::new(Level::Info, "app", "ev")
+            .fields(vec!["message", "level", "service", "ta\"ble", "message"])
+            .location(Some("app"), Some("src/a.rs"), Some(3))
+            .message_format("took {} ms"),
+    );
+    register_callsite(
+        b,
+        Callsite::new(Level::Info, "app", "ev")
+            .fields(vec!["message", "service", "fields.service", "error"])
+            .message_format("done"),
+    );
+    register_callsite(
+        s,
+        Callsite::new(Level::Info, "app", "conn").fields(vec!["peer", "level"]),
+    );
+    let formats: Vec<Box<dyn MakeFormat>> = vec![
+        Box::new(Json::new().field("service", "api").flatten_spans(true)),
+        Box::new(
+            Json::new()
+                .field("service", "api")
+                .flatten_event(true)
+                .flatten_spans(true)
+                .with_file(true)
+                .with_line_number(true),
+        ),
+        Box::new(Json::ecs().field("service", "api")),
+        Box::new(Json::cloud_logging().field("service", "api")),
+    ];
+    let mut next = crate::format::test_rng();
+    for _ in 0..2000 {
+        let payload = crate::format::random_event(&mut next, [a, b], s);
+        for make in &formats {
+            let line = render(&**make, &payload);
+            let value: serde_json::Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}"));
+            let object = value.as_object().unwrap();
+            // A key twice would leave the map shorter than the line's
+            // top-level keys: count them with a second, flat parse.
+            let mut de = serde_json::Deserializer::from_str(&line);
+            let keys = top_level_keys(&mut de);
+            assert_eq!(object.len(), keys, "a key twice: {line}");
+            let service = if line.starts_with("{\"@timestamp\"") {
+                object.get("fields.service")
+            } else {
+                object.get("service")
+            };
+            assert_eq!(service.and_then(|v| v.as_str()), Some("api"), "{line}");
+        }
+    }
+}
+
+/// The number of keys of the JSON object `de` reads (values skipped).
+fn top_level_keys(de: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>) -> usize {
+    struct Count(usize);
+    impl<'de> serde::Deserialize<'de> for Count {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Count, D::Error> {
+            struct V;
+            impl<'de> serde::de::Visitor<'de> for V {
+                type Value = Count;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("an object")
+                }
+                fn visit_map<A: serde::de::MapAccess<'de>>(
+                    self,
+                    mut m: A,
+                ) -> Result<Count, A::Error> {
+                    let mut n = 0;
+                    while m
+                        .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                        .is_some()
+                    {
+                        n += 1;
+                    }
+                    Ok(Count(n))
+                }
+            }
+            d.deserialize_map(V)
+        }
+    }
+    <Count as serde::Deserialize>::deserialize(de).unwrap().0
 }
 
 #[test]

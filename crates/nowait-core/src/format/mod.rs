@@ -6,14 +6,21 @@
 //!   thread then hands it each [`Record`] and [`Notice`] and writes what
 //!   it appends. [`escape_into`] is the escaping every text format uses.
 //! * The formats: [`Plain`] (text records only), [`Text`] (close to
-//!   `tracing-subscriber`'s default), [`Json`] (one object per line, in
-//!   two schemas), [`Syslog`] and [`Journald`] (framing for those
-//!   receivers). `Text` and `Json` share their common builder options
-//!   (`options`) as `tracing-subscriber`'s `fmt::format::Format` does.
+//!   `tracing-subscriber`'s default), [`Json`] (one object per line:
+//!   `tracing-subscriber`'s schema, nowait's, and the layouts Elastic
+//!   ([`Json::ecs`]) and Google Cloud Logging ([`Json::cloud_logging`])
+//!   ingest as is), [`Logfmt`], [`Syslog`] and [`Journald`] (framing for
+//!   those receivers). `Text`, `Json` and `Logfmt` share their common
+//!   builder options (`options`) as `tracing-subscriber`'s
+//!   `fmt::format::Format` does, and the flattened layouts one rule for
+//!   their keys (`flat`): every key once, no field dropped.
 
 mod escape;
+mod fixed;
+mod flat;
 pub(crate) mod journald;
 mod json;
+mod logfmt;
 mod options;
 mod plain;
 mod syslog;
@@ -23,6 +30,7 @@ pub use escape::escape_into;
 pub(crate) use escape::{append, is_bidi_control, plain_len};
 pub use journald::Journald;
 pub use json::{Json, JsonSchema};
+pub use logfmt::Logfmt;
 pub(crate) use options::Options;
 pub use options::Timer;
 pub use plain::Plain;
@@ -902,6 +910,52 @@ mod tests {
             ),
             ("json, names", Box::new(Json::new().with_thread_names(true))),
             ("json, nowait schema", Box::new(Json::nowait_schema())),
+            (
+                "json, fixed and flattened",
+                Box::new(
+                    Json::new()
+                        .field("se\x1b[1m\nrvice", "a\u{202e}\n")
+                        .flatten_event(true)
+                        .flatten_spans(true)
+                        .with_thread_names(true)
+                        .with_thread_ids(true)
+                        .with_file(true)
+                        .with_line_number(true),
+                ),
+            ),
+            (
+                // ECS's thread id is a number: a recovered `ThreadId(…)`
+                // that holds none is left out, so names only here.
+                "ecs",
+                Box::new(
+                    Json::ecs()
+                        .with_thread_names(true)
+                        .with_file(true)
+                        .with_line_number(true),
+                ),
+            ),
+            (
+                "cloud logging",
+                Box::new(
+                    Json::cloud_logging()
+                        .with_cloud_project("p\x1b\n")
+                        .with_thread_names(true)
+                        .with_thread_ids(true)
+                        .with_file(true)
+                        .with_line_number(true),
+                ),
+            ),
+            (
+                "logfmt",
+                Box::new(
+                    Logfmt::new()
+                        .field("k\x1b\n", "v\u{2028}")
+                        .with_thread_names(true)
+                        .with_thread_ids(true)
+                        .with_file(true)
+                        .with_line_number(true),
+                ),
+            ),
         ];
         let sink = SinkInfo::new("test", false);
         for (what, make) in &formats {
@@ -934,8 +988,8 @@ mod tests {
 
     /// Bidi controls in values and messages (plain, deferred, literal,
     /// rendered, characters, text records) come out escaped in Text
-    /// (`\u{202e}`, as `Debug` writes them) and in both JSON schemas
-    /// (`\u202e`), never raw.
+    /// (`\u{202e}`, as `Debug` writes them) and in every JSON schema and
+    /// logfmt (`\u202e`), never raw.
     #[test]
     fn bidi_controls_are_escaped_in_text_and_json() {
         use crate::event::{register_callsite, EventBuf, FieldName, SiteKey};
@@ -982,6 +1036,9 @@ mod tests {
             (Box::new(Text::new().with_ansi(false)), "\\u{2"),
             (Box::new(Json::new()), "\\u2"),
             (Box::new(Json::nowait_schema()), "\\u2"),
+            (Box::new(Json::ecs()), "\\u2"),
+            (Box::new(Json::cloud_logging()), "\\u2"),
+            (Box::new(Logfmt::new()), "\\u2"),
         ];
         let sink = SinkInfo::new("test", false);
         for (make, escape) in &formats {

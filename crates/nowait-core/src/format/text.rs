@@ -6,7 +6,7 @@ use std::sync::Arc;
 use super::{
     append, escape_into, is_message, message_with, plain_len, push_u64, renamed_trace_key,
     scalar_text, system_nanos, thread_width, Clock, Format, KnownSites, Location, MakeFormat,
-    Options, Piece, Resolved, SinkInfo, Timer,
+    Options, Piece, Resolved, SinkInfo,
 };
 use crate::event::{
     decode_field_name, Callsite, Event, FieldName, Item, SiteCache, SiteKey, SpanFields,
@@ -48,6 +48,47 @@ use crate::text::float;
 /// control and bidi characters are escaped everywhere (see above), and a thread
 /// name is padded to the longest name this sink has printed, where
 /// `tracing-subscriber` takes the longest of the process.
+///
+/// What the shared options show (their methods are below): the time
+/// ([`with_timer`](Text::with_timer)) first, the level padded to five
+/// columns ([`with_level`](Text::with_level)), the thread name padded to
+/// the longest name this sink has printed, and the id as `ThreadId(01)`
+/// ([`with_thread_names`](Text::with_thread_names),
+/// [`with_thread_ids`](Text::with_thread_ids)), the spans, the target
+/// ([`with_target`](Text::with_target)), then the call site's file and
+/// line as `src/main.rs:42:` ([`with_file`](Text::with_file),
+/// [`with_line_number`](Text::with_line_number)), the message and fields.
+/// [`with_trace_ids`](Text::with_trace_ids) (default `false`, as
+/// `tracing_subscriber::fmt()` prints neither) ends the line with
+/// `trace_id=<32 hex digits> span_id=<16 hex digits>` on events that carry
+/// a trace context; on such a line an event field a program logs as
+/// `trace_id` or `span_id` is written `fields.trace_id=`
+/// (`fields.span_id=`), so that the line's `trace_id=` is always the
+/// span's; elsewhere those fields print as any field:
+///
+/// ```
+/// use nowait_core::event::TraceContext;
+/// use nowait_core::{Builder, Level, Sink};
+/// use nowait_core::format::Text;
+/// use nowait_core::record::kind;
+///
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("app.log");
+/// let text = Text::new().without_time().with_trace_ids(true);
+/// let (logger, guard) = Builder::new().sink(Sink::file(&path).format(text)).build()?;
+/// let mut buf = nowait_core::__private::event::EventBuf::new();
+/// buf.begin_inline(0, "app");
+/// buf.trace_context(TraceContext::new([0xab; 16], [0xcd; 8], 1));
+/// buf.str(nowait_core::event::FieldName::Inline("message"), "hi");
+/// nowait_core::__private::logger::push(&logger, Level::Info, kind::EVENT, &[buf.as_bytes()])?;
+/// drop(guard);
+/// let line = std::fs::read_to_string(&path)?;
+/// assert_eq!(
+///     line,
+///     format!(" INFO app: hi trace_id={} span_id={}\n", "ab".repeat(16), "cd".repeat(8))
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 ///
 /// # Examples
 ///
@@ -104,163 +145,9 @@ impl Text {
     pub fn ansi(self, on: bool) -> Text {
         self.with_ansi(on)
     }
-
-    /// Whether to print the timestamp (default `true`); `false` is
-    /// [`without_time`](Text::without_time), `true` brings back the
-    /// default [`Timer::Utc`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _no_time = nowait_core::format::Text::new().with_time(false);
-    /// ```
-    pub fn with_time(self, on: bool) -> Text {
-        self.options(|o| o.with_time(on))
-    }
-
-    /// Prints no timestamp.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _no_time = nowait_core::format::Text::new().without_time();
-    /// ```
-    pub fn without_time(self) -> Text {
-        self.options(Options::without_time)
-    }
-
-    /// How to print timestamps (default [`Timer::Utc`]).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _uptime = nowait_core::format::Text::new().with_timer(nowait_core::format::Timer::Uptime);
-    /// ```
-    pub fn with_timer(self, timer: Timer) -> Text {
-        self.options(|o| o.with_timer(timer))
-    }
-
-    /// Whether to print the target (default `true`).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _no_target = nowait_core::format::Text::new().with_target(false);
-    /// ```
-    pub fn with_target(self, on: bool) -> Text {
-        self.options(|o| o.with_target(on))
-    }
-
-    /// Whether to print the level (default `true`).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _no_level = nowait_core::format::Text::new().with_level(false);
-    /// ```
-    pub fn with_level(self, on: bool) -> Text {
-        self.options(|o| o.with_level(on))
-    }
-
-    /// Whether to print the call site's source file (default `false`), as
-    /// `src/main.rs:` after the target. The `log` front end, whose records
-    /// have no call site, then adds file and line to each event (see
-    /// [`MakeFormat::needs_location`]).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _file = nowait_core::format::Text::new().with_file(true);
-    /// ```
-    pub fn with_file(self, on: bool) -> Text {
-        self.options(|o| o.with_file(on))
-    }
-
-    /// Whether to print the call site's line number (default `false`).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _line = nowait_core::format::Text::new().with_file(true).with_line_number(true);
-    /// ```
-    pub fn with_line_number(self, on: bool) -> Text {
-        self.options(|o| o.with_line_number(on))
-    }
-
-    /// Whether to print the name of the thread that logged (default
-    /// `false`), padded on the left to the longest name the sink has
-    /// printed; an unnamed thread shows its id instead, unless ids are
-    /// printed anyway. Front ends then record the thread in each event
-    /// (see [`MakeFormat::needs_thread`]).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _names = nowait_core::format::Text::new().with_thread_names(true);
-    /// ```
-    pub fn with_thread_names(self, on: bool) -> Text {
-        self.options(|o| o.with_thread_names(on))
-    }
-
-    /// Whether to print the id of the thread that logged (default
-    /// `false`), as `ThreadId(01)`. Front ends then record the thread in
-    /// each event (see [`MakeFormat::needs_thread`]).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _ids = nowait_core::format::Text::new().with_thread_ids(true);
-    /// ```
-    pub fn with_thread_ids(self, on: bool) -> Text {
-        self.options(|o| o.with_thread_ids(on))
-    }
-
-    /// Whether to end the line with the ids of the OpenTelemetry span the
-    /// event was logged in, as `trace_id=<32 hex digits>
-    /// span_id=<16 hex digits>` (default `false`, as
-    /// `tracing_subscriber::fmt()` prints neither). Only events whose
-    /// front end recorded the span have them (see
-    /// [`TraceContext`](crate::event::TraceContext)). On such a line an
-    /// event field a program logs as `trace_id` or `span_id` is written
-    /// `fields.trace_id=` (`fields.span_id=`), so that the line's
-    /// `trace_id=` is always the span's; elsewhere those fields print as
-    /// any field.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use nowait_core::event::TraceContext;
-    /// use nowait_core::{Builder, Level, Sink};
-    /// use nowait_core::format::Text;
-    /// use nowait_core::record::kind;
-    ///
-    /// # let dir = tempfile::tempdir()?;
-    /// # let path = dir.path().join("app.log");
-    /// let text = Text::new().without_time().with_trace_ids(true);
-    /// let (logger, guard) = Builder::new().sink(Sink::file(&path).format(text)).build()?;
-    /// let mut buf = nowait_core::__private::event::EventBuf::new();
-    /// buf.begin_inline(0, "app");
-    /// buf.trace_context(TraceContext::new([0xab; 16], [0xcd; 8], 1));
-    /// buf.str(nowait_core::event::FieldName::Inline("message"), "hi");
-    /// nowait_core::__private::logger::push(&logger, Level::Info, kind::EVENT, &[buf.as_bytes()])?;
-    /// drop(guard);
-    /// let line = std::fs::read_to_string(&path)?;
-    /// assert_eq!(
-    ///     line,
-    ///     format!(" INFO app: hi trace_id={} span_id={}\n", "ab".repeat(16), "cd".repeat(8))
-    /// );
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn with_trace_ids(self, on: bool) -> Text {
-        self.options(|o| o.with_trace_ids(on))
-    }
-
-    /// Sets the options shared with [`Json`](crate::format::Json).
-    fn options(mut self, set: impl FnOnce(Options) -> Options) -> Text {
-        self.options = set(self.options);
-        self
-    }
 }
+
+super::options::shared_options!(Text);
 
 impl MakeFormat for Text {
     fn make_format(&self, sink: &SinkInfo) -> Box<dyn Format> {

@@ -11,6 +11,7 @@ use crate::filter::Filter;
 use crate::format::journald::{parse_entry, valid_name};
 use crate::format::Journald;
 use crate::format::Json;
+use crate::format::Logfmt;
 use crate::format::Syslog;
 use crate::format::Text;
 use crate::format::Timer;
@@ -115,7 +116,9 @@ fn strip_colours(out: &[u8]) -> Vec<u8> {
 
 /// Arbitrary bytes as a record, formatted by every format: Text (plain,
 /// every option on, colours, uptime), the `tracing-subscriber` JSON
-/// schema (thread, file, line, flattened), nowait's JSON schema, syslog
+/// schema (thread, file, line, flattened; with fixed fields and flattened
+/// spans), nowait's JSON schema, ECS and Cloud Logging JSON, logfmt
+/// (whose line must also split into unique `key=value` pairs), syslog
 /// around Text and JSON (line and octet-counted framing), journald,
 /// `Plain` and OTLP's protobuf (with the `otlp` feature). The first byte picks the level, the kind (event, text, other)
 /// and which call site and thread an event's header names (see
@@ -143,7 +146,7 @@ pub fn format_event(data: &[u8]) {
     }
     let record = Record::new(level, record_kind, &payload);
 
-    let makes: [(Box<dyn MakeFormat>, bool); 6] = [
+    let makes: [(Box<dyn MakeFormat>, bool); 10] = [
         (Box::new(Text::new().with_ansi(false)), false),
         (
             Box::new(
@@ -181,17 +184,70 @@ pub fn format_event(data: &[u8]) {
         ),
         (Box::new(Json::new().with_thread_names(true)), false),
         (Box::new(Json::nowait_schema()), false),
+        (
+            Box::new(
+                Json::new()
+                    .field("service", "fuzz")
+                    .field("level", "x")
+                    .flatten_event(true)
+                    .flatten_spans(true)
+                    .with_file(true)
+                    .with_line_number(true)
+                    .with_thread_names(true),
+            ),
+            false,
+        ),
+        (
+            Box::new(
+                Json::ecs()
+                    .field("error", "x")
+                    .with_file(true)
+                    .with_line_number(true)
+                    .with_thread_names(true)
+                    .with_thread_ids(true),
+            ),
+            false,
+        ),
+        (
+            Box::new(
+                Json::cloud_logging()
+                    .with_cloud_project("p")
+                    .with_file(true)
+                    .with_line_number(true)
+                    .with_thread_ids(true),
+            ),
+            false,
+        ),
+        (
+            Box::new(
+                Logfmt::new()
+                    .field("service", "fuzz")
+                    .with_file(true)
+                    .with_line_number(true)
+                    .with_thread_names(true)
+                    .with_thread_ids(true)
+                    .with_timer(Timer::Uptime),
+            ),
+            false,
+        ),
     ];
     let sink = SinkInfo::new("fuzz", false);
     let mut out = Vec::new();
-    for (make, painted) in &makes {
+    for (i, (make, painted)) in makes.iter().enumerate() {
         let mut format = make.make_format(&sink);
         out.clear();
         format.format(&record, &mut out);
         check_line(&out, *painted, "format");
+        let logfmt = i == makes.len() - 1;
+        if logfmt {
+            check_logfmt(&out);
+        }
         out.clear();
         format.format_kept(&record, &mut out);
         check_line(&out, *painted, "kept");
+        if logfmt {
+            check_logfmt(&out);
+        }
     }
     let syslog = Syslog::new().app_name("fuzz").hostname("host");
     for (inner, framing) in [
@@ -315,6 +371,70 @@ fn check_line(out: &[u8], painted: bool, what: &str) {
     };
     if let Some(at) = unescaped_at(&line, &[]) {
         panic!("{what}: raw character at {at}: {:?}", shown());
+    }
+}
+
+/// One logfmt record: `key=value` pairs separated by single spaces, each
+/// key once and free of space, `=` and `"`, each value bare (no space,
+/// `=`, `"`) or one quoted string whose escapes end inside it.
+fn check_logfmt(out: &[u8]) {
+    let shown = || String::from_utf8_lossy(out).into_owned();
+    let line = out.strip_suffix(b"\n").unwrap_or(out);
+    let mut keys: Vec<&[u8]> = Vec::new();
+    let mut rest = line;
+    while !rest.is_empty() {
+        let eq = rest
+            .iter()
+            .position(|&b| b == b'=')
+            .unwrap_or_else(|| panic!("logfmt: a key without `=`: {:?}", shown()));
+        let key = &rest[..eq];
+        assert!(
+            !key.is_empty() && !key.iter().any(|&b| b == b' ' || b == b'"'),
+            "logfmt: key {key:?} in {:?}",
+            shown()
+        );
+        assert!(
+            !keys.contains(&key),
+            "logfmt: key {key:?} twice in {:?}",
+            shown()
+        );
+        keys.push(key);
+        rest = &rest[eq + 1..];
+        let end = if rest.first() == Some(&b'"') {
+            let mut i = 1;
+            loop {
+                match rest.get(i) {
+                    Some(b'\\') => i += 2,
+                    Some(b'"') => break i + 1,
+                    Some(_) => i += 1,
+                    None => panic!("logfmt: an open quote in {:?}", shown()),
+                }
+            }
+        } else {
+            let end = rest.iter().position(|&b| b == b' ').unwrap_or(rest.len());
+            assert!(
+                !rest[..end].iter().any(|&b| b == b'=' || b == b'"'),
+                "logfmt: bare value {:?} in {:?}",
+                String::from_utf8_lossy(&rest[..end]),
+                shown()
+            );
+            end
+        };
+        rest = &rest[end..];
+        if let Some(tail) = rest.strip_prefix(b" ") {
+            assert!(
+                !tail.is_empty(),
+                "logfmt: a trailing space in {:?}",
+                shown()
+            );
+            rest = tail;
+        } else {
+            assert!(
+                rest.is_empty(),
+                "logfmt: no space after a value in {:?}",
+                shown()
+            );
+        }
     }
 }
 

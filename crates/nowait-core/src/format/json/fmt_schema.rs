@@ -7,6 +7,7 @@ use super::{json_str, mark_kept, Json};
 use crate::event::{
     decode_field_name, Callsite, Event, FieldName, Item, SiteCache, ThreadCache, Value,
 };
+use crate::format::flat::{each_field, TopKeys};
 use crate::format::{
     copy_into, message_with, renamed_trace_key, system_nanos, Clock, Format, KnownSites, Location,
     Piece, Resolved,
@@ -35,6 +36,13 @@ pub(super) struct FmtJson {
     raw: Vec<u8>,
     /// Per call site, what the line shows of it, rendered once.
     known: KnownSites<JsonSite>,
+    /// With fixed fields or flattened spans: the keys the line has.
+    keys: TopKeys,
+    /// Flattened span fields, rendered during the pass over the items.
+    span_fields: Vec<u8>,
+    /// Formatting a record a backtrace released (its line gets
+    /// `backtrace`).
+    kept: bool,
     /// Tests only: render the call site's part with each event, as the
     /// reference the cache is compared with.
     #[cfg(test)]
@@ -44,7 +52,6 @@ pub(super) struct FmtJson {
 impl FmtJson {
     pub(super) fn new(json: Json) -> FmtJson {
         FmtJson {
-            json,
             clock: Clock::new(json.options.timer),
             sites: SiteCache::default(),
             threads: ThreadCache::default(),
@@ -56,6 +63,10 @@ impl FmtJson {
             sorted: Vec::new(),
             raw: Vec::new(),
             known: KnownSites::default(),
+            keys: TopKeys::default(),
+            span_fields: Vec::new(),
+            kept: false,
+            json,
             #[cfg(test)]
             uncached: false,
         }
@@ -113,7 +124,7 @@ fn key(out: &mut Vec<u8>, start: usize, name: &str) {
 }
 
 /// A value as `serde_json` writes what `tracing-subscriber` makes of it.
-fn fmt_value(
+pub(super) fn fmt_value(
     value: Value<'_>,
     site: Option<&std::sync::Arc<crate::event::Callsite>>,
     scratch: &mut (String, String),
@@ -175,9 +186,54 @@ impl FmtJson {
         }
     }
 
+    /// Whether keys are resolved (see `flat`): with fixed fields or
+    /// flattened spans.
+    fn resolving(&self) -> bool {
+        !self.json.fixed.is_empty() || self.json.flatten_spans
+    }
+
+    /// Takes the keys the options give every line (`fields` or, flattened,
+    /// `extra`), and `backtrace` on a released record.
+    fn take_own_keys(&mut self, extra: &[&str]) {
+        let o = self.json.options;
+        let keys = &mut self.keys;
+        keys.clear(false, &[]);
+        for (on, key) in [
+            (self.clock.on(), "timestamp"),
+            (o.level, "level"),
+            (!self.json.flatten, "fields"),
+            (o.target, "target"),
+            (self.kept, "backtrace"),
+        ] {
+            if on {
+                keys.take(key);
+            }
+        }
+        if self.json.flatten {
+            extra.iter().for_each(|k| keys.take(k));
+        }
+    }
+
+    /// The fixed fields, each under the key it claims (after the line's
+    /// own keys are taken).
+    fn fixed(&mut self, start: usize, out: &mut Vec<u8>) {
+        for (name, value) in self.json.fixed.iter() {
+            if out.len() > start + 1 {
+                out.push(b',');
+            }
+            json_str(self.keys.claim(name, "fields."), out);
+            out.push(b':');
+            json_str(value.as_bytes(), out);
+        }
+    }
+
     /// A line for something that is not an event: a notice, a text record.
     fn line(&mut self, nanos: u64, level: Level, target: &[u8], message: &[u8], out: &mut Vec<u8>) {
         let start = self.head(nanos, level, out);
+        if self.resolving() {
+            self.take_own_keys(&["message"]);
+            self.fixed(start, out);
+        }
         self.fields.clear();
         self.fields.extend_from_slice(b"\"message\":");
         json_str(message, &mut self.fields);
@@ -246,6 +302,9 @@ impl FmtJson {
             self.line(now, record.level(), b"nowait", b"<malformed event>", out);
             return;
         };
+        if self.resolving() {
+            return self.event_flat(record.level(), event, out);
+        }
         let site = event.site().and_then(|k| self.sites.get(k.get()));
         #[cfg(test)]
         let site_for_cache = site.as_ref().filter(|_| !self.uncached);
@@ -375,6 +434,136 @@ impl FmtJson {
         out.extend_from_slice(b"}\n");
     }
 
+    /// An event's line with fixed fields or flattened spans: every
+    /// top-level key once (see `flat`), in the layout of `event` with the
+    /// fixed fields after `level` and the flattened span fields after the
+    /// event's.
+    fn event_flat(&mut self, level: Level, event: crate::event::Event<'_>, out: &mut Vec<u8>) {
+        let site = event.site().and_then(|k| self.sites.get(k.get()));
+        let ev = Resolved { site, event };
+        let o = self.json.options;
+        let trace = event.trace_context().filter(|_| o.trace_ids);
+        self.take_own_keys(&[]);
+        for (on, key) in [
+            (o.file, "filename"),
+            (o.line, "line_number"),
+            (!self.json.flatten_spans && self.json.current_span, "span"),
+            (!self.json.flatten_spans && self.json.span_list, "spans"),
+            (o.thread_names, "threadName"),
+            (o.thread_ids, "threadId"),
+            (trace.is_some(), "trace_id"),
+            (trace.is_some(), "span_id"),
+        ] {
+            if on {
+                self.keys.take(key);
+            }
+        }
+        let start = self.head(event.time_nanos(), level, out);
+        self.fixed(start, out);
+
+        // The event's fields (the message among them, in order), flattened
+        // or into `fields`, then the spans' fields flattened, or each span
+        // rendered for `span` and `spans`.
+        let mut at = Location::default();
+        let mut fields = std::mem::take(&mut self.fields);
+        fields.clear();
+        let flatten = self.json.flatten;
+        let flatten_spans = self.json.flatten_spans;
+        let mut span_fields = std::mem::take(&mut self.span_fields);
+        span_fields.clear();
+        let FmtJson {
+            sites,
+            keys,
+            scratch,
+            raw,
+            ..
+        } = self;
+        each_field(&ev, sites, &mut at, false, |name, value, site, origin| {
+            let is_span = matches!(origin, crate::format::flat::Origin::Span(_));
+            if is_span && !flatten_spans {
+                return;
+            }
+            let out = if is_span {
+                &mut span_fields
+            } else {
+                &mut fields
+            };
+            if !out.is_empty() {
+                out.push(b',');
+            }
+            if flatten || is_span {
+                json_str(keys.claim(name, origin.prefix()), out);
+            } else {
+                json_str(name.as_bytes(), out);
+            }
+            out.push(b':');
+            fmt_value(value, site, scratch, raw, out);
+        });
+        self.fields = fields;
+        self.fields(start, out);
+        if !span_fields.is_empty() {
+            if out.len() > start + 1 {
+                out.push(b',');
+            }
+            out.extend_from_slice(&span_fields);
+        }
+        self.span_fields = span_fields;
+        if o.target {
+            key(out, start, "target");
+            json_str(ev.target(), out);
+        }
+        let at = at.of(ev.site.as_deref());
+        if let Some(file) = at.file.filter(|_| o.file) {
+            key(out, start, "filename");
+            json_str(file, out);
+        }
+        if let Some(line) = at.line.filter(|_| o.line) {
+            key(out, start, "line_number");
+            out.extend_from_slice(itoa::Buffer::new().format(line).as_bytes());
+        }
+        if !flatten_spans {
+            self.spans.clear();
+            let mut last = false;
+            for item in event.items() {
+                if let Item::Span { site, fields } = item {
+                    let span_site = self.sites.get(site.get());
+                    self.span(span_site.as_ref(), fields);
+                    if last {
+                        self.spans.push(b',');
+                    }
+                    last = true;
+                    self.spans.extend_from_slice(&self.span);
+                }
+            }
+            if last {
+                if self.json.current_span {
+                    key(out, start, "span");
+                    out.extend_from_slice(&self.span);
+                }
+                if self.json.span_list {
+                    key(out, start, "spans");
+                    out.push(b'[');
+                    out.extend_from_slice(&self.spans);
+                    out.push(b']');
+                }
+            }
+        }
+        if o.needs_thread() {
+            self.thread(event.thread(), start, out);
+        }
+        if let Some(cx) = trace {
+            key(out, start, "trace_id");
+            out.push(b'"');
+            cx.write_trace_id_hex(out);
+            out.push(b'"');
+            key(out, start, "span_id");
+            out.push(b'"');
+            cx.write_span_id_hex(out);
+            out.push(b'"');
+        }
+        out.extend_from_slice(b"}\n");
+    }
+
     #[cold]
     fn thread(&mut self, thread: Option<u32>, start: usize, out: &mut Vec<u8>) {
         let o = self.json.options;
@@ -420,6 +609,10 @@ impl Format for FmtJson {
     fn notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>) {
         let time = system_nanos(notice.time());
         let start = self.head(time, notice.level(), out);
+        if self.resolving() {
+            self.take_own_keys(&["message", "suppressed", "site", "reason", "rule"]);
+            self.fixed(start, out);
+        }
         self.fields.clear();
         self.fields.extend_from_slice(b"\"message\":");
         json_str(notice.message().as_bytes(), &mut self.fields);
@@ -437,7 +630,9 @@ impl Format for FmtJson {
 
     fn format_kept(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
         let start = out.len();
+        self.kept = true;
         self.format(record, out);
+        self.kept = false;
         mark_kept(out, start);
     }
 
@@ -573,7 +768,7 @@ mod tests {
                 let mut cached = json.make_format(&SinkInfo::new("test", false));
                 let mut reference = FmtJson {
                     uncached: true,
-                    ..FmtJson::new(*json)
+                    ..FmtJson::new(json.clone())
                 };
                 let (mut a, mut b) = (Vec::new(), Vec::new());
                 // Twice: the first event fills the cache, the second uses it.

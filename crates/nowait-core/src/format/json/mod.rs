@@ -5,19 +5,29 @@
 
 mod fmt_schema;
 mod nowait_schema;
+mod platform;
+
+use std::sync::Arc;
 
 use fmt_schema::FmtJson;
 use nowait_schema::NowaitJson;
+use platform::{Platform, PlatformJson};
 
-use super::{is_bidi_control, plain_len, Format, MakeFormat, Options, SinkInfo, Timer};
+use super::fixed::FixedFields;
+use super::{is_bidi_control, plain_len, Format, MakeFormat, Options, SinkInfo};
 
 /// One JSON object per line, for log shippers (Vector, Fluent Bit, the
 /// OpenTelemetry Collector's filelog receiver parse it as is).
 ///
-/// Two layouts ([`JsonSchema`]): by default the bytes that
+/// Four layouts ([`JsonSchema`]): by default the bytes that
 /// `tracing_subscriber::fmt().json()` prints for the same options and
-/// events, so that parsers written for it keep working; or nowait's own
-/// schema ([`Json::nowait_schema`]), in which every line has all keys.
+/// events, so that parsers written for it keep working; nowait's own
+/// schema ([`Json::nowait_schema`]), in which every line has all keys; and
+/// the layouts two log platforms ingest as is, Elastic Common Schema
+/// logging ([`Json::ecs`]) and Google Cloud Logging's structured logging
+/// ([`Json::cloud_logging`]). Every layout but nowait's can add fixed
+/// fields to each line ([`field`](Json::field),
+/// [`fields_from_env`](Json::fields_from_env)).
 ///
 /// # Default schema (`tracing-subscriber`'s)
 ///
@@ -30,8 +40,8 @@ use super::{is_bidi_control, plain_len, Format, MakeFormat, Options, SinkInfo, T
 ///
 /// (one line in the output), keys in this order, each only when it applies:
 ///
-/// * `timestamp`: as the [`Timer`] prints it; absent with
-///   [`without_time`](Json::without_time).
+/// * `timestamp`: as the [`Timer`](crate::format::Timer) prints it;
+///   absent with [`without_time`](Json::without_time).
 /// * `level`: `TRACE`, `DEBUG`, `INFO`, `WARN` or `ERROR`
 ///   ([`with_level`](Json::with_level)).
 /// * `fields`: the event's fields in order, the message as field `message`
@@ -81,22 +91,179 @@ use super::{is_bidi_control, plain_len, Format, MakeFormat, Options, SinkInfo, T
 ///
 /// Two more keys follow on the lines of events logged in an OpenTelemetry
 /// span whose front end recorded it (see
-/// [`TraceContext`](crate::event::TraceContext)): `trace_id` and
-/// `span_id`, in lowercase hex. In the default schema they are there
-/// unless [`with_trace_ids(false)`](Json::with_trace_ids).
+/// [`TraceContext`](crate::event::TraceContext)): `trace_id` (32 hex
+/// digits) and `span_id` (16), in lowercase. In the default schema they
+/// are there unless [`with_trace_ids(false)`](Json::with_trace_ids);
+/// flattened beside them, a field named `trace_id` or `span_id` is written
+/// as `fields.trace_id` (`fields.span_id`), so that the line's ids are
+/// always the span's:
 ///
-/// # Records a backtrace released (both schemas)
+/// ```
+/// use nowait_core::event::TraceContext;
+/// use nowait_core::{Builder, Level, Sink};
+/// use nowait_core::format::Json;
+/// use nowait_core::record::kind;
+///
+/// # let dir = tempfile::tempdir()?;
+/// # let path = dir.path().join("app.json");
+/// let json = Json::new().without_time().with_target(false);
+/// let (logger, guard) = Builder::new().sink(Sink::file(&path).format(json)).build()?;
+/// let mut buf = nowait_core::__private::event::EventBuf::new();
+/// buf.begin_inline(0, "app");
+/// buf.trace_context(TraceContext::new([0xab; 16], [0xcd; 8], 1));
+/// nowait_core::__private::logger::push(&logger, Level::Info, kind::EVENT, &[buf.as_bytes()])?;
+/// drop(guard);
+/// let line = std::fs::read_to_string(&path)?;
+/// assert_eq!(
+///     line,
+///     format!(
+///         "{{\"level\":\"INFO\",\"fields\":{{}},\"trace_id\":\"{}\",\"span_id\":\"{}\"}}\n",
+///         "ab".repeat(16),
+///         "cd".repeat(8)
+///     )
+/// );
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Fixed and flattened fields
+///
+/// With fixed fields ([`field`](Json::field),
+/// [`fields_from_env`](Json::fields_from_env)) or flattened spans
+/// ([`flatten_spans`](Json::flatten_spans)), the default schema writes the
+/// fixed fields after `level`, and the spans' fields after the event's
+/// (then neither `span` nor `spans`):
+///
+/// ```json
+/// {"timestamp":"2026-11-22T12:00:01.123456Z","level":"INFO","service":"api",
+///  "message":"GET /","status":200,"peer":"10.0.0.7","id":42,"target":"app::http"}
+/// ```
+///
+/// and every top-level key is written once, by one rule (the same in
+/// [`Logfmt`](crate::format::Logfmt) and the platform layouts):
+///
+/// 1. The line's own keys (those the options turn on: `timestamp`,
+///    `level`, `fields` unless flattened, `target`, `filename`,
+///    `line_number`, `span` and `spans` unless spans are flattened,
+///    `threadName`, `threadId`; `trace_id` and `span_id` on a line with a
+///    trace context; `backtrace` on a released record) are taken first.
+/// 2. Then the fixed fields, in the order given; then, flattened, the
+///    event's fields in order (the message among them, as `message`);
+///    then the spans' fields, innermost span first (a field a span
+///    recorded again counts once, with its last value).
+/// 3. A field whose key is taken is written as `fields.<key>` (a span's
+///    field as `<span name>.<key>`); if that is taken too, with `_2`,
+///    `_3`, … after its first part (`fields_2.level`). No field is dropped.
+///
+/// Fixed fields are strings; an event's own fields inside an unflattened
+/// `fields` object are written as `tracing-subscriber` writes them. With
+/// [`flatten_event`](Json::flatten_event) alone (no fixed fields, spans
+/// not flattened), the line stays `tracing-subscriber`'s: only `trace_id`
+/// and `span_id` are renamed.
+///
+/// # ECS ([`Json::ecs`])
+///
+/// Elastic Common Schema logging, as the `ecs-logging` libraries write it
+/// and Filebeat and Elastic Agent ingest it:
+///
+/// ```json
+/// {"@timestamp":"2026-11-22T12:00:01.123456Z","log.level":"info","message":"GET /",
+///  "ecs.version":"1.6.0","service.name":"api","log.logger":"app::http",
+///  "log.origin.file.name":"src/http.rs","log.origin.file.line":42,
+///  "process.thread.name":"worker-1","process.thread.id":7,
+///  "trace.id":"4bf92f3577b34da6a3ce929d0e0e4736","span.id":"00f067aa0ba902b7",
+///  "status":200,"request.id":42}
+/// ```
+///
+/// * `@timestamp` (RFC 3339, UTC, microseconds, whatever the timer),
+///   `log.level` (`trace`, `debug`, `info`, `warn`, `error`) and
+///   `message` (if the event has one) first, in that order, then
+///   `ecs.version`, as the ecs-logging specification asks.
+/// * The fixed fields: name them as ECS does (`service.name`,
+///   `service.version`, `service.environment`, `host.name`,
+///   `event.dataset`).
+/// * `log.logger`: the target ([`with_target`](Json::with_target));
+///   `log.origin.file.name` and `log.origin.file.line` (a number)
+///   ([`with_file`](Json::with_file),
+///   [`with_line_number`](Json::with_line_number));
+///   `process.thread.name` and `process.thread.id` (the number in
+///   `ThreadId(7)`; left out if there is none) ([`with_thread_names`](Json::with_thread_names),
+///   [`with_thread_ids`](Json::with_thread_ids)); `trace.id` and `span.id`
+///   ([`with_trace_ids`](Json::with_trace_ids)).
+/// * The event's fields, then its spans' fields, at the top level, by the
+///   rule above, where Elasticsearch's reading of dotted keys adds two
+///   clashes: a key clashes with another that is its dotted prefix or
+///   extends it (`message.x` with `message`), and a field named like an
+///   ECS field set (`error`, `host`, `log`, `service`, `user`, …: objects
+///   in ECS) is written as `fields.error`: a field `error = "timeout"`
+///   would otherwise make Elasticsearch reject the document. A field named
+///   like an ECS field (`error.message`, `http.response.status_code`)
+///   keeps its name, so a program can log ECS fields.
+/// * Notices: `log.logger` `nowait`; a notice about suppressed calls adds
+///   `nowait.suppressed`, `nowait.site`, `nowait.reason` and
+///   `nowait.rule`. Text records have no `log.logger`.
+///
+/// The timer and level options are ignored (ECS needs both), as are
+/// `flatten_event`, `flatten_spans`, `with_current_span` and
+/// `with_span_list` (fields and spans are always flat: ECS's `span` is an
+/// object with `span.id`). A test checks every line against the ECS field
+/// list (ECS 9.4, every field written here has been in ECS since 1.6) and
+/// the ecs-logging specification's key order.
+///
+/// # Cloud Logging ([`Json::cloud_logging`])
+///
+/// The special JSON fields Cloud Logging's agents (Cloud Run, GKE, App
+/// Engine, the Ops Agent) take from a line into the log entry, the other
+/// keys becoming its `jsonPayload`:
+///
+/// ```json
+/// {"time":"2026-11-22T12:00:01.123456Z","severity":"INFO","message":"GET /",
+///  "service":"api","target":"app::http",
+///  "logging.googleapis.com/sourceLocation":{"file":"src/http.rs","line":"42"},
+///  "threadName":"worker-1","threadId":"ThreadId(7)",
+///  "logging.googleapis.com/trace":"projects/my-project/traces/4bf92f3577b34da6a3ce929d0e0e4736",
+///  "logging.googleapis.com/spanId":"00f067aa0ba902b7",
+///  "logging.googleapis.com/trace_sampled":true,"status":200,"request.id":42}
+/// ```
+///
+/// * `time` (RFC 3339, UTC, microseconds, whatever the timer), `severity`
+///   (`DEBUG` for TRACE and DEBUG, `INFO`, `WARNING`, `ERROR`) and
+///   `message` (if the event has one).
+/// * The fixed fields; `target` ([`with_target`](Json::with_target));
+///   `logging.googleapis.com/sourceLocation` with `file` and `line` (a
+///   string, as protobuf's JSON mapping writes an int64)
+///   ([`with_file`](Json::with_file),
+///   [`with_line_number`](Json::with_line_number)); `threadName` and
+///   `threadId`.
+/// * On events with a trace context ([`with_trace_ids`](Json::with_trace_ids)):
+///   `logging.googleapis.com/trace` (`projects/PROJECT/traces/ID` with
+///   [`with_cloud_project`](Json::with_cloud_project), the form that links
+///   the entry to its trace; the id alone without),
+///   `logging.googleapis.com/spanId` and
+///   `logging.googleapis.com/trace_sampled`.
+/// * The event's fields, then its spans' fields, by the rule above; every
+///   special field's key (`severity`, `message`, `time`, `timestamp`,
+///   `httpRequest`, `logging.googleapis.com/…`) is the line's own, so no
+///   field can set the entry's severity or trace.
+/// * Notices: `target` `nowait`, and for suppressed calls the four
+///   `nowait.*` keys as in ECS.
+///
+/// The timer, level, flattening and span-list options are ignored, as for
+/// ECS. A
+/// test moves the special fields into a `LogEntry` as the agents do and
+/// parses it with `google-cloud-logging`'s `LogEntry` type.
+///
+/// # Records a backtrace released (every schema)
 ///
 /// A record that a sink's `BacktraceBuffer` kept and a
 /// trigger released is its usual line with one more key, last:
 /// `"backtrace":true`. No prose line marks the block, so every line stays
 /// one JSON object of the schema.
 ///
-/// Field names are written as given: an event field named `message` other
+/// In nowait's schema, field names are written as given: an event field named `message` other
 /// than the first goes to `fields`, and nothing stops a field from being
 /// named like a top-level key (it stays inside `fields`).
 ///
-/// # Escaping (both schemas)
+/// # Escaping (every schema)
 ///
 /// Strings are escaped per RFC 8259; in addition DEL, the C1 controls,
 /// U+2028/U+2029 and the bidirectional formatting characters
@@ -123,13 +290,17 @@ use super::{is_bidi_control, plain_len, Format, MakeFormat, Options, SinkInfo, T
 /// assert_eq!(line, "{\"level\":\"INFO\",\"fields\":{\"message\":\"plain line\"},\"target\":\"\"}\n");
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Json {
     schema: JsonSchema,
     options: Options,
     flatten: bool,
+    flatten_spans: bool,
     current_span: bool,
     span_list: bool,
+    fixed: FixedFields,
+    /// The Google Cloud project of `logging.googleapis.com/trace`.
+    project: Option<Arc<str>>,
 }
 
 /// The layout a [`Json`] format writes.
@@ -150,6 +321,12 @@ pub enum JsonSchema {
     /// nowait's own: all six keys on every line, the message apart from
     /// the fields (see [`Json`]).
     Nowait,
+    /// Elastic Common Schema logging, as Elastic's `ecs-logging` libraries
+    /// write it (see [`Json::ecs`]).
+    Ecs,
+    /// Google Cloud Logging's structured logging: the special JSON fields
+    /// its agents read from a line (see [`Json::cloud_logging`]).
+    CloudLogging,
 }
 
 impl Default for Json {
@@ -158,8 +335,11 @@ impl Default for Json {
             schema: JsonSchema::TracingSubscriber,
             options: Options::default().with_trace_ids(true),
             flatten: false,
+            flatten_spans: false,
             current_span: true,
             span_list: true,
+            fixed: FixedFields::default(),
+            project: None,
         }
     }
 }
@@ -219,6 +399,137 @@ impl Json {
         self
     }
 
+    /// Puts the fields of the event's spans at the top level of the line
+    /// (default `false`), innermost span first, instead of `span` and
+    /// `spans` (which are then not written). Keys are resolved as for
+    /// fixed fields (see [`Json`]): a span field whose key the line has
+    /// already is written as `<span name>.<key>`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::format::Json::new().flatten_spans(true);
+    /// ```
+    pub fn flatten_spans(mut self, on: bool) -> Json {
+        self.flatten_spans = on;
+        self
+    }
+
+    /// Adds a field with this key and value to every line of the sink
+    /// (setting a key again replaces its value). Keys and values are
+    /// escaped as any; where the key is taken, see [`Json`]'s *Fixed and
+    /// flattened fields*.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _json = nowait_core::format::Json::new()
+    ///     .field("service", "api")
+    ///     .field("version", env!("CARGO_PKG_VERSION"));
+    /// ```
+    pub fn field(mut self, key: impl AsRef<str>, value: impl AsRef<str>) -> Json {
+        self.fixed.set(key.as_ref(), value.as_ref());
+        self
+    }
+
+    /// Adds fixed fields (see [`field`](Json::field)) from environment
+    /// variables, read now: for each `(key, variable)`, the variable's
+    /// value under `key`, if it is set and not empty (else nothing). No
+    /// variable is read unless named here. A value is untrusted text:
+    /// bytes that are not UTF-8 become U+FFFD, a value longer than 1024
+    /// bytes is cut at a character boundary and ends in `… [truncated]`,
+    /// and it is escaped as any value when written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::format::Json;
+    ///
+    /// let _json = Json::new().field("service", "api").fields_from_env([
+    ///     ("host", "HOSTNAME"),
+    ///     ("environment", "APP_ENV"),
+    ///     ("version", "APP_VERSION"),
+    /// ]);
+    /// ```
+    pub fn fields_from_env<K, V>(mut self, pairs: impl IntoIterator<Item = (K, V)>) -> Json
+    where
+        K: AsRef<str>,
+        V: AsRef<str>,
+    {
+        self.fixed
+            .set_from_env(pairs, |name| std::env::var_os(name));
+        self
+    }
+
+    /// Elastic Common Schema logging (see [`Json`]'s *ECS*): the layout of
+    /// Elastic's `ecs-logging` libraries, which Filebeat and Elastic
+    /// Agent ingest as is.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Level, Sink};
+    /// use nowait_core::format::Json;
+    ///
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("app.json");
+    /// let ecs = Json::ecs().field("service.name", "api").field("service.version", "1.2.3");
+    /// let (logger, guard) = Builder::new().sink(Sink::file(&path).format(ecs)).build()?;
+    /// logger.log(Level::Warn, "disk at 91%")?;
+    /// drop(guard);
+    /// let line = std::fs::read_to_string(&path)?;
+    /// assert!(line.starts_with("{\"@timestamp\":\"20"));
+    /// assert!(line.ends_with(
+    ///     "\"log.level\":\"warn\",\"message\":\"disk at 91%\",\"ecs.version\":\"1.6.0\",\
+    ///      \"service.name\":\"api\",\"service.version\":\"1.2.3\"}\n"
+    /// ));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn ecs() -> Json {
+        Json::new().with_schema(JsonSchema::Ecs)
+    }
+
+    /// Google Cloud Logging's structured logging (see [`Json`]'s *Cloud
+    /// Logging*): the special fields that Cloud Run, GKE, App Engine and
+    /// the Ops Agent read from a line written to stdout or a file.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Level, Sink};
+    /// use nowait_core::format::Json;
+    ///
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("app.json");
+    /// let gcp = Json::cloud_logging().with_cloud_project("my-project").field("service", "api");
+    /// let (logger, guard) = Builder::new().sink(Sink::file(&path).format(gcp)).build()?;
+    /// logger.log(Level::Warn, "disk at 91%")?;
+    /// drop(guard);
+    /// let line = std::fs::read_to_string(&path)?;
+    /// assert!(line.starts_with("{\"time\":\"20"));
+    /// assert!(line.ends_with("\"severity\":\"WARNING\",\"message\":\"disk at 91%\",\"service\":\"api\"}\n"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn cloud_logging() -> Json {
+        Json::new().with_schema(JsonSchema::CloudLogging)
+    }
+
+    /// The Google Cloud project the traces are in: with it, Cloud
+    /// Logging's `logging.googleapis.com/trace` is
+    /// `projects/PROJECT/traces/TRACE_ID`, the form that links a log entry
+    /// to its trace; without it, the trace id alone. Other schemas ignore
+    /// it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let _gcp = nowait_core::format::Json::cloud_logging().with_cloud_project("my-project");
+    /// ```
+    pub fn with_cloud_project(mut self, project: impl AsRef<str>) -> Json {
+        self.project = Some(project.as_ref().into());
+        self
+    }
+
     /// Whether to write the innermost span as `span` (default `true`).
     ///
     /// # Examples
@@ -242,173 +553,59 @@ impl Json {
         self.span_list = on;
         self
     }
-
-    /// How to write `timestamp` (default [`Timer::Utc`]; [`Timer::None`]
-    /// leaves the key out).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _json = nowait_core::format::Json::new().with_timer(nowait_core::format::Timer::Uptime);
-    /// ```
-    pub fn with_timer(self, timer: Timer) -> Json {
-        self.options(|o| o.with_timer(timer))
-    }
-
-    /// Leaves `timestamp` out.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _json = nowait_core::format::Json::new().without_time();
-    /// ```
-    pub fn without_time(self) -> Json {
-        self.options(Options::without_time)
-    }
-
-    /// Whether to write `level` (default `true`).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _json = nowait_core::format::Json::new().with_level(false);
-    /// ```
-    pub fn with_level(self, on: bool) -> Json {
-        self.options(|o| o.with_level(on))
-    }
-
-    /// Whether to write `target` (default `true`).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _json = nowait_core::format::Json::new().with_target(false);
-    /// ```
-    pub fn with_target(self, on: bool) -> Json {
-        self.options(|o| o.with_target(on))
-    }
-
-    /// Whether to write the call site's source file as `filename` (default
-    /// `false`).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _json = nowait_core::format::Json::new().with_file(true);
-    /// ```
-    pub fn with_file(self, on: bool) -> Json {
-        self.options(|o| o.with_file(on))
-    }
-
-    /// Whether to write the call site's line as `line_number` (default
-    /// `false`).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _json = nowait_core::format::Json::new().with_line_number(true);
-    /// ```
-    pub fn with_line_number(self, on: bool) -> Json {
-        self.options(|o| o.with_line_number(on))
-    }
-
-    /// Whether to write the logging thread's name as `threadName` (default
-    /// `false`; an unnamed thread gives its id, unless ids are written
-    /// anyway). Front ends then record the thread in each event.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _json = nowait_core::format::Json::new().with_thread_names(true);
-    /// ```
-    pub fn with_thread_names(self, on: bool) -> Json {
-        self.options(|o| o.with_thread_names(on))
-    }
-
-    /// Whether to write the logging thread's id as `threadId` (default
-    /// `false`). Front ends then record the thread in each event.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// let _json = nowait_core::format::Json::new().with_thread_ids(true);
-    /// ```
-    pub fn with_thread_ids(self, on: bool) -> Json {
-        self.options(|o| o.with_thread_ids(on))
-    }
-
-    /// Whether to write the ids of the OpenTelemetry span the event was
-    /// logged in as `trace_id` (32 hex digits) and `span_id` (16), last
-    /// on the line (default `true`). Only events whose front end recorded
-    /// the span have them (see [`TraceContext`](crate::event::TraceContext));
-    /// nowait's own schema always writes them when there are some.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use nowait_core::event::TraceContext;
-    /// use nowait_core::{Builder, Level, Sink};
-    /// use nowait_core::format::Json;
-    /// use nowait_core::record::kind;
-    ///
-    /// # let dir = tempfile::tempdir()?;
-    /// # let path = dir.path().join("app.json");
-    /// let json = Json::new().without_time().with_target(false);
-    /// let (logger, guard) = Builder::new().sink(Sink::file(&path).format(json)).build()?;
-    /// let mut buf = nowait_core::__private::event::EventBuf::new();
-    /// buf.begin_inline(0, "app");
-    /// buf.trace_context(TraceContext::new([0xab; 16], [0xcd; 8], 1));
-    /// nowait_core::__private::logger::push(&logger, Level::Info, kind::EVENT, &[buf.as_bytes()])?;
-    /// drop(guard);
-    /// let line = std::fs::read_to_string(&path)?;
-    /// assert_eq!(
-    ///     line,
-    ///     format!(
-    ///         "{{\"level\":\"INFO\",\"fields\":{{}},\"trace_id\":\"{}\",\"span_id\":\"{}\"}}\n",
-    ///         "ab".repeat(16),
-    ///         "cd".repeat(8)
-    ///     )
-    /// );
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn with_trace_ids(self, on: bool) -> Json {
-        self.options(|o| o.with_trace_ids(on))
-    }
-
-    /// Sets the options shared with [`Text`](crate::format::Text).
-    fn options(mut self, set: impl FnOnce(Options) -> Options) -> Json {
-        self.options = set(self.options);
-        self
-    }
 }
+
+super::options::shared_options!(Json);
 
 impl MakeFormat for Json {
     fn make_format(&self, _sink: &SinkInfo) -> Box<dyn Format> {
         match self.schema {
             JsonSchema::Nowait => Box::<NowaitJson>::default(),
-            JsonSchema::TracingSubscriber => Box::new(FmtJson::new(*self)),
+            JsonSchema::TracingSubscriber => Box::new(FmtJson::new(self.clone())),
+            JsonSchema::Ecs => Box::new(PlatformJson::new(self.clone(), Platform::Ecs)),
+            JsonSchema::CloudLogging => {
+                Box::new(PlatformJson::new(self.clone(), Platform::CloudLogging))
+            }
         }
     }
 
     fn needs_thread(&self) -> bool {
-        self.schema == JsonSchema::TracingSubscriber && self.options.needs_thread()
+        self.schema != JsonSchema::Nowait && self.options.needs_thread()
     }
 
     fn needs_location(&self) -> bool {
-        self.schema == JsonSchema::TracingSubscriber && self.options.needs_location()
+        self.schema != JsonSchema::Nowait && self.options.needs_location()
     }
 }
 
 /// The fields of a notice about suppressed calls: `"suppressed":N,
 /// "site":"FILE:LINE","reason":"rate_limit","rule":"100 per 1s"`.
 pub(crate) fn suppressed_fields(s: &crate::record::Suppressed<'_>, out: &mut Vec<u8>) {
-    out.extend_from_slice(b"\"suppressed\":");
+    suppressed_fields_in("", s, out);
+}
+
+/// [`suppressed_fields`] with `prefix` before each key (`nowait.`).
+pub(crate) fn suppressed_fields_in(
+    prefix: &str,
+    s: &crate::record::Suppressed<'_>,
+    out: &mut Vec<u8>,
+) {
+    let key = |name: &str, out: &mut Vec<u8>| {
+        out.push(b'"');
+        out.extend_from_slice(prefix.as_bytes());
+        out.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(b"\":");
+    };
+    key("suppressed", out);
     out.extend_from_slice(itoa::Buffer::new().format(s.count()).as_bytes());
-    out.extend_from_slice(b",\"site\":");
+    out.push(b',');
+    key("site", out);
     json_str(s.site().as_bytes(), out);
-    out.extend_from_slice(b",\"reason\":\"");
-    out.extend_from_slice(s.reason().as_str().as_bytes());
-    out.extend_from_slice(b"\",\"rule\":");
+    out.push(b',');
+    key("reason", out);
+    json_str(s.reason().as_str().as_bytes(), out);
+    out.push(b',');
+    key("rule", out);
     json_str(s.rule().as_bytes(), out);
 }
 
