@@ -938,15 +938,20 @@ mod tests {
         use crate::shared::waiters::Flush;
         use crate::shared::FlushScope;
 
-        let out = nowait_testkit::MemoryWriter::default();
-        let slow = nowait_testkit::Slow {
-            inner: out.clone(),
-            delay: Duration::from_millis(300),
-            chunk: usize::MAX,
-        };
+        /// A sink that takes 300 ms for each write.
+        struct Slow;
+        impl std::io::Write for Slow {
+            fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+                std::thread::sleep(Duration::from_millis(300));
+                Ok(buf.len())
+            }
+            fn flush(&mut self) -> std::io::Result<()> {
+                Ok(())
+            }
+        }
         let (logger, _guard) = super::Builder::new()
             .flush_on_exit(false)
-            .sink(Sink::writer(slow))
+            .sink(Sink::writer(Slow))
             .build()
             .unwrap();
         let shared = &logger.shared;
