@@ -178,6 +178,24 @@ pub trait Format: Send + 'static {
     fn kept_notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>) {
         self.notice(notice, out)
     }
+
+    /// Appends what each file the sink writes starts with: called when the
+    /// sink opens, and before the first byte of each later file (a
+    /// rotation, a reopen). The default appends nothing; the binary
+    /// format writes its header and catalog here.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::format::{Format, Plain};
+    ///
+    /// let mut out = Vec::new();
+    /// Plain.file_start(&mut out);
+    /// assert!(out.is_empty());
+    /// ```
+    fn file_start(&mut self, out: &mut Vec<u8>) {
+        let _ = out;
+    }
 }
 
 impl fmt::Debug for dyn Format {
@@ -716,7 +734,7 @@ pub(crate) fn unescaped_at(out: &[u8], allowed: &[u8]) -> Option<usize> {
 
 /// Tests only: a seeded xorshift generator; `next(n)` is in `0..n`.
 #[cfg(test)]
-fn test_rng() -> impl FnMut(u64) -> u64 {
+pub(crate) fn test_rng() -> impl FnMut(u64) -> u64 {
     let mut state = 0x853c_49e6_748f_ea9bu64;
     move |n: u64| {
         state ^= state << 13;
@@ -733,7 +751,7 @@ fn test_rng() -> impl FnMut(u64) -> u64 {
 /// named `message`), a rendered value with a newline; one in ten ends in
 /// a byte that does not decode.
 #[cfg(test)]
-fn random_event(
+pub(crate) fn random_event(
     next: &mut impl FnMut(u64) -> u64,
     sites: [crate::event::SiteKey; 2],
     span: crate::event::SiteKey,
