@@ -28,8 +28,10 @@
 //! frame   := header | tag:u8 len:u32 body[len]
 //! site    := tag 1: a call site, as the catalog encodes it (key, level, names, fields)
 //! thread  := tag 2: a thread's number, name and id
-//! record  := tag 3: flags:u8 level:u8 kind:u8 payload
-//!            (flags bit 0: released from a backtrace buffer)
+//! record  := tag 3: flags:u8 level:u8 kind:u8 [time:u64] payload
+//!            (flags bit 0: released from a backtrace buffer; bit 2: the
+//!            time is there, when the writer handled a record that does
+//!            not carry its own: a plain text record, a malformed event)
 //! notice  := tag 4: flags:u8 level:u8 time:u64 len:u32 message
 //!            [count:u64 reason:u8 site:len:u16 bytes rule:len:u16 bytes]
 //!            (flags bit 0: a backtrace's marker line; bit 1: the
@@ -104,6 +106,8 @@ pub(crate) const F_NOTICE: u8 = 4;
 pub(crate) const FLAG_KEPT: u8 = 1;
 /// Notice flag: the suppressed-calls part follows the message.
 pub(crate) const FLAG_SUPPRESSED: u8 = 2;
+/// Record flag: the writer's time precedes the payload.
+pub(crate) const FLAG_TIME: u8 = 4;
 
 /// The longest frame body a reader accepts.
 pub(crate) const MAX_FRAME: usize = crate::ring::MAX_CAPACITY;

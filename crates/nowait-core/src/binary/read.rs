@@ -23,7 +23,7 @@ use std::io::{self, Read};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::{
-    FLAG_KEPT, FLAG_SUPPRESSED, F_NOTICE, F_RECORD, F_SITE, F_THREAD, HEADER_LEN, MAGIC, MAX_FRAME,
+    FLAG_KEPT, FLAG_SUPPRESSED, FLAG_TIME, F_NOTICE, F_RECORD, F_SITE, F_THREAD, HEADER_LEN, MAGIC, MAX_FRAME,
     VERSION,
 };
 use crate::event::catalog::{rewrite_event, Catalog};
@@ -251,6 +251,9 @@ pub struct Entry {
 enum Body {
     Record {
         kind: u8,
+        /// When the writer handled it, for a record without a time of
+        /// its own.
+        stamp: Option<u64>,
         payload: Vec<u8>,
     },
     Notice {
@@ -323,8 +326,8 @@ impl Entry {
     }
 
     /// When it happened, in nanoseconds since the Unix epoch: an event's
-    /// time, a notice's; `None` for a record without one (a plain text
-    /// record, a malformed event).
+    /// time, a notice's, or for a record without one (a plain text
+    /// record) when the writer handled it.
     ///
     /// # Examples
     ///
@@ -343,10 +346,12 @@ impl Entry {
     /// ```
     pub fn time_nanos(&self) -> Option<u64> {
         match &self.body {
-            Body::Record { kind, payload } if *kind == kind::EVENT => {
-                Event::parse(payload).map(|e| e.time_nanos())
-            }
-            Body::Record { .. } => None,
+            Body::Record {
+                kind,
+                payload,
+                stamp,
+            } if *kind == kind::EVENT => Event::parse(payload).map(|e| e.time_nanos()).or(*stamp),
+            Body::Record { stamp, .. } => *stamp,
             Body::Notice { time, .. } => Some(*time),
         }
     }
@@ -372,7 +377,7 @@ impl Entry {
     /// ```
     pub fn target(&self) -> String {
         match &self.body {
-            Body::Record { kind, payload } if *kind == kind::EVENT => {
+            Body::Record { kind, payload, .. } if *kind == kind::EVENT => {
                 let Some(event) = Event::parse(payload) else {
                     return "?".into();
                 };
@@ -413,7 +418,7 @@ impl Entry {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn field(&self, name: &str) -> Option<String> {
-        let Body::Record { kind, payload } = &self.body else {
+        let Body::Record { kind, payload, .. } = &self.body else {
             return None;
         };
         if *kind != kind::EVENT {
@@ -475,12 +480,22 @@ impl Entry {
     /// ```
     pub fn render(&self, format: &mut dyn Format, out: &mut Vec<u8>) {
         match &self.body {
-            Body::Record { kind, payload } => {
+            Body::Record {
+                kind,
+                payload,
+                stamp,
+            } => {
                 let record = Record::new(self.level, *kind, payload);
-                if self.kept {
-                    format.format_kept(&record, out);
-                } else {
-                    format.format(&record, out);
+                let mut render = || {
+                    if self.kept {
+                        format.format_kept(&record, out);
+                    } else {
+                        format.format(&record, out);
+                    }
+                };
+                match stamp {
+                    Some(t) => crate::format::with_render_time(*t, render),
+                    None => render(),
                 }
             }
             Body::Notice {
@@ -726,10 +741,16 @@ impl<R: Read> Iterator for Reader<R> {
 
 /// A record frame's body: `flags level kind payload`.
 fn record(offset: u64, body: &[u8], catalog: &Catalog) -> Option<Entry> {
-    let [flags, level, kind, payload @ ..] = body else {
+    let [flags, level, kind, rest @ ..] = body else {
         return None;
     };
     let level = Level::from_u8(*level)?;
+    let (stamp, payload) = if flags & FLAG_TIME != 0 {
+        let (t, payload) = rest.split_first_chunk::<8>()?;
+        (Some(u64::from_le_bytes(*t)), payload)
+    } else {
+        (None, rest)
+    };
     let mut payload = payload.to_vec();
     if *kind == kind::EVENT {
         // A raw clock reading has no meaning here (the writer converts
@@ -746,6 +767,7 @@ fn record(offset: u64, body: &[u8], catalog: &Catalog) -> Option<Entry> {
         kept: flags & FLAG_KEPT != 0,
         body: Body::Record {
             kind: *kind,
+            stamp,
             payload,
         },
     })

@@ -11,7 +11,7 @@
 use std::collections::HashSet;
 use std::hash::BuildHasherDefault;
 
-use super::{header, FLAG_KEPT, FLAG_SUPPRESSED, F_NOTICE, F_RECORD, F_SITE, F_THREAD};
+use super::{header, FLAG_KEPT, FLAG_SUPPRESSED, FLAG_TIME, F_NOTICE, F_RECORD, F_SITE, F_THREAD};
 use crate::event::catalog::{site_entry, thread_entry};
 use crate::event::{Event, Item, KeyHasher, SiteCache, SiteKey, ThreadCache};
 use crate::format::{Format, MakeFormat, SinkInfo};
@@ -148,7 +148,7 @@ impl BinaryFormat {
         }
     }
 
-    fn record(&mut self, record: &Record<'_>, flags: u8, out: &mut Vec<u8>) {
+    fn record(&mut self, record: &Record<'_>, mut flags: u8, out: &mut Vec<u8>) {
         let payload = record.payload();
         let mut wall = None;
         if record.kind() == kind::EVENT {
@@ -173,10 +173,20 @@ impl BinaryFormat {
                 }
             }
         }
-        let len = u32::try_from(payload.len().saturating_add(3)).unwrap_or(u32::MAX);
+        // A record without a time of its own is stamped when it is
+        // handled, as the formats stamp it.
+        let stamp = wall.is_none().then(crate::format::render_time);
+        let extra = if stamp.is_some() { 3 + 8 } else { 3 };
+        if stamp.is_some() {
+            flags |= FLAG_TIME;
+        }
+        let len = u32::try_from(payload.len().saturating_add(extra)).unwrap_or(u32::MAX);
         out.push(F_RECORD);
         out.extend_from_slice(&len.to_le_bytes());
         out.extend_from_slice(&[flags, record.level() as u8, record.kind()]);
+        if let Some(stamp) = stamp {
+            out.extend_from_slice(&stamp.to_le_bytes());
+        }
         let at = out.len();
         out.extend_from_slice(payload);
         if let Some(wall) = wall {

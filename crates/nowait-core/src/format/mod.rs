@@ -445,6 +445,30 @@ pub(crate) fn thread_width(width: &mut usize, name: &str) -> usize {
     *width
 }
 
+thread_local! {
+    /// The time [`render_time`] gives instead of now, while set.
+    static RECORD_TIME: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// The time a record that carries none (a plain text record, a malformed
+/// event) is stamped with: now, or while a binary log is rendered
+/// ([`with_render_time`]), when its writer handled it.
+pub(crate) fn render_time() -> u64 {
+    RECORD_TIME
+        .try_with(std::cell::Cell::get)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| system_nanos(std::time::SystemTime::now()))
+}
+
+/// Runs `f` with [`render_time`] giving `nanos`.
+pub(crate) fn with_render_time<R>(nanos: u64, f: impl FnOnce() -> R) -> R {
+    let before = RECORD_TIME.try_with(|t| t.replace(Some(nanos))).ok().flatten();
+    let r = f();
+    let _ = RECORD_TIME.try_with(|t| t.set(before));
+    r
+}
+
 pub(crate) fn system_nanos(time: std::time::SystemTime) -> u64 {
     time.duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as u64)
