@@ -23,8 +23,8 @@ use std::io::{self, Read};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::{
-    FLAG_KEPT, FLAG_SUPPRESSED, FLAG_TIME, F_NOTICE, F_RECORD, F_SITE, F_THREAD, HEADER_LEN, MAGIC, MAX_FRAME,
-    VERSION,
+    FLAG_KEPT, FLAG_SUPPRESSED, FLAG_TIME, F_NOTICE, F_RECORD, F_SITE, F_THREAD, HEADER_LEN, MAGIC,
+    MAX_FRAME, VERSION,
 };
 use crate::event::catalog::{rewrite_event, Catalog};
 use crate::event::{lookup_callsite, Event, FieldName, Item, SiteKey, Value};
@@ -755,11 +755,7 @@ fn record(offset: u64, body: &[u8], catalog: &Catalog) -> Option<Entry> {
     if *kind == kind::EVENT {
         // A raw clock reading has no meaning here (the writer converts
         // them): shown as the epoch, not as this process's clock.
-        rewrite_event(
-            &mut payload,
-            |t| if t >> 63 == 0 { t } else { 0 },
-            catalog,
-        );
+        rewrite_event(&mut payload, |t| if t >> 63 == 0 { t } else { 0 }, catalog);
     }
     Some(Entry {
         offset,
@@ -834,6 +830,10 @@ impl<'a> Bytes<'a> {
     }
     fn str16(&mut self) -> Option<String> {
         let len = u16::from_le_bytes(self.take(2)?.try_into().ok()?);
-        Some(std::str::from_utf8(self.take(usize::from(len))?).ok()?.to_owned())
+        Some(
+            std::str::from_utf8(self.take(usize::from(len))?)
+                .ok()?
+                .to_owned(),
+        )
     }
 }

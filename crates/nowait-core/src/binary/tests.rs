@@ -47,7 +47,13 @@ fn sites() -> [SiteKey; 2] {
 /// One item of what a writer is handed.
 enum Item {
     Record(Level, u8, Vec<u8>, bool),
-    Notice(Level, u64, String, Option<(u64, &'static str, SuppressReason, &'static str)>, bool),
+    Notice(
+        Level,
+        u64,
+        String,
+        Option<(u64, &'static str, SuppressReason, &'static str)>,
+        bool,
+    ),
 }
 
 /// Records and notices covering what the formats render: the format
@@ -70,7 +76,12 @@ fn workload() -> Vec<Item> {
     buf.trace_context(TraceContext::new([0xab; 16], [0xcd; 8], 1));
     buf.str(FieldName::Index(0), "héllo \u{202e} wörld\t\x07");
     buf.str(FieldName::Index(1), "值");
-    items.push(Item::Record(Level::Warn, kind::EVENT, buf.as_bytes().to_vec(), false));
+    items.push(Item::Record(
+        Level::Warn,
+        kind::EVENT,
+        buf.as_bytes().to_vec(),
+        false,
+    ));
     let mut buf = EventBuf::new();
     buf.begin_inline(1_795_392_001_000_000_000, "inline::target\x1b[31m");
     buf.thread();
@@ -78,8 +89,18 @@ fn workload() -> Vec<Item> {
     buf.i64(FieldName::Inline("neg"), i64::MIN);
     buf.f64(FieldName::Inline("nan"), f64::NAN);
     buf.f64(FieldName::Inline("inf"), f64::NEG_INFINITY);
-    items.push(Item::Record(Level::Error, kind::EVENT, buf.as_bytes().to_vec(), false));
-    items.push(Item::Record(Level::Info, kind::TEXT, b"plain \x1b[2J text".to_vec(), false));
+    items.push(Item::Record(
+        Level::Error,
+        kind::EVENT,
+        buf.as_bytes().to_vec(),
+        false,
+    ));
+    items.push(Item::Record(
+        Level::Info,
+        kind::TEXT,
+        b"plain \x1b[2J text".to_vec(),
+        false,
+    ));
     items.push(Item::Notice(
         Level::Warn,
         1_795_392_002_000_000_000,
@@ -272,7 +293,11 @@ fn a_reader_resumes_when_the_file_grows() {
 
 #[test]
 fn what_is_not_a_binary_log_is_refused_at_once() {
-    for bytes in [&b"2026-11-23T00:00:00Z INFO x\n"[..], b"\x89PNG\r\n\x1a\n", b"{"] {
+    for bytes in [
+        &b"2026-11-23T00:00:00Z INFO x\n"[..],
+        b"\x89PNG\r\n\x1a\n",
+        b"{",
+    ] {
         let mut reader = Reader::new(bytes);
         let err = reader.next().unwrap().unwrap_err();
         assert!(matches!(err.kind(), ReadErrorKind::NotBinaryLog), "{err}");
@@ -298,7 +323,10 @@ fn damage_is_reported_at_the_frame_it_is_in() {
     assert_eq!(read.len(), 6);
     let err = read[5].as_ref().unwrap_err();
     assert_eq!(err.offset(), at as u64);
-    assert!(err.to_string().contains(&format!("damaged at byte {at}")), "{err}");
+    assert!(
+        err.to_string().contains(&format!("damaged at byte {at}")),
+        "{err}"
+    );
     // A length past the cap.
     file[at] = F_RECORD;
     file[at + 1..at + 5].copy_from_slice(&u32::MAX.to_le_bytes());
@@ -351,7 +379,12 @@ fn entries_answer_the_filters_questions() {
     buf.end_span();
     buf.str(FieldName::Index(2), "ann");
     buf.u64(FieldName::Index(4), 7);
-    let items = vec![Item::Record(Level::Info, kind::EVENT, buf.as_bytes().to_vec(), false)];
+    let items = vec![Item::Record(
+        Level::Info,
+        kind::EVENT,
+        buf.as_bytes().to_vec(),
+        false,
+    )];
     let file = binary_file(&items);
     let entry = Reader::new(&file[..]).next().unwrap().unwrap();
     assert_eq!(entry.target(), "app::db");

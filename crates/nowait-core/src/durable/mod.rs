@@ -103,7 +103,6 @@ const RING_AT: usize = IDENTS + SLOTS * 2 * IDENT_SIZE;
 /// Default catalog size: room for thousands of call sites.
 pub(crate) const DEFAULT_CATALOG: usize = 1 << 20;
 
-
 fn page_up(n: usize) -> usize {
     n.next_multiple_of(4096)
 }

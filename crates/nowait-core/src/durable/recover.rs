@@ -545,4 +545,3 @@ fn read_head(mut file: &std::fs::File, buf: &mut [u8]) -> io::Result<()> {
     file.seek(io::SeekFrom::Start(0))?;
     file.read_exact(buf)
 }
-

@@ -99,7 +99,6 @@ pub(crate) fn thread_entry(number: u32, name: Option<&str>, id: &str, id_padded:
     e.done()
 }
 
-
 /// The catalog's strings, on top of the payload reader's fields.
 trait ReadStr {
     /// A string of the other process, made `'static` for the call-site
@@ -330,7 +329,6 @@ pub(crate) fn rewrite_event(p: &mut [u8], time: impl Fn(u64) -> u64, cat: &Catal
     }
     Some(wall)
 }
-
 
 #[cfg(test)]
 mod tests {

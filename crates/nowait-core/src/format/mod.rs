@@ -463,7 +463,10 @@ pub(crate) fn render_time() -> u64 {
 
 /// Runs `f` with [`render_time`] giving `nanos`.
 pub(crate) fn with_render_time<R>(nanos: u64, f: impl FnOnce() -> R) -> R {
-    let before = RECORD_TIME.try_with(|t| t.replace(Some(nanos))).ok().flatten();
+    let before = RECORD_TIME
+        .try_with(|t| t.replace(Some(nanos)))
+        .ok()
+        .flatten();
     let r = f();
     let _ = RECORD_TIME.try_with(|t| t.set(before));
     r
