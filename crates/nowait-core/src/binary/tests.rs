@@ -394,3 +394,17 @@ fn entries_answer_the_filters_questions() {
     assert_eq!(entry.field("peer").as_deref(), Some("10.0.0.1"));
     assert_eq!(entry.field("missing"), None);
 }
+
+/// Writes the committed version-1 sample (`tests/data/binary-v1.nwb`, read
+/// by `tests/binary_compat.rs`) and, next to it, its renderings by this
+/// build, which that test then holds every later build to. Run when the
+/// format version changes, as a new sample beside the old ones.
+#[test]
+#[ignore = "writes the committed sample file: run with --ignored to make one"]
+fn write_the_version_1_sample() {
+    let items: Vec<Item> = workload().into_iter().skip(560).collect();
+    let file = crate::format::with_render_time(1_795_392_009_000_000_000, || binary_file(&items));
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("binary-v1.nwb"), &file).unwrap();
+}

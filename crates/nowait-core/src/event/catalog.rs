@@ -23,6 +23,23 @@ use super::decode::{offset_in, Reader};
 use super::{register_callsite, Callsite, Event, Item, SiteKey};
 use crate::level::Level;
 
+/// Entry bytes all catalogs of the process may register (and leak), so
+/// that reading file after file of foreign call sites (a fuzzer, a
+/// reader of untrusted logs) cannot grow the registries without bound.
+const PROCESS_BUDGET: usize = 256 << 20;
+
+static REGISTERED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// Takes `n` bytes of [`PROCESS_BUDGET`]; `false` when it is spent.
+fn take_process_budget(n: usize) -> bool {
+    use std::sync::atomic::Ordering::Relaxed;
+    REGISTERED
+        .fetch_update(Relaxed, Relaxed, |used| {
+            used.checked_add(n).filter(|&u| u <= PROCESS_BUDGET)
+        })
+        .is_ok()
+}
+
 /// A call-site entry's tag.
 pub(crate) const E_SITE: u8 = 1;
 /// A thread entry's tag.
@@ -130,7 +147,8 @@ impl ReadStr for Reader<'_> {
 /// one instead of registering again, so reading the same catalog twice
 /// (a crash loop's files, each file of a rolling set) does not grow the
 /// registries. Strings of new entries are leaked for the registries'
-/// `'static` names, at most `budget` bytes of entries in all.
+/// `'static` names, at most `budget` bytes of entries per catalog and
+/// [`PROCESS_BUDGET`] for the whole process.
 #[derive(Default)]
 pub(crate) struct Catalog {
     /// The other process's site keys, and the keys registered here.
@@ -213,7 +231,7 @@ impl Catalog {
                     self.sites.insert(old, key);
                     return;
                 }
-                if body.len() > self.budget {
+                if body.len() > self.budget || !take_process_budget(body.len()) {
                     return;
                 }
                 let content = b.0.to_vec();
@@ -233,7 +251,7 @@ impl Catalog {
                     self.threads.insert(old, number);
                     return;
                 }
-                if body.len() > self.budget {
+                if body.len() > self.budget || !take_process_budget(body.len()) {
                     return;
                 }
                 let content = b.0.to_vec();
