@@ -379,7 +379,12 @@ pub fn binary_read(data: &[u8]) {
                     out.clear();
                     entry.render(&mut **format, &mut out);
                     let line = out.strip_suffix(b"\n").expect("one line");
-                    assert_eq!(unescaped_at(line, &[]), None, "{:?}", String::from_utf8_lossy(&out));
+                    assert_eq!(
+                        unescaped_at(line, &[]),
+                        None,
+                        "{:?}",
+                        String::from_utf8_lossy(&out)
+                    );
                 }
                 let _ = (entry.target(), entry.field("message"), entry.time_nanos());
             }
