@@ -65,8 +65,10 @@ Filters (an entry is written if it passes all of them):
   --field NAME=VALUE   events whose field NAME has the text VALUE (repeat:
                        all of them)
 
-  --follow             keep reading the last FILE as it grows, across
-                       rotations of its path (until interrupted)
+  --follow, -f         keep reading the last FILE as it grows, and when its
+                       path names a new file (a rotation), go on in that one;
+                       for a rolling sink, follow its link to the current file
+                       (Rolling::symlink). Until interrupted.
   -h, --help           print this help
 
 Exit status:
