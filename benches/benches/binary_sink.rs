@@ -107,7 +107,7 @@ fn main() {
     let dir = tmp.path().to_owned();
     let text = Text::new().with_ansi(false);
     let sink = match (binary, zstd) {
-        (false, false) => Sink::file(dir.join("app.log")).format(text),
+        (false, false) => Sink::file(dir.join("app.log")).format(text.clone()),
         (true, false) => Sink::binary(dir.join("app.nwb")),
         (b, true) => {
             let rolling = Rolling::never(&dir, if b { "app.nwb" } else { "app.log" })
@@ -117,7 +117,7 @@ fn main() {
             if b {
                 sink.format(Binary::new())
             } else {
-                sink.format(text)
+                sink.format(text.clone())
             }
         }
     };
