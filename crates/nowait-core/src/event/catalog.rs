@@ -40,6 +40,16 @@ fn take_process_budget(n: usize) -> bool {
         .is_ok()
 }
 
+/// A key no call site of this process can have: the address of a byte
+/// allocated for it, kept for the life of the process.
+fn fresh_key() -> Option<SiteKey> {
+    static KEYS: std::sync::Mutex<Vec<Box<u8>>> = std::sync::Mutex::new(Vec::new());
+    let byte = Box::new(0u8);
+    let key = SiteKey::from_raw(&*byte as *const u8 as u64);
+    KEYS.lock().ok()?.push(byte);
+    Some(key)
+}
+
 /// A call-site entry's tag.
 pub(crate) const E_SITE: u8 = 1;
 /// A thread entry's tag.
@@ -117,21 +127,18 @@ pub(crate) fn thread_entry(number: u32, name: Option<&str>, id: &str, id_padded:
 }
 
 /// The catalog's strings, on top of the payload reader's fields.
-trait ReadStr {
-    /// A string of the other process, made `'static` for the call-site
-    /// registry (recovery leaks one copy per call site, once; the catalog
-    /// it comes from is bounded by its reader).
-    fn str(&mut self) -> Option<&'static str>;
-    fn opt(&mut self) -> Option<Option<&'static str>>;
+trait ReadStr<'a> {
+    /// A string of the other process, checked against the bytes there.
+    fn str(&mut self) -> Option<&'a str>;
+    fn opt(&mut self) -> Option<Option<&'a str>>;
 }
 
-impl ReadStr for Reader<'_> {
-    fn str(&mut self) -> Option<&'static str> {
+impl<'a> ReadStr<'a> for Reader<'a> {
+    fn str(&mut self) -> Option<&'a str> {
         let len = self.u16()?;
-        let s = std::str::from_utf8(self.take(usize::from(len))?).ok()?;
-        Some(Box::leak(s.into()))
+        std::str::from_utf8(self.take(usize::from(len))?).ok()
     }
-    fn opt(&mut self) -> Option<Option<&'static str>> {
+    fn opt(&mut self) -> Option<Option<&'a str>> {
         match self.u8()? {
             0 => Some(None),
             _ => Some(Some(self.str()?)),
@@ -237,9 +244,7 @@ impl Catalog {
                 let content = b.0.to_vec();
                 if let Some(site) = Self::site(&mut b) {
                     self.budget -= body.len();
-                    // A fresh `'static` address: a key no call site of
-                    // this process can have.
-                    let key = SiteKey::of(Box::leak(Box::new(0u8)));
+                    let Some(key) = fresh_key() else { return };
                     register_callsite(key, site);
                     self.sites.insert(old, key.get());
                     own_sites.insert(content, key.get());
@@ -266,6 +271,8 @@ impl Catalog {
         }
     }
 
+    /// A site entry's call site, its strings made `'static` for the
+    /// registry (one copy each, leaked) once the whole entry has parsed.
     fn site(b: &mut Reader<'_>) -> Option<Callsite> {
         let level = Level::from_u8(b.u8()?)?;
         let line = b.u32()?;
@@ -276,13 +283,16 @@ impl Catalog {
         for _ in 0..n {
             fields.push(b.str()?);
         }
-        let mut site = Callsite::new(level, target, name).fields(fields).location(
-            module,
-            file,
-            (line != u32::MAX).then_some(line),
-        );
+        let leak = |s: &str| -> &'static str { Box::leak(s.into()) };
+        let mut site = Callsite::new(level, leak(target), leak(name))
+            .fields(fields.into_iter().map(leak).collect())
+            .location(
+                module.map(leak),
+                file.map(leak),
+                (line != u32::MAX).then_some(line),
+            );
         if let Some(format) = format {
-            site = site.message_format(format);
+            site = site.message_format(leak(format));
         }
         Some(site)
     }
