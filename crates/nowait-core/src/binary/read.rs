@@ -66,8 +66,11 @@ static UNKNOWN_SITE: u8 = 0;
 /// ```
 pub struct Reader<R> {
     input: R,
+    /// Bytes read are `buf[..end]`; the rest is room, zeroed once when
+    /// the buffer grew.
     buf: Vec<u8>,
-    /// `buf[pos..]` is not yet consumed.
+    end: usize,
+    /// `buf[pos..end]` is not yet consumed.
     pos: usize,
     /// Input offset of `buf[pos]`.
     offset: u64,
@@ -75,15 +78,13 @@ pub struct Reader<R> {
     /// Whether a header has been read (the input starts with one).
     started: bool,
     failed: bool,
-    /// The last read hit the end of the input.
-    at_end: bool,
 }
 
 impl<R> fmt::Debug for Reader<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Reader")
             .field("offset", &self.offset)
-            .field("buffered", &(self.buf.len() - self.pos))
+            .field("buffered", &(self.end - self.pos))
             .finish()
     }
 }
@@ -552,12 +553,12 @@ impl<R: Read> Reader<R> {
         Reader {
             input,
             buf: Vec::new(),
+            end: 0,
             pos: 0,
             offset: 0,
             catalog,
             started: false,
             failed: false,
-            at_end: false,
         }
     }
 
@@ -587,10 +588,10 @@ impl<R: Read> Reader<R> {
     pub fn stop(&self) -> Stop {
         if self.failed {
             Stop::Failed
-        } else if self.pos < self.buf.len() {
+        } else if self.pos < self.end {
             Stop::Cut {
                 at: self.offset,
-                len: (self.buf.len() - self.pos) as u64,
+                len: (self.end - self.pos) as u64,
             }
         } else {
             Stop::End
@@ -600,30 +601,29 @@ impl<R: Read> Reader<R> {
     /// Makes `n` unconsumed bytes available; `false` if the input ends
     /// first (what it had is kept for the next try).
     fn fill(&mut self, n: usize) -> io::Result<bool> {
-        while self.buf.len() - self.pos < n {
-            if self.pos > 0 && self.pos >= self.buf.len() / 2 {
-                self.buf.drain(..self.pos);
+        while self.end - self.pos < n {
+            if self.pos > 0 && (self.pos >= self.end / 2 || self.buf.len() - self.pos < n) {
+                self.buf.copy_within(self.pos..self.end, 0);
+                self.end -= self.pos;
                 self.pos = 0;
             }
-            let have = self.buf.len();
-            // Room for what is missing, at most a megabyte at a time: the
-            // buffer grows with the bytes that arrive, not with a length
-            // the input states.
-            let want = (n - (have - self.pos)).clamp(CHUNK, 1 << 20);
-            self.buf.resize(have + want, 0);
+            let missing = n - (self.end - self.pos);
+            if self.buf.len() - self.end < missing.min(CHUNK) {
+                // Room for what is missing, at most a megabyte at a time:
+                // the buffer grows with the bytes that arrive, not with a
+                // length the input states.
+                let want = missing.clamp(CHUNK, 1 << 20);
+                self.buf.resize(self.end + want, 0);
+            }
             let got = loop {
-                match self.input.read(&mut self.buf[have..]) {
+                match self.input.read(&mut self.buf[self.end..]) {
                     Ok(got) => break got,
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                    Err(e) => {
-                        self.buf.truncate(have);
-                        return Err(e);
-                    }
+                    Err(e) => return Err(e),
                 }
             };
-            self.buf.truncate(have + got);
+            self.end += got;
             if got == 0 {
-                self.at_end = true;
                 return Ok(false);
             }
         }
@@ -652,7 +652,7 @@ impl<R: Read> Reader<R> {
         if tag == MAGIC[0] || !self.started {
             // A header: checked as far as it is there, so that a file
             // that is not a binary log says so even when it is short.
-            let have = (self.buf.len() - self.pos).min(HEADER_LEN);
+            let have = (self.end - self.pos).min(HEADER_LEN);
             let avail = &self.buf[self.pos..self.pos + have];
             let not_ours = if self.offset == 0 {
                 ReadErrorKind::NotBinaryLog
@@ -663,7 +663,7 @@ impl<R: Read> Reader<R> {
                 return Err(not_ours);
             }
             if !self.fill(HEADER_LEN).map_err(ReadErrorKind::Io)? {
-                let have = (self.buf.len() - self.pos).min(8);
+                let have = (self.end - self.pos).min(8);
                 if self.buf[self.pos..self.pos + have] != MAGIC[..have] {
                     return Err(not_ours);
                 }
