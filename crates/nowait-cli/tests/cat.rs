@@ -427,9 +427,10 @@ fn follow_goes_on_across_a_rolling_sinks_rotations() {
     for i in 1..200 {
         assert_eq!(lines.next().unwrap().unwrap(), format!("record {i}"));
     }
+    // The link and at least three files: two rotations followed.
     let files = std::fs::read_dir(&logs).unwrap().count();
     assert!(
-        files > 4,
+        files >= 4,
         "too few rotations to test anything: {files} files"
     );
     child.kill().unwrap();
