@@ -51,7 +51,7 @@ for crate in $crates; do
   # nowait_core::builder::Builder where users write nowait_core::Builder):
   # the public modules are kept, every private segment is dropped, so
   # moving a file inside nowait-core changes no listing.
-  sed -E 's/nowait_core::(event|docs|filter|format|record|sink|stats)::/nowait_core::@\1@::/g
+  sed -E 's/nowait_core::(binary|event|docs|filter|format|record|sink|stats)::/nowait_core::@\1@::/g
           s/(@record@::)kind::/\1@kind@::/g
           s/(@docs@::)(design|guarantees|platforms|shipping)/\1@\2@/g
           s/(nowait_core::(@[a-z_]+@::)*)([a-z_][a-z_0-9]*::)+/\1/g

@@ -3,6 +3,7 @@
 //!
 //! ```text
 //! nowait recover FILE [--sink PATH]... [--json] [--to LOG] [--keep]
+//! nowait cat FILE... [--json] [--level LEVEL] [--target PREFIX] [--follow] ...
 //! ```
 //!
 //! Each subcommand is a module with its help text, a parser that turns
@@ -20,6 +21,7 @@
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
 mod args;
+mod cat;
 mod recover;
 
 use std::ffi::OsString;
@@ -37,6 +39,7 @@ Usage: nowait COMMAND [ARGS]...
 
 Commands:
   recover  write what a process that died left in its crash-durable file
+  cat      render binary log files (Sink::binary) as text or JSON
   help     print this help, or a command's (nowait help COMMAND)
 
 Options:
@@ -78,12 +81,15 @@ impl From<Status> for ExitCode {
 enum Sub {
     /// `nowait recover`.
     Recover,
+    /// `nowait cat`.
+    Cat,
 }
 
 impl Sub {
     fn named(name: &str) -> Option<Sub> {
         match name {
             "recover" => Some(Sub::Recover),
+            "cat" => Some(Sub::Cat),
             _ => None,
         }
     }
@@ -91,6 +97,7 @@ impl Sub {
     fn help(self) -> &'static str {
         match self {
             Sub::Recover => recover::HELP,
+            Sub::Cat => cat::HELP,
         }
     }
 
@@ -98,6 +105,7 @@ impl Sub {
     fn prefix(self) -> &'static str {
         match self {
             Sub::Recover => "nowait recover",
+            Sub::Cat => "nowait cat",
         }
     }
 }
@@ -113,6 +121,8 @@ enum Command {
     Version,
     /// `nowait recover ...`.
     Recover(recover::Recover),
+    /// `nowait cat ...`.
+    Cat(cat::Cat),
 }
 
 /// Bad usage, said on one line by the command it concerns.
@@ -169,6 +179,10 @@ fn parse(args: impl IntoIterator<Item = OsString>) -> Result<Command, UsageError
             Some(recover) => Command::Recover(recover),
             None => Command::HelpFor(sub),
         }),
+        Sub::Cat => Ok(match cat::Cat::parse(args).map_err(usage)? {
+            Some(cat) => Command::Cat(cat),
+            None => Command::HelpFor(sub),
+        }),
     }
 }
 
@@ -185,6 +199,7 @@ fn main() -> ExitCode {
         Ok(Command::HelpFor(sub)) => print(sub.help()),
         Ok(Command::Version) => print(&format!("nowait {}\n", env!("CARGO_PKG_VERSION"))),
         Ok(Command::Recover(recover)) => recover.run(),
+        Ok(Command::Cat(cat)) => cat.run(),
         Err(usage) => {
             eprintln!("{usage}");
             Status::Usage

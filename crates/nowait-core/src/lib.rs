@@ -249,6 +249,7 @@
 // sinks; the producer/writer contract (shared), the writer thread, and
 // the process hooks on top.
 mod accounting;
+pub mod binary;
 mod builder;
 #[cfg(any(doc, doctest))]
 pub mod docs;

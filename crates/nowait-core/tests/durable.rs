@@ -26,6 +26,8 @@ enum Fmt {
     Plain,
     Text,
     Json,
+    /// A binary log (`Sink::binary`), read back through `binary::Reader`.
+    Binary,
 }
 
 fn builder(log: &Path, ring: &Path, format: Fmt, capacity: usize) -> Builder {
@@ -72,11 +74,17 @@ fn builder_with(
         Fmt::Plain => b.format(Plain),
         Fmt::Text => b.format(nowait_core::format::Text::new().with_ansi(false)),
         Fmt::Json => b.format(nowait_core::format::Json::new()),
+        Fmt::Binary => b.format(nowait_core::binary::Binary::new()),
     }
 }
 
-fn child_format(macros: bool) -> Fmt {
-    if macros {
+/// The format of a case's child and of its recoveries: a binary log for
+/// the `binary` cases (a recovery must write the file's own format),
+/// else `Text` for the macros and `Plain` for the text front end.
+fn child_format(case: &str) -> Fmt {
+    if case.contains("binary") {
+        Fmt::Binary
+    } else if case.contains("macros") {
         Fmt::Text
     } else {
         Fmt::Plain
@@ -177,7 +185,7 @@ fn child_entry() {
     }
     if case.starts_with("recover-") {
         // Only recovers, then exits normally, unless killed first.
-        let (logger, guard) = builder(&log, &ring, child_format(macros), capacity)
+        let (logger, guard) = builder(&log, &ring, child_format(&case), capacity)
             .build()
             .unwrap();
         drop((logger, guard));
@@ -186,7 +194,7 @@ fn child_entry() {
     let buffer = (std::env::var("NOWAIT_BUFFER").ok())
         .filter(|b| !b.is_empty())
         .map(|b| b.parse().unwrap());
-    let (logger, guard) = builder_with(&log, &ring, child_format(macros), capacity, buffer)
+    let (logger, guard) = builder_with(&log, &ring, child_format(&case), capacity, buffer)
         .build()
         .unwrap();
     if macros {
@@ -267,8 +275,8 @@ fn run_with(
 
 /// Recovers by building a logger on the same files, as the next run of
 /// the program would, and shuts it down.
-fn recover(log: &Path, ring: &Path, macros: bool, capacity: usize) {
-    let (_logger, guard) = builder(log, ring, child_format(macros), capacity)
+fn recover(log: &Path, ring: &Path, case: &str, capacity: usize) {
+    let (_logger, guard) = builder(log, ring, child_format(case), capacity)
         .build()
         .unwrap();
     drop(guard);
@@ -302,7 +310,7 @@ fn read_log(log: &Path) -> (BTreeMap<u64, u32>, Vec<String>) {
 }
 
 fn read_once(log: &Path) -> (BTreeMap<u64, u32>, Vec<String>) {
-    let text = nowait_testkit::read_log(log);
+    let text = binary_as_text(log).unwrap_or_else(|| nowait_testkit::read_log(log));
     let mut seen = BTreeMap::new();
     let mut notices = Vec::new();
     for line in text.lines() {
@@ -317,6 +325,43 @@ fn read_once(log: &Path) -> (BTreeMap<u64, u32>, Vec<String>) {
         }
     }
     (seen, notices)
+}
+
+/// A binary log rendered as `Text` would have written it; `None` for any
+/// other file. Before a recovery its last frame may be torn (the kill cut
+/// a write); it must not be damaged.
+fn binary_as_text(log: &Path) -> Option<String> {
+    binary_read(log).map(|(text, _)| text)
+}
+
+/// After a recovery, a binary log reads to its end: no frame is torn.
+fn assert_whole_if_binary(log: &Path) {
+    if let Some((_, stop)) = binary_read(log) {
+        assert_eq!(stop, nowait_core::binary::Stop::End, "{}", log.display());
+    }
+}
+
+fn binary_read(log: &Path) -> Option<(String, nowait_core::binary::Stop)> {
+    use nowait_core::format::{MakeFormat, SinkInfo, Text};
+    let bytes = std::fs::read(log).ok()?;
+    if !bytes.starts_with(b"\x89NWB") {
+        return None;
+    }
+    let mut format = Text::new()
+        .with_ansi(false)
+        .make_format(&SinkInfo::new("test", false));
+    let mut out = Vec::new();
+    let mut reader = nowait_core::binary::Reader::new(&bytes[..]);
+    for entry in &mut reader {
+        entry.unwrap().render(&mut *format, &mut out);
+    }
+    assert_ne!(
+        reader.stop(),
+        nowait_core::binary::Stop::Failed,
+        "{}",
+        log.display()
+    );
+    Some((String::from_utf8(out).unwrap(), reader.stop()))
 }
 
 /// Every record up to `acked` is there exactly once, and nothing after
@@ -349,8 +394,9 @@ fn sigkill_after_logging(case: &str) {
     assert_eq!(run.acked, Some(n - 1));
     let (before, _) = read_log(&log);
     let t = std::time::Instant::now();
-    recover(&log, &ring, case.contains("macros"), 1 << 20);
+    recover(&log, &ring, case, 1 << 20);
     let took = t.elapsed();
+    assert_whole_if_binary(&log);
     let (after, notices) = read_log(&log);
     eprintln!(
         "{case}: {} of {n} on disk after SIGKILL, {} after recovery (build + guard drop {took:?}); \
@@ -369,7 +415,7 @@ fn sigkill_after_logging(case: &str) {
         );
     }
     // A second recovery writes nothing twice.
-    recover(&log, &ring, case.contains("macros"), 1 << 20);
+    recover(&log, &ring, case, 1 << 20);
     let (again, _) = read_log(&log);
     assert_eq!(again, after);
 }
@@ -407,7 +453,7 @@ fn sigkill_then_a_new_file_on_start_completes_the_killed_runs_file() {
     };
     assert_eq!(names(&log), ["app.log"]);
     let killed_len = std::fs::metadata(log.join("app.log")).unwrap().len();
-    recover(&log, &ring, false, 1 << 20);
+    recover(&log, &ring, "free-text", 1 << 20);
     assert_eq!(names(&log), ["app.log", "app.log.1"]);
     let (after, notices) = read_log(&log);
     check_exactly_once(&after, Some(n - 1), "new file on start");
@@ -417,9 +463,15 @@ fn sigkill_then_a_new_file_on_start_completes_the_killed_runs_file() {
     assert!(first.len() as u64 >= killed_len);
     assert!(first.is_empty() || first.ends_with('\n'));
     // A second recovery writes nothing twice and starts one more file.
-    recover(&log, &ring, false, 1 << 20);
+    recover(&log, &ring, "free-text", 1 << 20);
     assert_eq!(names(&log), ["app.log", "app.log.1", "app.log.2"]);
     assert_eq!(read_log(&log).0, after);
+}
+
+#[test]
+fn sigkill_right_after_logging_loses_nothing_binary() {
+    sigkill_after_logging("pinned-binary-text");
+    sigkill_after_logging("pinned-binary-macros");
 }
 
 /// SIGKILL at random points while the child logs at full speed into a
@@ -450,7 +502,7 @@ fn sigkill_with_a_rolling_sink_each_record_exactly_once() {
         std::fs::create_dir(&log).unwrap();
         let ring = dir.join(format!("{seed}.ring"));
         let run = run("free-text", &log, &ring, 5_000_000, 64 << 10, Some(delay));
-        recover(&log, &ring, false, 64 << 10);
+        recover(&log, &ring, "free-text", 64 << 10);
         let (after, notices) = read_log(&log);
         let what = format!(
             "run {seed} (compress {compress}, kill after {delay:?}; {} files; {notices:?})",
@@ -487,23 +539,31 @@ fn sigkill_at_random_points_each_record_exactly_once() {
     for seed in 0..runs {
         let r = next();
         let macros = r % 2 == 0;
+        // Every fourth run logs into a binary log.
+        let binary = (r >> 50) % 4 == 0;
         let capacity = [4 << 10, 64 << 10, 1 << 20][(r >> 8) as usize % 3];
         // From inside the child's build() to well into its logging.
         let delay = Duration::from_micros(5_000 + (r >> 16) % 75_000);
         // Every third recovery uses the other format, every fourth adds a
         // sink: the next run of a program may be configured differently.
         let (other_format, extra_sink) = ((r >> 40) % 3 == 0, (r >> 44) % 4 == 0);
-        let case = if macros { "free-macros" } else { "free-text" };
+        let case = match (binary, macros) {
+            (false, true) => "free-macros",
+            (false, false) => "free-text",
+            (true, true) => "free-binary-macros",
+            (true, false) => "free-binary-text",
+        };
         let log = dir.join(format!("{seed}.log"));
         let extra = dir.join(format!("{seed}.extra.log"));
         let ring = dir.join(format!("{seed}.ring"));
 
         let run = run(case, &log, &ring, 2_000_000, capacity, Some(delay));
         let (before, _) = read_log(&log);
-        let format = match (macros, other_format) {
-            (false, false) => Fmt::Plain,
-            (false, true) | (true, false) => Fmt::Text,
-            (true, true) => Fmt::Json,
+        let format = match (binary, macros, other_format) {
+            (true, ..) => Fmt::Binary,
+            (false, false, false) => Fmt::Plain,
+            (false, false, true) | (false, true, false) => Fmt::Text,
+            (false, true, true) => Fmt::Json,
         };
         let mut b = builder(&log, &ring, format, capacity);
         if extra_sink {
@@ -511,6 +571,7 @@ fn sigkill_at_random_points_each_record_exactly_once() {
         }
         let (logger, guard) = b.build().unwrap();
         drop((logger, guard));
+        assert_whole_if_binary(&log);
         let (after, notices) = read_log(&log);
         let what = format!(
             "run {seed} ({case}, ring {capacity}, kill after {delay:?}, other format {other_format}, \
@@ -526,7 +587,7 @@ fn sigkill_at_random_points_each_record_exactly_once() {
                 "{what}: the added sink got records the log does not have"
             );
         }
-        recover(&log, &ring, macros, capacity);
+        recover(&log, &ring, case, capacity);
         assert_eq!(
             read_log(&log).0,
             after,
@@ -595,7 +656,7 @@ fn a_small_sink_buffer_never_outgrows_its_mirror() {
         );
         let overflow = mirror_overflow(&ring);
 
-        recover(&log, &ring, true, 1 << 20);
+        recover(&log, &ring, "macros", 1 << 20);
         let (after, notices) = read_log(&log);
         let what = format!("run {seed} (kill after {delay:?} ms; {notices:?})");
         eprintln!("{what}: overflow {overflow}");
@@ -620,7 +681,7 @@ fn block_timeout_drops_before_a_sigkill_are_announced_at_recovery() {
     let dropped = child::last_number(&run.stdout, "timeouts ")
         .unwrap_or_else(|| panic!("the child said {:?}", run.stdout));
     assert!(dropped > 0, "{}", run.stdout);
-    recover(&log, &ring, false, 16 << 10);
+    recover(&log, &ring, "free-text", 16 << 10);
     let (seen, notices) = read_log(&log);
     let announced: Vec<&String> = notices
         .iter()
@@ -637,7 +698,7 @@ fn block_timeout_drops_before_a_sigkill_are_announced_at_recovery() {
     assert!(seen.values().all(|&c| c == 1), "written twice");
     assert_eq!(seen.len() as u64 + dropped, 5_000, "{notices:?}");
     // A second start announces nothing again.
-    recover(&log, &ring, false, 16 << 10);
+    recover(&log, &ring, "free-text", 16 << 10);
     let (_, again) = read_log(&log);
     assert_eq!(
         again
@@ -677,7 +738,7 @@ fn reported_drops_are_not_announced_again_after_a_clean_shutdown() {
         .sum();
     assert_eq!(reported, refused, "{notices:?}");
     assert_eq!(seen.len() as u64 + refused, 20_000);
-    recover(&log, &ring, false, 4 << 10);
+    recover(&log, &ring, "free-text", 4 << 10);
     let (_, after) = read_log(&log);
     assert_eq!(after, notices, "announced again");
 }
@@ -767,7 +828,7 @@ fn a_record_that_crashes_the_writer_is_set_aside_not_retried() {
         notices.iter().any(|l| l.contains("1 record set aside")),
         "{notices:?}"
     );
-    recover(&log, &ring, false, 1 << 20);
+    recover(&log, &ring, "pinned-text", 1 << 20);
     assert_eq!(read_log(&log).0, after, "the third start wrote again");
 }
 
@@ -782,23 +843,18 @@ fn a_recovery_killed_midway_loses_nothing_and_writes_nothing_twice() {
     let mut state = 0x2545_F491_4F6C_DD1Du64;
     let (mut kills, mut cases) = (0, 0);
     for round in 0..6u64 {
-        let macros = round % 2 == 1;
         let (log, ring) = (
             dir.path().join(format!("{round}.log")),
             dir.path().join(format!("{round}.ring")),
         );
-        let case = if macros {
-            "pinned-macros"
-        } else {
-            "pinned-text"
-        };
+        // The text front end, the macros, and a binary log.
+        let (case, recover_case) = [
+            ("pinned-text", "recover-text"),
+            ("pinned-macros", "recover-macros"),
+            ("pinned-binary-text", "recover-binary-text"),
+        ][round as usize % 3];
         let first = run(case, &log, &ring, 20_000, 1 << 20, None);
         assert_eq!(first.acked, Some(19_999));
-        let recover_case = if macros {
-            "recover-macros"
-        } else {
-            "recover-text"
-        };
         for _ in 0..8 {
             state ^= state << 13;
             state ^= state >> 7;
@@ -810,7 +866,8 @@ fn a_recovery_killed_midway_loses_nothing_and_writes_nothing_twice() {
                 kills += 1;
             }
         }
-        recover(&log, &ring, macros, 1 << 20);
+        recover(&log, &ring, case, 1 << 20);
+        assert_whole_if_binary(&log);
         let (after, notices) = read_log(&log);
         let what = format!("round {round}: {notices:?}");
         check_exactly_once(&after, Some(19_999), &what);

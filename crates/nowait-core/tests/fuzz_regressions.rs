@@ -34,6 +34,11 @@ fn replay(target: &str, run: impl Fn(&[u8])) {
 }
 
 #[test]
+fn binary_read() {
+    replay("binary_read", nowait_core::__private::fuzz::binary_read);
+}
+
+#[test]
 fn durable_recover() {
     replay(
         "durable_recover",

@@ -87,11 +87,11 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs, missing_debug_implementations, unreachable_pub)]
 
+pub use nowait_core::{binary, filter, format, record, sink, stats};
 pub use nowait_core::{
     debug, error, event, global, info, set_global, trace, warn, BuildError, Builder, FlushError,
     FullPolicy, Guard, Level, Logger, ParseLevelError, PushError, SetGlobalError, Sink,
 };
-pub use nowait_core::{filter, format, record, sink, stats};
 
 /// The `tracing` front end (`nowait-tracing`): [`NowaitLayer`] and
 /// [`layer`](fn@layer).

@@ -63,6 +63,7 @@ use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Duration;
 
 use crate::accounting::loss::RING_LOSSES;
+use crate::event::catalog::{site_entry, thread_entry};
 use crate::event::{Callsite, SiteKey};
 use crate::ring::Ring;
 use crate::sys::{self, FileId, Mapping};
@@ -122,9 +123,6 @@ const RING_AT: usize = IDENTS + SLOTS * 2 * IDENT_SIZE;
 
 /// Default catalog size: room for thousands of call sites.
 pub(crate) const DEFAULT_CATALOG: usize = 1 << 20;
-
-const E_SITE: u8 = 1;
-const E_THREAD: u8 = 2;
 
 fn page_up(n: usize) -> usize {
     n.next_multiple_of(4096)
@@ -361,65 +359,6 @@ fn each_active(f: impl Fn(&DurableFile)) {
     for file in list.iter().filter_map(Weak::upgrade) {
         f(&file);
     }
-}
-
-struct Entry(Vec<u8>);
-
-impl Entry {
-    fn new(tag: u8) -> Entry {
-        Entry(vec![tag, 0, 0, 0, 0])
-    }
-    fn str(&mut self, s: &str) {
-        let s = &s.as_bytes()[..s.len().min(u16::MAX as usize)];
-        self.0.extend_from_slice(&(s.len() as u16).to_le_bytes());
-        self.0.extend_from_slice(s);
-    }
-    fn opt(&mut self, s: Option<&str>) {
-        match s {
-            Some(s) => {
-                self.0.push(1);
-                self.str(s);
-            }
-            None => self.0.push(0),
-        }
-    }
-    fn done(mut self) -> Vec<u8> {
-        let len = (self.0.len() - 5) as u32;
-        self.0[1..5].copy_from_slice(&len.to_le_bytes());
-        self.0
-    }
-}
-
-/// Where a site entry's content starts (after tag, length and key).
-const SITE_CONTENT: usize = 1 + 4 + 8;
-/// Where a thread entry's content starts (after tag, length and number).
-const THREAD_CONTENT: usize = 1 + 4 + 4;
-
-fn site_entry(key: SiteKey, site: &Callsite) -> Vec<u8> {
-    let mut e = Entry::new(E_SITE);
-    e.0.extend_from_slice(&key.get().to_le_bytes());
-    e.0.push(site.level() as u8);
-    e.0.extend_from_slice(&site.line().unwrap_or(u32::MAX).to_le_bytes());
-    e.str(site.target());
-    e.str(site.name());
-    e.opt(site.module_path());
-    e.opt(site.file());
-    e.opt(site.message_format_str());
-    let fields: Vec<&str> = (0..).map_while(|i| site.field(i)).collect();
-    e.0.extend_from_slice(&(fields.len() as u16).to_le_bytes());
-    for f in fields {
-        e.str(f);
-    }
-    e.done()
-}
-
-fn thread_entry(number: u32, name: Option<&str>, id: &str, id_padded: &str) -> Vec<u8> {
-    let mut e = Entry::new(E_THREAD);
-    e.0.extend_from_slice(&number.to_le_bytes());
-    e.opt(name);
-    e.str(id);
-    e.str(id_padded);
-    e.done()
 }
 
 /// Called by the call-site registry when a site registers (under its lock).

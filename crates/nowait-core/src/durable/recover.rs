@@ -24,20 +24,17 @@
 //!    panic: a file that cannot be read at all is set aside
 //!    (`PATH.corrupt`), so that the next start does not meet it again.
 
-use std::collections::HashMap;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::{
-    site_entry, thread_entry, Layout, CATALOG_USED, E_SITE, E_THREAD, GEN, H_BATCH_START,
-    H_CATALOG, H_CATALOG_FULL, H_FORMATTING, H_MIRROR, H_NS_PER_TICK, H_OVERFLOW, H_PID, H_RING,
-    H_SLOTS, H_VERSION, H_WRITER_CRASHED, IDENTS, IDENT_PATH, IDENT_SIZE, LOSSES, MAGIC, RING_AT,
-    SITE_CONTENT, SLOTS, SLOT_SIZE, SNAPSHOT, S_REPORTED, S_SLOTS, S_TAKEN, S_TICKS, S_WALL,
-    THREAD_CONTENT, VERSION,
+    Layout, CATALOG_USED, GEN, H_BATCH_START, H_CATALOG, H_CATALOG_FULL, H_FORMATTING, H_MIRROR,
+    H_NS_PER_TICK, H_OVERFLOW, H_PID, H_RING, H_SLOTS, H_VERSION, H_WRITER_CRASHED, IDENTS,
+    IDENT_PATH, IDENT_SIZE, LOSSES, MAGIC, RING_AT, SLOTS, SLOT_SIZE, SNAPSHOT, S_REPORTED,
+    S_SLOTS, S_TAKEN, S_TICKS, S_WALL, VERSION,
 };
 use crate::accounting::loss::RING_REASONS;
-use crate::event::SiteKey;
-use crate::event::{offset_in, register_callsite, ByteReader as Reader, Callsite, Event, Item};
+use crate::event::catalog::{rewrite_event, Catalog};
 use crate::level::Level;
 use crate::record::kind;
 use crate::ring::{self, Ring};
@@ -164,185 +161,6 @@ fn checked_total(l: &Layout) -> Option<usize> {
 }
 
 // === the catalog ===
-
-/// The catalog's strings, on top of the payload reader's fields.
-trait ReadStr {
-    /// A string of the dead process, made `'static` for the call-site
-    /// registry (recovery leaks one copy per call site, once; the catalog
-    /// it comes from is at most [`MAX_CATALOG`] bytes).
-    fn str(&mut self) -> Option<&'static str>;
-    fn opt(&mut self) -> Option<Option<&'static str>>;
-}
-
-impl ReadStr for Reader<'_> {
-    fn str(&mut self) -> Option<&'static str> {
-        let len = self.u16()?;
-        let s = std::str::from_utf8(self.take(usize::from(len))?).ok()?;
-        Some(Box::leak(s.into()))
-    }
-    fn opt(&mut self) -> Option<Option<&'static str>> {
-        match self.u8()? {
-            0 => Some(None),
-            _ => Some(Some(self.str()?)),
-        }
-    }
-}
-
-/// The dead process's call sites and threads, registered again here under
-/// new keys and numbers.
-#[derive(Default)]
-struct Catalog {
-    sites: HashMap<u64, u64>,
-    threads: HashMap<u32, u32>,
-}
-
-impl Catalog {
-    fn load(bytes: &[u8]) -> Catalog {
-        let mut catalog = Catalog::default();
-        // What this process has registered, by content: a site or thread
-        // of the dead process that is also one of this process's (the
-        // same program restarted) maps to it instead of registering again,
-        // so a crash loop's catalogs do not grow with each generation.
-        let mut own_sites = HashMap::new();
-        crate::event::each_registered(|key, site| {
-            own_sites.insert(site_entry(key, site)[SITE_CONTENT..].to_vec(), key.get());
-        });
-        let mut own_threads = HashMap::new();
-        crate::event::each_thread(|n, name, id, padded| {
-            own_threads.insert(
-                thread_entry(n, name, id, padded)[THREAD_CONTENT..].to_vec(),
-                n,
-            );
-        });
-        let mut r = Reader(bytes);
-        while let (Some(tag), Some(len)) = (r.u8(), r.u32()) {
-            let Some(body) = usize::try_from(len).ok().and_then(|len| r.take(len)) else {
-                break;
-            };
-            let mut b = Reader(body);
-            match tag {
-                E_SITE => {
-                    let Some(old) = b.u64() else { continue };
-                    if catalog.sites.contains_key(&old) {
-                        continue;
-                    }
-                    if let Some(&key) = own_sites.get(b.0) {
-                        catalog.sites.insert(old, key);
-                        continue;
-                    }
-                    let content = b.0.to_vec();
-                    if let Some(site) = Self::site(&mut b) {
-                        // A fresh `'static` address: a key no call site of
-                        // this process can have.
-                        let key = SiteKey::of(Box::leak(Box::new(0u8)));
-                        register_callsite(key, site);
-                        catalog.sites.insert(old, key.get());
-                        own_sites.insert(content, key.get());
-                    }
-                }
-                E_THREAD => {
-                    let Some(old) = b.u32() else { continue };
-                    if catalog.threads.contains_key(&old) {
-                        continue;
-                    }
-                    if let Some(&number) = own_threads.get(b.0) {
-                        catalog.threads.insert(old, number);
-                        continue;
-                    }
-                    let content = b.0.to_vec();
-                    if let (Some(name), Some(id), Some(padded)) = (b.opt(), b.str(), b.str()) {
-                        let number = crate::event::register_foreign_thread(name, id, padded);
-                        catalog.threads.insert(old, number);
-                        own_threads.insert(content, number);
-                    }
-                }
-                _ => {}
-            }
-        }
-        catalog
-    }
-
-    fn site(b: &mut Reader<'_>) -> Option<Callsite> {
-        let level = Level::from_u8(b.u8()?)?;
-        let line = b.u32()?;
-        let (target, name) = (b.str()?, b.str()?);
-        let (module, file, format) = (b.opt()?, b.opt()?, b.opt()?);
-        let n = b.u16()?;
-        let mut fields = Vec::new();
-        for _ in 0..n {
-            fields.push(b.str()?);
-        }
-        let mut site = Callsite::new(level, target, name).fields(fields).location(
-            module,
-            file,
-            (line != u32::MAX).then_some(line),
-        );
-        if let Some(format) = format {
-            site = site.message_format(format);
-        }
-        Some(site)
-    }
-}
-
-// === the ring's events ===
-
-/// Rewrites an event payload of the dead process for this one: raw clock
-/// ticks become wall-clock time, call-site keys and thread numbers become
-/// the ones registered here. The payload is walked by the event decoder,
-/// the one reader of the wire grammar; a malformed payload keeps its keys
-/// (the formats report malformed events) and only its time is converted.
-/// Returns the event's wall-clock time.
-fn rewrite_event(p: &mut [u8], time: impl Fn(u64) -> u64, cat: &Catalog) -> Option<u64> {
-    let wall = time(u64_at(p, 0));
-    p.get_mut(..8)?.copy_from_slice(&wall.to_le_bytes());
-    // Where each key is, found first, written after: a payload that turns
-    // out malformed half-way is left as it was.
-    let mut sites = Vec::new();
-    let mut thread = None;
-    {
-        let event = Event::parse(p)?;
-        if event.site().is_some() {
-            sites.push(8);
-        }
-        if event.thread().is_some() {
-            // The thread item ends the header, or comes before a trace
-            // item that does.
-            let trace = event
-                .trace_context()
-                .map_or(0, |_| crate::event::TraceContext::ENCODED_LEN);
-            thread = Some(offset_in(p, event.items_bytes()) - trace - 4);
-        }
-        for item in event.items() {
-            match item {
-                Item::Span { fields, .. } => {
-                    // `0xFE site:u64 len:u32` precede the fields.
-                    sites.push(offset_in(p, fields.bytes()).checked_sub(12)?);
-                    // A span's items are fields only: the encoder nests no
-                    // span in a span, and neither does this walk.
-                    for inner in fields.items() {
-                        if !matches!(inner, Item::Field { .. }) {
-                            return Some(wall);
-                        }
-                    }
-                }
-                Item::Field { .. } => {}
-                _ => return Some(wall),
-            }
-        }
-    }
-    for at in sites {
-        let old = u64_at(p, at);
-        if let Some(new) = cat.sites.get(&old) {
-            p.get_mut(at..at + 8)?.copy_from_slice(&new.to_le_bytes());
-        }
-    }
-    if let Some(at) = thread {
-        debug_assert_eq!(p.get(at - 1), Some(&crate::event::ITEM_THREAD));
-        let new = cat.threads.get(&u32_at(p, at)).copied().unwrap_or(0);
-        p.get_mut(at..at + 4)?.copy_from_slice(&new.to_le_bytes());
-    }
-    Some(wall)
-}
 
 fn format_wall(nanos: u64) -> String {
     crate::text::time::rfc3339(std::time::UNIX_EPOCH + std::time::Duration::from_nanos(nanos))
@@ -741,29 +559,4 @@ fn read_head(mut file: &std::fs::File, buf: &mut [u8]) -> io::Result<()> {
     use std::io::{Read, Seek};
     file.seek(io::SeekFrom::Start(0))?;
     file.read_exact(buf)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::event::{EventBuf, FieldName, TraceContext};
-
-    #[test]
-    fn a_recovered_event_keeps_its_trace_context_and_gets_its_thread_renumbered() {
-        let cx = TraceContext::new([7; 16], [9; 8], 1);
-        let mut buf = EventBuf::new();
-        buf.begin_inline(5, "app");
-        buf.thread();
-        buf.trace_context(cx);
-        buf.u64(FieldName::Inline("n"), 1);
-        let mut p = buf.as_bytes().to_vec();
-        let old = Event::parse(&p).unwrap().thread().unwrap();
-        let mut catalog = Catalog::default();
-        catalog.threads.insert(old, old + 1000);
-        assert_eq!(rewrite_event(&mut p, |t| t, &catalog), Some(5));
-        let event = Event::parse(&p).unwrap();
-        assert_eq!(event.thread(), Some(old + 1000));
-        assert_eq!(event.trace_context(), Some(cx));
-        assert_eq!(event.items().count(), 1);
-    }
 }

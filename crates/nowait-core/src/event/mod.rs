@@ -74,6 +74,7 @@
 //! ```
 
 pub(crate) mod callsite;
+pub(crate) mod catalog;
 mod decode;
 pub(crate) mod direct;
 pub(crate) mod encode;
@@ -103,7 +104,6 @@ pub(crate) use thread::{
 pub(crate) use callsite::{KeyHasher, SiteCache};
 pub(crate) use decode::field_name as decode_field_name;
 pub(crate) use decode::offset_in;
-pub(crate) use decode::Reader as ByteReader;
 pub(crate) use thread::ThreadCache;
 
 pub(crate) const ITEM_TRACE: u8 = 0xFC;

@@ -186,6 +186,24 @@ pub trait Format: Send + 'static {
     fn kept_notice(&mut self, notice: &Notice<'_>, out: &mut Vec<u8>) {
         self.notice(notice, out)
     }
+
+    /// Appends what each file the sink writes starts with: called when the
+    /// sink opens, and before the first byte of each later file (a
+    /// rotation, a reopen). The default appends nothing; the binary
+    /// format writes its header and catalog here.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::format::{Format, Plain};
+    ///
+    /// let mut out = Vec::new();
+    /// Plain.file_start(&mut out);
+    /// assert!(out.is_empty());
+    /// ```
+    fn file_start(&mut self, out: &mut Vec<u8>) {
+        let _ = out;
+    }
 }
 
 impl fmt::Debug for dyn Format {
@@ -433,6 +451,33 @@ pub(crate) fn thread_width(width: &mut usize, name: &str) -> usize {
     let len = name.chars().count();
     *width = (*width).max(len);
     *width
+}
+
+thread_local! {
+    /// The time [`render_time`] gives instead of now, while set.
+    static RECORD_TIME: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+}
+
+/// The time a record that carries none (a plain text record, a malformed
+/// event) is stamped with: now, or while a binary log is rendered
+/// ([`with_render_time`]), when its writer handled it.
+pub(crate) fn render_time() -> u64 {
+    RECORD_TIME
+        .try_with(std::cell::Cell::get)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| system_nanos(std::time::SystemTime::now()))
+}
+
+/// Runs `f` with [`render_time`] giving `nanos`.
+pub(crate) fn with_render_time<R>(nanos: u64, f: impl FnOnce() -> R) -> R {
+    let before = RECORD_TIME
+        .try_with(|t| t.replace(Some(nanos)))
+        .ok()
+        .flatten();
+    let r = f();
+    let _ = RECORD_TIME.try_with(|t| t.set(before));
+    r
 }
 
 pub(crate) fn system_nanos(time: std::time::SystemTime) -> u64 {
@@ -724,7 +769,7 @@ pub(crate) fn unescaped_at(out: &[u8], allowed: &[u8]) -> Option<usize> {
 
 /// Tests only: a seeded xorshift generator; `next(n)` is in `0..n`.
 #[cfg(test)]
-fn test_rng() -> impl FnMut(u64) -> u64 {
+pub(crate) fn test_rng() -> impl FnMut(u64) -> u64 {
     let mut state = 0x853c_49e6_748f_ea9bu64;
     move |n: u64| {
         state ^= state << 13;
@@ -741,7 +786,7 @@ fn test_rng() -> impl FnMut(u64) -> u64 {
 /// named `message`), a rendered value with a newline; one in ten ends in
 /// a byte that does not decode.
 #[cfg(test)]
-fn random_event(
+pub(crate) fn random_event(
     next: &mut impl FnMut(u64) -> u64,
     sites: [crate::event::SiteKey; 2],
     span: crate::event::SiteKey,

@@ -453,6 +453,117 @@ pub fn durable_recover(data: &[u8]) {
     assert!(out.notices.iter().all(|n| !n.is_empty()));
 }
 
+/// A binary log file (`fuzz_targets/binary_read.rs`): the first byte
+/// picks the size of the reads the rest is fed in (a file read as it
+/// grows), the rest is the file. The reader returns for every input; it
+/// reads the same entries whole and in pieces; where it stops is
+/// consistent with the input's length; every entry renders as one line
+/// (or, a backtrace's marker line in JSON, none) with nothing raw in Text
+/// (no colours), both JSON schemas and `Plain`;
+/// its error messages quote nothing raw.
+pub fn binary_read(data: &[u8]) {
+    use crate::binary::{Reader, Stop};
+    let Some((&control, file)) = data.split_first() else {
+        return;
+    };
+    let makes: [Box<dyn MakeFormat>; 4] = [
+        Box::new(
+            Text::new()
+                .with_ansi(false)
+                .with_thread_names(true)
+                .with_thread_ids(true)
+                .with_file(true)
+                .with_line_number(true)
+                .with_trace_ids(true),
+        ),
+        Box::new(
+            Json::new()
+                .with_thread_names(true)
+                .with_file(true)
+                .with_line_number(true)
+                .with_trace_ids(true),
+        ),
+        Box::new(Json::nowait_schema()),
+        Box::new(Plain),
+    ];
+    let sink = SinkInfo::new("fuzz", false);
+    let mut formats: Vec<Box<dyn Format>> = makes.iter().map(|m| m.make_format(&sink)).collect();
+    let mut whole = Reader::new(file);
+    let mut offsets = Vec::new();
+    let mut out = Vec::new();
+    while let Some(entry) = whole.next() {
+        match entry {
+            Ok(entry) => {
+                assert!(entry.offset() < file.len() as u64);
+                offsets.push(entry.offset());
+                for format in &mut formats {
+                    out.clear();
+                    entry.render(&mut **format, &mut out);
+                    if out.is_empty() {
+                        // A backtrace's marker line, which JSON leaves out.
+                        assert!(entry.is_notice());
+                        continue;
+                    }
+                    let line = out.strip_suffix(b"\n").expect("one line");
+                    assert!(!line.contains(&b'\n'));
+                    assert_eq!(
+                        unescaped_at(line, &[]),
+                        None,
+                        "{:?}",
+                        String::from_utf8_lossy(&out)
+                    );
+                }
+                let _ = (entry.target(), entry.field("message"), entry.time_nanos());
+            }
+            Err(e) => {
+                assert!(e.offset() <= file.len() as u64);
+                assert_eq!(unescaped_at(e.to_string().as_bytes(), &[]), None);
+            }
+        }
+    }
+    let stop = whole.stop();
+    match stop {
+        Stop::End => assert_eq!(whole.offset(), file.len() as u64),
+        Stop::Cut { at, len } => assert_eq!(at + len, file.len() as u64),
+        _ => {}
+    }
+    // The same file arriving `step` bytes at a time, the reader asked
+    // for more after each.
+    struct Trickle<'a> {
+        file: &'a [u8],
+        at: usize,
+        there: std::rc::Rc<std::cell::Cell<usize>>,
+    }
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let end = self.there.get().min(self.file.len());
+            let n = buf.len().min(end.saturating_sub(self.at));
+            buf[..n].copy_from_slice(&self.file[self.at..self.at + n]);
+            self.at += n;
+            Ok(n)
+        }
+    }
+    let step = usize::from(control).max(1);
+    let there = std::rc::Rc::new(std::cell::Cell::new(0));
+    let mut pieces = Reader::new(Trickle {
+        file,
+        at: 0,
+        there: there.clone(),
+    });
+    let mut again = Vec::new();
+    loop {
+        there.set(there.get() + step);
+        for entry in pieces.by_ref().flatten() {
+            again.push(entry.offset());
+        }
+        if there.get() >= file.len() || pieces.stop() == Stop::Failed {
+            break;
+        }
+    }
+    assert_eq!(again, offsets);
+    assert_eq!(pieces.stop(), stop);
+}
+
 /// An OTLP receiver's answer (`fuzz_targets/otlp_response.rs`): the first
 /// byte picks how the rest is cut into reads (and whether it is sent
 /// again and again past the response bound), then the connection ends.

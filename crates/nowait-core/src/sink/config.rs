@@ -135,6 +135,29 @@ impl Sink {
         Sink::new(Target::File(path.into()))
     }
 
+    /// A binary log file: [`Sink::file`] with the
+    /// [`Binary`](crate::binary::Binary) format, which copies records as
+    /// the ring holds them and renders nothing on the writer thread; read
+    /// it with [`binary::Reader`](crate::binary::Reader) or `nowait cat`.
+    /// For rolling binary files, give a rolling sink that format:
+    /// `Sink::rolling(r).format(Binary::new())`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nowait_core::{Builder, Sink};
+    ///
+    /// # let dir = tempfile::tempdir()?;
+    /// let (logger, guard) = Builder::new()
+    ///     .sink(Sink::binary(dir.path().join("app.nwb")))
+    ///     .build()?;
+    /// # drop((logger, guard));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn binary(path: impl Into<PathBuf>) -> Sink {
+        Sink::file(path).format(crate::binary::Binary::new())
+    }
+
     /// Rolling files: a new file per minute, hour or day and/or past a
     /// size, the oldest removed, rotated ones gzipped if asked for; see
     /// [`Rolling`](crate::rolling::Rolling) for names, timing and failures. The

@@ -112,6 +112,9 @@ pub(crate) struct SinkState {
     /// `poll` would report room, so retry on the writer's timer instead.
     held_back: bool,
     shedding: Option<Shedding>,
+    /// The file the format's [`Format::file_start`] bytes were last put
+    /// in front of (see [`SinkState::start_file`]).
+    started_file: Option<crate::sys::FileId>,
     // Counters, published to `Shared::sinks` after each round.
     records_written: u64,
     bytes_written: u64,
@@ -219,6 +222,7 @@ impl SinkState {
             shed_slow_loss: Loss::default(),
             shed_failing_loss: Loss::default(),
             shutdown_attempts: None,
+            started_file: None,
         }
     }
 
@@ -238,7 +242,43 @@ impl SinkState {
         if let Some(bt) = plan.backtrace {
             state.set_backtrace(bt);
         }
+        state.started_file = state.output.current_file().map(|(_, _, id)| id);
+        state.start_file();
         state
+    }
+
+    /// Puts what the format starts each file with (a binary log's header
+    /// and catalog; nothing for text) in front of the unsent bytes, at a
+    /// record boundary, as a notice is counted: the first bytes the next
+    /// file gets.
+    fn start_file(&mut self) {
+        let mut prologue = Vec::new();
+        let format = &mut self.format;
+        if catch_unwind(AssertUnwindSafe(|| format.file_start(&mut prologue))).is_err()
+            || prologue.is_empty()
+        {
+            return;
+        }
+        let n = prologue.len() as u64;
+        self.buf.splice(self.sent..self.sent, prologue);
+        for end in &mut self.ends {
+            *end += n;
+        }
+        self.ends.push_front((self.written + n) | NOTICE_BIT);
+        self.appended += n;
+    }
+
+    /// A file sink now writes another file than the one its format last
+    /// started (rotated, reopened): start it.
+    fn start_file_if_new(&mut self) {
+        if self.mid_line {
+            return;
+        }
+        let now = self.output.current_file().map(|(_, _, id)| id);
+        if now.is_some() && now != self.started_file {
+            self.started_file = now;
+            self.start_file();
+        }
     }
 
     /// What the crash-durable ring mirrors of this sink (also what
@@ -748,6 +788,7 @@ impl SinkState {
                 event = self.failed(e, now);
                 break;
             }
+            self.start_file_if_new();
             let Some(len) = self.offer(last) else {
                 self.blocked_since.get_or_insert(now);
                 self.held_back = true;

@@ -298,7 +298,7 @@ impl FmtJson {
 
     fn event(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
         let Some(event) = Event::parse(record.payload()) else {
-            let now = system_nanos(std::time::SystemTime::now());
+            let now = crate::format::render_time();
             self.line(now, record.level(), b"nowait", b"<malformed event>", out);
             return;
         };
@@ -595,7 +595,7 @@ impl Format for FmtJson {
         match record.kind() {
             kind::EVENT => self.event(record, out),
             k => {
-                let now = system_nanos(std::time::SystemTime::now());
+                let now = crate::format::render_time();
                 if k == kind::TEXT {
                     self.line(now, record.level(), b"", record.payload(), out);
                 } else {

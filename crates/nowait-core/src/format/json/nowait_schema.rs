@@ -34,7 +34,7 @@ impl NowaitJson {
 
     fn event(&mut self, record: &Record<'_>, out: &mut Vec<u8>) {
         let Some(event) = Event::parse(record.payload()) else {
-            let now = system_nanos(std::time::SystemTime::now());
+            let now = crate::format::render_time();
             self.head(now, record.level(), b"nowait", out);
             out.extend_from_slice(b"\"<malformed event>\",\"fields\":{},\"spans\":[]}\n");
             return;
@@ -171,7 +171,7 @@ impl Format for NowaitJson {
         match record.kind() {
             kind::EVENT => self.event(record, out),
             k => {
-                let now = system_nanos(std::time::SystemTime::now());
+                let now = crate::format::render_time();
                 self.head(now, record.level(), b"", out);
                 if k == kind::TEXT {
                     json_str(record.payload(), out);

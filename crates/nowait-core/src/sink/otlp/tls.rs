@@ -602,7 +602,10 @@ mod tests {
 
         let dir = tempfile::tempdir().unwrap();
         let fifo = dir.path().join("ca.pem");
-        let made = std::process::Command::new("mkfifo").arg(&fifo).status().unwrap();
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
         assert!(made.success(), "mkfifo {}", fifo.display());
         let ca = nowait_testkit::ca::Ca::new("test CA");
         let cert = dir.path().join("client.pem");
