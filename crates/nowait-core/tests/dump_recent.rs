@@ -4,6 +4,7 @@
 //! counting the copies as records; SIGUSR1 does the same in a child
 //! process.
 
+#[cfg(all(unix, feature = "signals"))]
 use std::time::{Duration, Instant};
 
 use nowait_core::format::{Json, Text};
