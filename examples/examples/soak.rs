@@ -255,7 +255,11 @@ impl Arrived {
     /// What another process's tally printed ([`Arrived::print`]).
     fn merge_printed(&mut self, text: &str) {
         for line in text.lines() {
-            let v: Vec<u64> = line.split(' ').skip(1).filter_map(|w| w.parse().ok()).collect();
+            let v: Vec<u64> = line
+                .split(' ')
+                .skip(1)
+                .filter_map(|w| w.parse().ok())
+                .collect();
             match (line.split(' ').next(), v.as_slice()) {
                 (Some("all"), [n]) => self.all += n,
                 (Some("twice"), [n]) => self.twice += n,
@@ -549,13 +553,19 @@ fn main() {
     let (fds0, fds1) = grew(|s| s.fds);
     let (thr0, thr1) = grew(|s| s.threads);
     if rss1 > rss0 + 8 * 1024 {
-        failures.push(format!("memory grew {rss0} -> {rss1} KiB after warm-up (medians)"));
+        failures.push(format!(
+            "memory grew {rss0} -> {rss1} KiB after warm-up (medians)"
+        ));
     }
     if fds1 > fds0 + 1 {
-        failures.push(format!("descriptors grew {fds0} -> {fds1} after warm-up (medians)"));
+        failures.push(format!(
+            "descriptors grew {fds0} -> {fds1} after warm-up (medians)"
+        ));
     }
     if thr1 > thr0 {
-        failures.push(format!("threads grew {thr0} -> {thr1} after warm-up (medians)"));
+        failures.push(format!(
+            "threads grew {thr0} -> {thr1} after warm-up (medians)"
+        ));
     }
     // Every sink accounts for every record the writer took.
     let outcomes = |s: &nowait::stats::SinkStats| {
