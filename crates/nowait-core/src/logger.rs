@@ -180,6 +180,10 @@ impl Logger {
     pub(crate) fn watch_limit(&self, site: &'static crate::limit::SiteLimit) {
         if let Ok(mut list) = self.shared.counters.limits.lock() {
             list.push(site);
+            self.shared
+                .counters
+                .limits_len
+                .store(list.len(), Ordering::Release);
         }
     }
 

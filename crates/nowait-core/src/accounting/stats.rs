@@ -1,7 +1,7 @@
 //! Counters, and the [`Stats`] snapshot that exposes them.
 
 use std::io;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
 use std::sync::Mutex;
 
 /// Counters updated by producers (on their slow paths only) and by the
@@ -24,6 +24,12 @@ pub(crate) struct Counters {
     /// The limited call sites whose suppressed calls this logger reports
     /// (their counters are their own; [`Stats`] sums them).
     pub(crate) limits: Mutex<Vec<&'static crate::limit::SiteLimit>>,
+    /// How many sites `limits` holds, stored (under its lock) after each
+    /// push: the writer takes the lock only when it grew, so that a fork
+    /// almost never finds the lock held by the parent's writer (a forked
+    /// child cannot take a lock whose holder vanished, and its writer would
+    /// then report none of its suppressed calls).
+    pub(crate) limits_len: AtomicUsize,
 }
 
 impl Counters {

@@ -622,10 +622,14 @@ impl Writer {
     /// least once a [`REPORT_EVERY`](crate::accounting::loss::REPORT_EVERY) while a count grows, at once when
     /// it stops, and everything pending if `force` (a flush, the shutdown).
     fn report_suppressed(&mut self, now: SystemTime, force: bool) {
-        if let Some(list) = self.shared.counters.lock_limits() {
-            let known = self.limits.len();
-            self.limits
-                .extend(list.iter().skip(known).map(|&site| (site, Loss::default())));
+        // The lock only when sites were added (see `limits_len`).
+        let listed = self.shared.counters.limits_len.load(Ordering::Acquire);
+        if listed > self.limits.len() {
+            if let Some(list) = self.shared.counters.lock_limits() {
+                let known = self.limits.len();
+                self.limits
+                    .extend(list.iter().skip(known).map(|&site| (site, Loss::default())));
+            }
         }
         for i in 0..self.limits.len() {
             let (site, loss) = &mut self.limits[i];
