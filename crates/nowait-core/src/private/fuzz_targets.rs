@@ -491,7 +491,7 @@ pub fn binary_read(data: &[u8]) {
     let mut whole = Reader::new(file);
     let mut offsets = Vec::new();
     let mut out = Vec::new();
-    while let Some(entry) = whole.next() {
+    for entry in whole.by_ref() {
         match entry {
             Ok(entry) => {
                 assert!(entry.offset() < file.len() as u64);
