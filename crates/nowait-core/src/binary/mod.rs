@@ -2,7 +2,7 @@
 //! later.
 //!
 //! A text or JSON sink formats every record on the writer thread. A binary
-//! sink ([`Sink::binary`](crate::sink::Sink::binary), or any file sink
+//! sink (`Sink::binary`, or any file sink
 //! with the [`Binary`] format, rolling files included) copies each record
 //! as the front end encoded it, with the call sites and threads it names
 //! described once per file, and leaves the formatting to whoever reads the

@@ -590,49 +590,6 @@ mod tests {
         assert!(!Arc::ptr_eq(&a.config, &c.config));
     }
 
-    /// A FIFO named as a certificate or key (by code or by
-    /// `OTEL_EXPORTER_OTLP_CERTIFICATE`...) makes `build()` fail at once:
-    /// before, opening it waited for a writer that never came.
-    #[cfg(all(unix, not(miri)))]
-    #[test]
-    fn a_fifo_as_a_certificate_fails_the_build_without_waiting() {
-        use crate::builder::Builder;
-        use crate::sink::Sink;
-        use std::time::Duration;
-
-        let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("ca.pem");
-        let made = std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap();
-        assert!(made.success(), "mkfifo {}", fifo.display());
-        let ca = nowait_testkit::ca::Ca::new("test CA");
-        let cert = dir.path().join("client.pem");
-        std::fs::write(&cert, ca.leaf(&["client"], false).0).unwrap();
-        let endpoint = "https://127.0.0.1:1";
-        for otlp in [
-            Otlp::new(endpoint).ca_certificate(&fifo),
-            // The client certificate's key.
-            Otlp::new(endpoint)
-                .ca_certificate_pem(ca.pem())
-                .client_certificate(&cert, &fifo),
-        ] {
-            let (tx, rx) = std::sync::mpsc::channel();
-            std::thread::spawn(move || {
-                let built = Builder::new().sink(Sink::otlp(otlp)).build();
-                let _ = tx.send(built.map(|_| ()).map_err(|e| e.to_string()));
-            });
-            let answer = rx.recv_timeout(Duration::from_secs(10));
-            if answer.is_err() {
-                // Let the waiting open go (a writer comes and leaves).
-                let _ = std::fs::OpenOptions::new().write(true).open(&fifo);
-            }
-            let e = answer.expect("build() waits on the FIFO").unwrap_err();
-            assert!(e.contains("not a regular file"), "{e}");
-        }
-    }
-
     /// The handshake's loop checks the deadline too: past it, `send` fails
     /// with `TimedOut` instead of going on with the exchange.
     #[cfg(not(miri))]
