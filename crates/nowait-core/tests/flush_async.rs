@@ -6,6 +6,8 @@
 //! the flush timeout bounds it even while the writer is blocked in a
 //! write; after shutdown it reports `Closed`.
 
+#![cfg(not(loom))] // tokio builds only without loom
+
 use std::future::Future;
 use std::pin::pin;
 use std::sync::atomic::{AtomicU64, Ordering};
