@@ -12,13 +12,25 @@
 //! how fast the binary file renders back to text (`binary::Reader` and
 //! `Text`, as `nowait cat` does), in records/s.
 //!
+//! The records: `--workload app` (default) is a request log line with three
+//! fields and two formatted values; `--workload quill` is the message of
+//! quill's throughput benchmark (`benchmarks/backend_throughput`:
+//! `"Iteration: {} int: {} double: {}"`, no fields), so that its figure
+//! compares with quill's own, run beside it. `--front layer` sends the same
+//! records through `tracing::info!` and `NowaitLayer` instead of the macros.
+//!
+//! Also reported: the writer thread's CPU time per record (the process's
+//! CPU time less the producer threads', from `/proc`), so that text and
+//! binary compare in what they cost the machine, not only in wall time.
+//!
 //! One run is one configuration; `benches/binary_ab.py` runs them
 //! interleaved and takes medians. Each run prints one JSON object (and
 //! writes it to `--out`).
 //!
 //! Run one: `cargo bench -p nowait-benches --features zstd --bench
 //! binary_sink -- --sink binary [--threads 2] [--records 2000000]
-//! [--compress zstd] [--dir /tmp] [--out FILE]`.
+//! [--compress zstd] [--front macro|layer] [--workload app|quill]
+//! [--writer-cpu 0] [--dir /tmp] [--out FILE]`.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -30,9 +42,12 @@ use nowait::{Builder, FullPolicy, Sink};
 
 struct Args {
     sink: String,
+    front: String,
+    workload: String,
     compress: String,
     records: u64,
     threads: u64,
+    writer_cpu: Option<usize>,
     dir: Option<String>,
     out: Option<String>,
 }
@@ -48,9 +63,12 @@ fn args() -> Args {
         |flag: &str, default: u64| value(flag).map_or(default, |v| v.parse().expect("a number"));
     Args {
         sink: value("--sink").unwrap_or_else(|| "binary".into()),
+        front: value("--front").unwrap_or_else(|| "macro".into()),
+        workload: value("--workload").unwrap_or_else(|| "app".into()),
         compress: value("--compress").unwrap_or_else(|| "none".into()),
         records: number("--records", 2_000_000),
         threads: number("--threads", 1).max(1),
+        writer_cpu: value("--writer-cpu").map(|v| v.parse().expect("a CPU number")),
         dir: value("--dir"),
         out: value("--out"),
     }
@@ -79,6 +97,55 @@ fn settled(dir: &Path) -> bool {
     plain <= 1
 }
 
+/// CPU time (user + system) in seconds from a `/proc/.../stat` line:
+/// fields 14 and 15, counted after the command name's closing parenthesis.
+fn cpu_secs(stat: &str) -> f64 {
+    let Ok(text) = std::fs::read_to_string(stat) else {
+        return f64::NAN;
+    };
+    let Some(rest) = text.rsplit_once(')').map(|(_, r)| r) else {
+        return f64::NAN;
+    };
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok());
+    // `rest` starts at field 3 (state): utime is field 14, stime 15.
+    match (ticks(11), ticks(12)) {
+        (Some(u), Some(s)) => (u + s) / 100.0,
+        _ => f64::NAN,
+    }
+}
+
+/// One record of the chosen workload through the chosen front end.
+#[inline(always)]
+fn record(layer: bool, quill: bool, state: u64, i: u64) {
+    match (layer, quill) {
+        (false, false) => nowait::info!(
+            target: "app::http",
+            status = [200u16, 200, 201, 304, 404, 500][(state >> 20) as usize % 6],
+            user = "u1234",
+            latency_us = state % 9_000 + 20,
+            "GET /api/v1/items/{} seq={}",
+            state % 100_000,
+            i
+        ),
+        (false, true) => {
+            nowait::info!("Iteration: {} int: {} double: {}", i, i * 2, i as f64 / 2.0)
+        }
+        (true, false) => tracing::info!(
+            target: "app::http",
+            status = [200u16, 200, 201, 304, 404, 500][(state >> 20) as usize % 6],
+            user = "u1234",
+            latency_us = state % 9_000 + 20,
+            "GET /api/v1/items/{} seq={}",
+            state % 100_000,
+            i
+        ),
+        (true, true) => {
+            tracing::info!("Iteration: {} int: {} double: {}", i, i * 2, i as f64 / 2.0)
+        }
+    }
+}
+
 fn main() {
     let argv: Vec<String> = std::env::args().collect();
     if argv.iter().any(|a| a == "--list" || a == "--test") {
@@ -98,6 +165,16 @@ fn main() {
         "none" => false,
         "zstd" => true,
         other => panic!("--compress none|zstd, got {other:?}"),
+    };
+    let layer = match a.front.as_str() {
+        "macro" => false,
+        "layer" => true,
+        other => panic!("--front macro|layer, got {other:?}"),
+    };
+    let quill = match a.workload.as_str() {
+        "app" => false,
+        "quill" => true,
+        other => panic!("--workload app|quill, got {other:?}"),
     };
     let tmp = match &a.dir {
         Some(d) => tempfile::tempdir_in(d),
@@ -121,37 +198,47 @@ fn main() {
             }
         }
     };
-    let (logger, guard) = Builder::new()
+    let mut builder = Builder::new();
+    if let Some(cpu) = a.writer_cpu {
+        builder = builder.writer_cpu(cpu);
+    }
+    let (logger, guard) = builder
         .full_policy(FullPolicy::Block)
         .sink(sink)
         .build()
         .expect("build (zstd needs `--features zstd`)");
-    nowait::set_global(logger.clone()).unwrap();
+    if layer {
+        use tracing_subscriber::layer::SubscriberExt;
+        let subscriber =
+            tracing_subscriber::registry().with(nowait::NowaitLayer::new(logger.clone()));
+        tracing::subscriber::set_global_default(subscriber).unwrap();
+    } else {
+        nowait::set_global(logger.clone()).unwrap();
+    }
     let per = a.records / a.threads;
+    let cpu_before = cpu_secs("/proc/self/stat");
     let start = Instant::now();
-    std::thread::scope(|s| {
-        for t in 0..a.threads {
-            s.spawn(move || {
-                let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ (t + 1);
-                for i in 0..per {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    nowait::info!(
-                        target: "app::http",
-                        status = [200u16, 200, 201, 304, 404, 500][(state >> 20) as usize % 6],
-                        user = "u1234",
-                        latency_us = state % 9_000 + 20,
-                        "GET /api/v1/items/{} seq={}",
-                        state % 100_000,
-                        i
-                    );
-                }
-            });
-        }
+    let producers_cpu: f64 = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..a.threads)
+            .map(|t| {
+                s.spawn(move || {
+                    let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ (t + 1);
+                    for i in 0..per {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        record(layer, quill, state, i);
+                    }
+                    cpu_secs("/proc/thread-self/stat")
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
     });
     drop(guard);
     let written = start.elapsed();
+    // The main thread only waits; what is left is the writer thread's.
+    let writer_cpu = cpu_secs("/proc/self/stat") - cpu_before - producers_cpu;
     let deadline = Instant::now() + Duration::from_secs(600);
     while zstd && !settled(&dir) {
         assert!(Instant::now() < deadline, "compression did not catch up");
@@ -185,14 +272,21 @@ fn main() {
     }
     let json = format!(
         concat!(
-            "{{\"sink\":\"{}\",\"compress\":\"{}\",\"records\":{},\"threads\":{},",
+            "{{\"sink\":\"{}\",\"front\":\"{}\",\"workload\":\"{}\",",
+            "\"compress\":\"{}\",\"records\":{},\"threads\":{},",
+            "\"producers_cpu_secs\":{:.3},\"writer_cpu_secs\":{:.3},\"writer_cpu_ns_per_record\":{:.1},",
             "\"write_secs\":{:.6},\"records_per_s\":{:.1},",
             "\"bytes_on_disk\":{},\"bytes_per_record\":{:.2},\"render_records_per_s\":{:.1}}}"
         ),
         a.sink,
+        a.front,
+        a.workload,
         a.compress,
         records,
         a.threads,
+        producers_cpu,
+        writer_cpu,
+        writer_cpu * 1e9 / records as f64,
         written.as_secs_f64(),
         records as f64 / written.as_secs_f64(),
         on_disk,
