@@ -30,6 +30,8 @@ Sinks:
   file     a file (stdout to /dev/null)
   pty      a slow pseudo-terminal (slowpty, profile vscode: ~270 KB/s)
   pty+file both at once
+  binfile  a nowait binary log (Sink::binary; nowait modes and none only),
+           read back with `nowait cat` to count its records
 Where each expected line went, per output (the pty, the file):
   delivered  in the output (for the pty: read from it by the terminal,
              including what was still in the terminal's buffer when the
@@ -54,7 +56,7 @@ ALL_MODES = ["none", "println", "tracing-fmt", "tracing-envfilter", "tracing-app
              "tracing-appender-lossless", "nowait-core", "nowait", "nowait-macro", "nowait-log"]
 AXUM_MODES = ["none", "tracing-envfilter", "tracing-fmt", "tracing-appender",
               "tracing-appender-lossless", "nowait"]
-ALL_SINKS = ["devnull", "file", "pty", "pty+file"]
+ALL_SINKS = ["devnull", "file", "pty", "pty+file", "binfile"]
 ALL_SCENARIOS = ["pinned", "onecore", "tokio", "axum"]
 LABELS = {"none": "none", "println": "println!", "tracing-fmt": "tracing fmt (blocking)",
           "tracing-envfilter": "Registry+EnvFilter", "tracing-appender": "tracing-appender",
@@ -89,7 +91,7 @@ def build():
     """Builds the loadtest binaries in release and returns {name: path},
     asking cargo where it put them (CARGO_TARGET_DIR and build.target-dir
     are honoured)."""
-    cmd = ["cargo", "build", "--release", "-p", "nowait-loadtest",
+    cmd = ["cargo", "build", "--release", "-p", "nowait-loadtest", "-p", "nowait-cli",
            "--message-format=json-render-diagnostics"]
     p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, text=True)
     if p.returncode != 0:
@@ -103,7 +105,7 @@ def build():
         if msg.get("reason") == "compiler-artifact" and msg.get("executable") \
                 and "bin" in msg["target"]["kind"]:
             bins[msg["target"]["name"]] = msg["executable"]
-    for name in ("server", "tokio-server", "axum-server", "slowpty"):
+    for name in ("server", "tokio-server", "axum-server", "slowpty", "nowait"):
         if name not in bins:
             sys.exit(f"cargo did not report the {name} binary")
     return bins
@@ -195,11 +197,11 @@ def run_one(bins, mode, sink, scenario, duration, port, tmp):
     pty_save = os.path.join(tmp, f"pty-{port}.txt")
     pty_report = os.path.join(tmp, f"pty-{port}.json")
     errpath = os.path.join(tmp, f"err-{port}.txt")
-    for p in (out_file, pty_save, pty_report):
+    for p in (out_file, out_file + ".txt", pty_save, pty_report):
         if os.path.exists(p):
             os.remove(p)
     sink_arg = {"devnull": "stdout", "pty": "stdout", "file": f"file:{out_file}",
-                "pty+file": f"stdout+file:{out_file}"}[sink]
+                "pty+file": f"stdout+file:{out_file}", "binfile": f"binfile:{out_file}"}[sink]
     common = ["--port", str(port), "--log", mode, "--sink", sink_arg]
     if scenario == "tokio":
         server = [bins["tokio-server"]] + common + ["--workers", "2"]
@@ -252,7 +254,13 @@ def run_one(bins, mode, sink, scenario, duration, port, tmp):
            "p99_us": w["p99_us"], "max_us": w["max_us"], "wrk_errors": w["errors"],
            "served": r["requests"], "expected_lines": 0 if mode in NO_OUTPUT else r["requests"] * per_request,
            "logger_dropped": r.get("dropped"), "stop_s": round(stop_s, 3), "server": r}
-    fl, fd = count_output(out_file if "file" in sink else None, f"file:{out_file}")
+    counted_file = out_file if "file" in sink else None
+    if sink == "binfile" and os.path.exists(out_file):
+        # The binary log, rendered as text by `nowait cat`, is counted as a file is.
+        counted_file = out_file + ".txt"
+        with open(counted_file, "wb") as text_out:
+            subprocess.run([bins["nowait"], "cat", out_file], stdout=text_out, check=True)
+    fl, fd = count_output(counted_file, f"file:{out_file}")
     pl, pd = count_output(pty_save if sink.startswith("pty") else None, "stdout")
     row["file_lines"], row["file_reported_dropped"] = fl, fd
     row["pty_lines"], row["pty_reported_dropped"] = pl, pd
@@ -379,7 +387,7 @@ def svg_chart(summary, path, scenario, note):
         out.append(f'<line x1="{left}" x2="{W-right}" y1="{y2(t):.1f}" y2="{y2(t):.1f}" stroke="#ddd"/>'
                    f'<text x="{left-6}" y="{y2(t)+4:.1f}" text-anchor="end">{t*100:.0f} %</text>')
     sink_names = {"devnull": "/dev/null", "file": "file", "pty": "slow terminal",
-                  "pty+file": "slow terminal + file"}
+                  "pty+file": "slow terminal + file", "binfile": "binary log"}
     for gi, sink in enumerate(sinks):
         gx = left + gi * gw + gw * 0.08
         base = next((s for s in cells if s["sink"] == sink and s["mode"] == "none"), None)
@@ -593,6 +601,8 @@ def main():
         for sink in sinks:
             for rep in range(args.reps):
                 for mode in ms:
+                    if sink == "binfile" and mode not in NOWAIT | NO_OUTPUT:
+                        continue  # a binary log is nowait's own format
                     plan.append((scenario, sink, rep, mode))
     clock = Clock(args.duration)
     print(f"{len(plan)} runs ({', '.join(scenarios)}; {args.reps} x {args.duration} s of load each), "

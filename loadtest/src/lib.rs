@@ -79,22 +79,41 @@ impl Mode {
     }
 }
 
-/// Where log lines go: `stdout`, `file:PATH` or `stdout+file:PATH`.
+/// The modes that log through nowait.
+const NOWAIT_MODES: [Mode; 4] = [
+    Mode::NowaitCore,
+    Mode::Nowait,
+    Mode::NowaitMacro,
+    Mode::NowaitLog,
+];
+
+/// Where log lines go: `stdout`, `file:PATH`, `stdout+file:PATH`, or
+/// `binfile:PATH` (a nowait binary log, nowait modes only).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SinkSpec {
     /// Lines go to fd 1 (whatever it is: /dev/null, a pty, a pipe).
     pub stdout: bool,
     /// Lines go to this file (appended).
     pub file: Option<PathBuf>,
+    /// The file is a binary log (`Sink::binary`), read with `nowait cat`.
+    pub binary: bool,
 }
 
 impl SinkSpec {
-    /// Parses `stdout`, `file:PATH` or `stdout+file:PATH`.
+    /// Parses `stdout`, `file:PATH`, `stdout+file:PATH` or `binfile:PATH`.
     pub fn parse(s: &str) -> Option<SinkSpec> {
         if s == "stdout" {
             return Some(SinkSpec {
                 stdout: true,
                 file: None,
+                binary: false,
+            });
+        }
+        if let Some(path) = s.strip_prefix("binfile:") {
+            return Some(SinkSpec {
+                stdout: false,
+                file: Some(PathBuf::from(path)),
+                binary: true,
             });
         }
         let (stdout, rest) = match s.strip_prefix("stdout+") {
@@ -105,6 +124,7 @@ impl SinkSpec {
         Some(SinkSpec {
             stdout,
             file: Some(PathBuf::from(path)),
+            binary: false,
         })
     }
 }
@@ -145,6 +165,13 @@ impl Logging {
     /// Sets the mode up (for tracing modes, as the global default
     /// subscriber).
     pub fn new(mode: Mode, sink: &SinkSpec) -> io::Result<Logging> {
+        let writes = !matches!(mode, Mode::None | Mode::TracingEnvFilter);
+        if sink.binary && writes && !NOWAIT_MODES.contains(&mode) {
+            return Err(io::Error::other(format!(
+                "a binary log is nowait's own format: --log {} cannot write one",
+                mode.name()
+            )));
+        }
         let inner = match mode {
             Mode::None => Inner::None,
             Mode::Println => Inner::Println {
@@ -232,8 +259,10 @@ impl Logging {
                 if sink.stdout {
                     builder = builder.sink(nowait::Sink::stdout());
                 }
-                if let Some(p) = &sink.file {
-                    builder = builder.sink(nowait::Sink::file(p));
+                match &sink.file {
+                    Some(p) if sink.binary => builder = builder.sink(nowait::Sink::binary(p)),
+                    Some(p) => builder = builder.sink(nowait::Sink::file(p)),
+                    None => {}
                 }
                 // Drop policy for the ring: the request thread must never
                 // wait; the file still gets everything the ring accepted and
@@ -444,7 +473,16 @@ mod tests {
             SinkSpec::parse("stdout+file:/tmp/x"),
             Some(SinkSpec {
                 stdout: true,
-                file: Some("/tmp/x".into())
+                file: Some("/tmp/x".into()),
+                binary: false,
+            })
+        );
+        assert_eq!(
+            SinkSpec::parse("binfile:/tmp/x.nwb"),
+            Some(SinkSpec {
+                stdout: false,
+                file: Some("/tmp/x.nwb".into()),
+                binary: true,
             })
         );
         assert_eq!(SinkSpec::parse("bogus"), None);
