@@ -178,13 +178,12 @@ impl Logger {
     /// Hands a limited call site to this logger's writer thread, which
     /// reports its suppressed calls from then on.
     pub(crate) fn watch_limit(&self, site: &'static crate::limit::SiteLimit) {
-        if let Ok(mut list) = self.shared.counters.limits.lock() {
-            list.push(site);
-            self.shared
-                .counters
-                .limits_len
-                .store(list.len(), Ordering::Release);
-        }
+        let mut list = self.shared.counters.lock_limits();
+        list.push(site);
+        self.shared
+            .counters
+            .limits_len
+            .store(list.len(), Ordering::Release);
     }
 
     /// Counts a record that a front end cut to fit in the ring.

@@ -45,6 +45,8 @@ fn child_entry() {
         #[cfg(target_os = "linux")]
         "fork-exit" | "fork-drop" | "fork-block" => child_fork(&case, &file.unwrap()),
         #[cfg(target_os = "linux")]
+        "fork-during-stats" => child_fork_during_stats(),
+        #[cfg(target_os = "linux")]
         "dev-stdout" => child_dev_stdout(),
         "slow-reader-notices" => child_slow_reader_notices(),
         #[cfg(all(feature = "signals", unix))]
@@ -380,6 +382,89 @@ fn fork_child_logs_exits_promptly_and_counts_only_its_own_records() {
             );
         }
     }
+}
+
+/// The forks of `fork_while_another_thread_reads_stats…`.
+#[cfg(target_os = "linux")]
+const FORKS_DURING_STATS: usize = 40;
+
+/// Forks again and again while another thread reads the stats (which
+/// holds the list of limited call sites for a moment): each child must
+/// count its own suppressed calls, and only those.
+#[cfg(target_os = "linux")]
+fn child_fork_during_stats() {
+    let (logger, guard) = Builder::new()
+        .sink(Sink::writer(std::io::sink()))
+        .build()
+        .unwrap();
+    static LIMIT: nowait_core::__private::SiteLimit =
+        nowait_core::__private::SiteLimit::rate(1, 3_600_000_000_000, "src/forked.rs", 2);
+    let suppress = |n| (0..n).filter(|_| !LIMIT.admit_watched()).count();
+    nowait_core::__private::watch_limit(&LIMIT, &logger);
+    logger.flush().unwrap();
+    assert_eq!(suppress(4), 3);
+    let stop = Arc::new(AtomicBool::new(false));
+    let reader = {
+        let (logger, stop) = (logger.clone(), Arc::clone(&stop));
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                std::hint::black_box(logger.stats());
+            }
+        })
+    };
+    let mut failed = 0;
+    for _ in 0..FORKS_DURING_STATS {
+        // SAFETY: the forked child only reads nowait's stats, logs through
+        // nowait (whose atfork handlers prepare it) and exits.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork failed");
+        if pid == 0 {
+            if suppress(2) != 2 {
+                hard_exit(4);
+            }
+            let seen = logger.stats().suppressed_rate_limit;
+            hard_exit(if seen == 2 {
+                0
+            } else {
+                10 + seen.min(50) as i32
+            });
+        }
+        let mut status = 0;
+        // SAFETY: waiting for our own child.
+        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert_eq!(r, pid);
+        if !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0) {
+            failed += 1;
+            eprintln!("FORK_DURING_STATS status {status:#x}");
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    reader.join().unwrap();
+    drop(guard);
+    eprintln!("FORK_DURING_STATS_FAILED {failed}");
+    hard_exit(0);
+}
+
+/// Guards against a fork while another thread holds a logger's list of
+/// limited call sites (`stats()` reads it): the child could then neither
+/// forget the parent's suppressed calls nor read the list, and counted
+/// its own as none (or as the parent's plus its own).
+#[cfg(target_os = "linux")]
+#[test]
+fn fork_while_another_thread_reads_stats_leaves_the_child_its_own_suppressed_calls() {
+    let out = child("fork-during-stats")
+        .capture_stderr()
+        .timeout(Duration::from_secs(60))
+        .spawn()
+        .output();
+    assert!(out.status.success(), "{:?}\n{}", out.status, out.stderr);
+    let failed = numbers(&out.stderr, "FORK_DURING_STATS_FAILED");
+    assert_eq!(
+        failed,
+        [0],
+        "children that miscounted their suppressed calls, of {FORKS_DURING_STATS}:\n{}",
+        out.stderr
+    );
 }
 
 // ---------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 use std::io;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::Relaxed};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard, PoisonError};
 
 /// Counters updated by producers (on their slow paths only) and by the
 /// writer thread. All are monotonic.
@@ -22,13 +22,12 @@ pub(crate) struct Counters {
     pub(crate) abandoned_unknown_bytes: AtomicU64,
     pub(crate) ring_high_water: AtomicU64,
     /// The limited call sites whose suppressed calls this logger reports
-    /// (their counters are their own; [`Stats`] sums them).
+    /// (their counters are their own; [`Stats`] sums them). Taken only
+    /// through [`Counters::lock_limits`], under the process-wide
+    /// [`limits_gate`].
     pub(crate) limits: Mutex<Vec<&'static crate::limit::SiteLimit>>,
     /// How many sites `limits` holds, stored (under its lock) after each
-    /// push: the writer takes the lock only when it grew, so that a fork
-    /// almost never finds the lock held by the parent's writer (a forked
-    /// child cannot take a lock whose holder vanished, and its writer would
-    /// then report none of its suppressed calls).
+    /// push: the writer takes the lock only when it grew.
     pub(crate) limits_len: AtomicUsize,
 }
 
@@ -52,10 +51,11 @@ impl Counters {
         ] {
             c.store(0, Relaxed);
         }
-        // The limited call sites' counts so far are the parent's. A list
-        // whose lock a thread of the parent held at the fork stays as it
-        // is (no wait, no allocation here): its sites then count and
-        // report the parent's calls again.
+        // The limited call sites' counts so far are the parent's. In a
+        // forked child the list is free: whoever holds it holds the
+        // `limits_gate`, which the fork's prepare handler held from before
+        // the fork (see `process::fork`). Elsewhere (no fork) a busy list
+        // is left as it is: no wait here.
         if let Ok(list) = self.limits.try_lock() {
             for site in list.iter() {
                 site.forget_before_fork();
@@ -353,35 +353,59 @@ impl SinkStats {
     }
 }
 
+/// Held by whoever holds any logger's list of limited call sites, and by
+/// the `fork()` prepare handler from before the fork until after it: no
+/// list is then held at the fork by a thread the child will not have, and
+/// the child resets and reads every list. Holders keep it for a few
+/// instructions (a push, the writer's copy of new entries, the stats' sum).
+static LIMITS_GATE: Mutex<()> = Mutex::new(());
+
+/// Takes the gate around every logger's list of limited call sites (see
+/// [`LIMITS_GATE`]); the fork's prepare handler holds it across the fork.
+pub(crate) fn limits_gate() -> MutexGuard<'static, ()> {
+    LIMITS_GATE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// A logger's list of limited call sites, locked under the gate. The list's
+/// guard is declared first, so it is released before the gate.
+pub(crate) struct LimitsGuard<'a> {
+    list: MutexGuard<'a, Vec<&'static crate::limit::SiteLimit>>,
+    _gate: MutexGuard<'static, ()>,
+}
+
+impl std::ops::Deref for LimitsGuard<'_> {
+    type Target = Vec<&'static crate::limit::SiteLimit>;
+    fn deref(&self) -> &Self::Target {
+        &self.list
+    }
+}
+
+impl std::ops::DerefMut for LimitsGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        &mut self.list
+    }
+}
+
 impl Counters {
-    /// The limited call sites. Others hold the lock for a few instructions
-    /// (a push, the writer's copy of new entries): `try_lock` is retried a
-    /// bounded number of times, so that a lock held by a thread that
-    /// vanished in `fork()` costs a look at the list, never a hang.
-    pub(crate) fn lock_limits(
-        &self,
-    ) -> Option<std::sync::MutexGuard<'_, Vec<&'static crate::limit::SiteLimit>>> {
-        (0..1000).find_map(|_| match self.limits.try_lock() {
-            Ok(list) => Some(list),
-            Err(_) => {
-                std::thread::yield_now();
-                None
-            }
-        })
+    /// The limited call sites, under the process-wide gate. Both locks are
+    /// held for a few instructions by others, never across a wait, so this
+    /// waits as long: a push, a copy, a sum.
+    pub(crate) fn lock_limits(&self) -> LimitsGuard<'_> {
+        let gate = limits_gate();
+        LimitsGuard {
+            list: self.limits.lock().unwrap_or_else(PoisonError::into_inner),
+            _gate: gate,
+        }
     }
 
     pub(crate) fn snapshot(&self, ring_capacity: usize, sinks: &[SinkCounters]) -> Stats {
         let (mut suppressed_rate_limit, mut suppressed_sampled) = (0, 0);
-        if let Some(limits) = self.lock_limits() {
-            for site in limits.iter() {
-                match site.reason() {
-                    crate::record::SuppressReason::RateLimit => {
-                        suppressed_rate_limit += site.suppressed()
-                    }
-                    crate::record::SuppressReason::Sampling => {
-                        suppressed_sampled += site.suppressed()
-                    }
+        for site in self.lock_limits().iter() {
+            match site.reason() {
+                crate::record::SuppressReason::RateLimit => {
+                    suppressed_rate_limit += site.suppressed()
                 }
+                crate::record::SuppressReason::Sampling => suppressed_sampled += site.suppressed(),
             }
         }
         Stats {

@@ -5,7 +5,10 @@
 //! by threads that are gone. `pthread_atfork` handlers fix that:
 //!
 //! 1. `prepare` (parent, before the fork) locks the registry of live
-//!    loggers, so that the child finds it in a consistent state.
+//!    loggers, so that the child finds it in a consistent state, then the
+//!    gate every logger's list of limited call sites is held under
+//!    ([`limits_gate`]), so that no such list is held at the fork by a
+//!    thread the child will not have (the child forgets and reads them).
 //! 2. `child` (in the child, single-threaded) resets each live logger with
 //!    atomic stores only ([`Shared::reset_after_fork`]): the parent's
 //!    records are forgotten (the parent writes them), the counters start at
@@ -14,26 +17,38 @@
 //!    sinks again (`sink::Plan::reopen_in_child`: the one `open` per kind
 //!    that `build` uses); a custom writer cannot cross a fork, so that sink
 //!    fails for good in the child and its records are counted as dropped.
-//! 3. `parent` and `child` then unlock the registry.
+//! 3. `parent` and `child` then release the gate and the registry.
+//!
+//! Lock order: the registry, then the gate. No holder of the gate takes
+//! the registry, and both are held for a few instructions, so `prepare`
+//! waits that long at most.
 //!
 //! A `fork()` followed by `exec` costs the handlers a few atomic stores.
 
 use std::cell::RefCell;
 use std::sync::{MutexGuard, Weak};
 
+use crate::accounting::stats::limits_gate;
 use crate::process::live::{self, Entry};
 use crate::shared::Shared;
 
+/// The registry and the limits gate, taken by `prepare`, released after
+/// the fork (the gate first: fields drop in order).
+struct Held {
+    _gate: MutexGuard<'static, ()>,
+    registry: MutexGuard<'static, Vec<Entry>>,
+}
+
 thread_local! {
-    /// The registry lock taken by `prepare`, released after the fork.
-    static HELD: RefCell<Option<MutexGuard<'static, Vec<Entry>>>> = const { RefCell::new(None) };
+    static HELD: RefCell<Option<Held>> = const { RefCell::new(None) };
 }
 
 pub(crate) fn prepare() {
-    let guard = live::lock();
+    let registry = live::lock();
+    let gate = limits_gate();
     let _ = HELD.try_with(|h| {
         if let Ok(mut h) = h.try_borrow_mut() {
-            *h = Some(guard);
+            *h = Some(Held { _gate: gate, registry });
         }
     });
 }
@@ -45,8 +60,8 @@ pub(crate) fn parent() {
 pub(crate) fn child() {
     let _ = HELD.try_with(|h| {
         if let Ok(mut held) = h.try_borrow_mut() {
-            if let Some(entries) = held.as_ref() {
-                for e in entries.iter() {
+            if let Some(held) = held.as_ref() {
+                for e in held.registry.iter() {
                     reset(&e.shared);
                 }
             }

@@ -183,10 +183,9 @@ impl Writer {
         // is known yet, except in a forked child's new writer, whose sites
         // count from the fork (`SiteLimit::forget_before_fork`): all of it
         // is the child's to report.
-        let limits = match shared.counters.lock_limits() {
-            Some(list) => list.iter().map(|&site| (site, Loss::default())).collect(),
-            None => Vec::new(),
-        };
+        let limits = (shared.counters.lock_limits().iter())
+            .map(|&site| (site, Loss::default()))
+            .collect();
         Writer {
             durable,
             shared,
@@ -625,11 +624,10 @@ impl Writer {
         // The lock only when sites were added (see `limits_len`).
         let listed = self.shared.counters.limits_len.load(Ordering::Acquire);
         if listed > self.limits.len() {
-            if let Some(list) = self.shared.counters.lock_limits() {
-                let known = self.limits.len();
-                self.limits
-                    .extend(list.iter().skip(known).map(|&site| (site, Loss::default())));
-            }
+            let list = self.shared.counters.lock_limits();
+            let known = self.limits.len();
+            self.limits
+                .extend(list.iter().skip(known).map(|&site| (site, Loss::default())));
         }
         for i in 0..self.limits.len() {
             let (site, loss) = &mut self.limits[i];
