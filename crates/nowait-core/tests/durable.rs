@@ -643,17 +643,36 @@ fn a_small_sink_buffer_never_outgrows_its_mirror() {
     for (seed, delay) in [None, Some(30), Some(60), Some(90)].into_iter().enumerate() {
         let dir = tempfile::tempdir().unwrap();
         let (log, ring) = (dir.path().join("app.log"), dir.path().join("ring"));
-        let kill = delay.map(Duration::from_millis);
         let n = 300_000;
-        let run = run_with(
-            "pinned-macros",
-            &log,
-            &ring,
-            n,
-            1 << 20,
-            kill,
-            Some(32 << 10),
-        );
+        // A kill that comes before the child built its logger (a loaded
+        // machine starts processes slowly) tests nothing: such a run left
+        // no file and acknowledged nothing; it is run again, killed later.
+        let mut later = 1;
+        let run = loop {
+            let kill = delay.map(|ms| Duration::from_millis(ms * later));
+            let run = run_with(
+                "pinned-macros",
+                &log,
+                &ring,
+                n,
+                1 << 20,
+                kill,
+                Some(32 << 10),
+            );
+            if ring.exists() {
+                break run;
+            }
+            assert!(
+                run.acked.unwrap_or(0) == 0,
+                "run {seed}: records acknowledged without a crash-durable file"
+            );
+            assert!(
+                later < 64,
+                "run {seed}: the child never created its crash-durable file"
+            );
+            let _ = std::fs::remove_file(&log);
+            later *= 2;
+        };
         let overflow = mirror_overflow(&ring);
 
         recover(&log, &ring, "macros", 1 << 20);

@@ -48,7 +48,10 @@ pub(crate) fn prepare() {
     let gate = limits_gate();
     let _ = HELD.try_with(|h| {
         if let Ok(mut h) = h.try_borrow_mut() {
-            *h = Some(Held { _gate: gate, registry });
+            *h = Some(Held {
+                _gate: gate,
+                registry,
+            });
         }
     });
 }
