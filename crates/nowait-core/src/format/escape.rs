@@ -231,6 +231,34 @@ fn push_hex_digits(b: u8, out: &mut Vec<u8>) {
     out.push(HEX[usize::from(b & 0xf)]);
 }
 
+/// The offset of the first character in `out` that no format may write
+/// raw: a C0 control, DEL, a C1 control, U+2028/U+2029, a bidi control
+/// ([`is_bidi_control`]), or a byte that
+/// is not valid UTF-8. `allowed` lists the C0 bytes the caller's framing puts
+/// there itself (a line's `\n`). Tests and fuzz targets check every
+/// format's output with it.
+#[cfg(any(test, fuzzing))]
+pub(crate) fn unescaped_at(out: &[u8], allowed: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    for chunk in out.utf8_chunks() {
+        for (i, c) in chunk.valid().char_indices() {
+            let raw = match c {
+                '\0'..='\u{1f}' => !allowed.contains(&(c as u8)),
+                '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' => true,
+                c => is_bidi_control(c),
+            };
+            if raw {
+                return Some(at + i);
+            }
+        }
+        if !chunk.invalid().is_empty() {
+            return Some(at + chunk.valid().len());
+        }
+        at += chunk.valid().len() + chunk.invalid().len();
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
