@@ -4,6 +4,8 @@
 //! Every format escapes what it did not write itself: [`escape_into`] for
 //! text, `json_str` (in `json`) for JSON strings. Both find runs of plain
 //! ASCII eight bytes at a time ([`plain_len`]) and copy them whole.
+//! Tests and fuzz targets check every format's output with `unescaped_at`:
+//! the first character that escaping should have caught, if any.
 
 /// Appends `bytes` to `out` with every control character and line break
 /// escaped, so that the result holds no newline, carriage return, ESC, other
