@@ -4,7 +4,7 @@
 //!
 //! Pure functions of the listing, the job and the settings: the same input
 //! gives the same plan, nothing here touches the directory, and the fuzz
-//! target `rolling_housekeeping` ([`fuzz_housekeeping`]) holds them to the
+//! target `rolling_housekeeping` (`fuzz_housekeeping`) holds them to the
 //! rules of the module's doc over hostile listings: only the sink's own
 //! files before `current` are compressed, removed or counted, every other
 //! name of the sink's pattern is reported, and after the removals the
