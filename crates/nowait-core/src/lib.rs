@@ -253,9 +253,6 @@ pub mod binary;
 mod builder;
 #[cfg(any(doc, doctest))]
 pub mod docs;
-// Header words and mirrors in a shared file mapping (SAFETY comments on
-// each block); the ring it holds is `ring`'s.
-#[allow(unsafe_code)]
 mod durable;
 mod error;
 pub mod event;

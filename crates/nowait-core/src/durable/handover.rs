@@ -16,7 +16,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::{DurableFile, Recovered, SinkFiles};
+use super::file::DurableFile;
+use super::recover::{Recovered, SinkFiles};
 use crate::error::BuildError;
 use crate::level::Level;
 use crate::record::kind;
@@ -44,7 +45,7 @@ pub(crate) fn open_for(
         .saturating_mul(2)
         .max(64 << 10);
     let files: Vec<_> = files.iter().map(|(f, _)| *f).collect();
-    super::open(path, capacity, mirror, &files)
+    super::open::open(path, capacity, mirror, &files)
         .map(Some)
         .map_err(|e| {
             BuildError::io(

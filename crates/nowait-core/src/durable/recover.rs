@@ -27,7 +27,7 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::{
+use super::layout::{
     Layout, CATALOG_USED, GEN, H_BATCH_START, H_CATALOG, H_CATALOG_FULL, H_FORMATTING, H_MIRROR,
     H_NS_PER_TICK, H_OVERFLOW, H_PID, H_RING, H_SLOTS, H_VERSION, H_WRITER_CRASHED, IDENTS,
     IDENT_PATH, IDENT_SIZE, LOSSES, MAGIC, RING_AT, SLOTS, SLOT_SIZE, SNAPSHOT, S_REPORTED,
@@ -79,11 +79,18 @@ impl Recovered {
                 "could not recover {} (left by a process that died): {why}; \
                  its records are lost, and the file is set aside as {}",
                 path.display(),
-                super::set_aside_path(path).display()
+                set_aside_path(path).display()
             )],
             corrupt: true,
         }
     }
+}
+
+/// Where a file that recovery could not read is set aside.
+pub(crate) fn set_aside_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".corrupt");
+    PathBuf::from(name)
 }
 
 /// A file sink of the recovering logger: the only files recovery writes.

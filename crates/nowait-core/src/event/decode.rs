@@ -522,3 +522,38 @@ pub(crate) fn field_name<'a>(name: FieldName<'a>, site: Option<&'a Arc<Callsite>
         FieldName::Index(i) => site.and_then(|s| s.field(i)).unwrap_or("?"),
     }
 }
+
+/// Every item, span field and argument of `payload` decodes, and every
+/// string is UTF-8. Tests only: the check every cut or generated event
+/// must pass.
+#[cfg(test)]
+pub(crate) fn assert_decodes(payload: &[u8]) {
+    fn value_ok(v: Value<'_>) {
+        match v {
+            Value::Str(s) | Value::Rendered(s) => {
+                assert!(std::str::from_utf8(s).is_ok(), "cut inside a character");
+            }
+            Value::Args(args) => {
+                for a in args.iter() {
+                    value_ok(a.expect("argument decodes"));
+                }
+            }
+            _ => {}
+        }
+    }
+    let event = Event::parse(payload).expect("header decodes");
+    for item in event.items() {
+        match item {
+            Item::Field { value, .. } => value_ok(value),
+            Item::Span { fields, .. } => {
+                for f in fields.items() {
+                    let Item::Field { value, .. } = f else {
+                        panic!("malformed span field in {payload:?}")
+                    };
+                    value_ok(value);
+                }
+            }
+            Item::Malformed => panic!("malformed item in {payload:?}"),
+        }
+    }
+}

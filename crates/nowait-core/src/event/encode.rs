@@ -895,3 +895,24 @@ pub const LOCATION_FILE: &str = "log.file";
 /// assert_eq!(nowait_core::__private::event::LOCATION_LINE, "log.line");
 /// ```
 pub const LOCATION_LINE: &str = "log.line";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reentrant_event_buf_gets_a_fresh_buffer() {
+        let outer = with_event_buf(|a| {
+            a.clear();
+            a.u64(FieldName::Index(0), 1);
+            let inner = with_event_buf(|b| {
+                assert!(b.is_empty());
+                b.u64(FieldName::Index(0), 2);
+                b.len()
+            });
+            assert_eq!(a.len(), 10);
+            inner
+        });
+        assert_eq!(outer, 10);
+    }
+}

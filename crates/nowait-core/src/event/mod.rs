@@ -102,6 +102,8 @@ pub(crate) use thread::{
 };
 
 pub(crate) use callsite::{KeyHasher, SiteCache};
+#[cfg(test)]
+pub(crate) use decode::assert_decodes;
 pub(crate) use decode::field_name as decode_field_name;
 pub(crate) use decode::offset_in;
 pub(crate) use thread::ThreadCache;

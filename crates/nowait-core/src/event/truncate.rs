@@ -290,3 +290,72 @@ impl Compact<'_> {
         Some(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MARK: &str = "… [truncated]";
+
+    /// Call-site keys; truncation never looks them up.
+    static SITE: u8 = 0;
+    static SPAN: u8 = 0;
+
+    #[test]
+    fn truncate_to_leaves_a_fitting_event_alone() {
+        let mut buf = EventBuf::new();
+        buf.begin_at(1_795_392_000_000_001_000, SiteKey::of(&SITE));
+        buf.begin_span(SiteKey::of(&SPAN));
+        buf.u64(FieldName::Index(0), 7);
+        buf.end_span();
+        buf.str(FieldName::Index(2), "x");
+        let before = buf.as_bytes().to_vec();
+        assert!(!buf.truncate_to(before.len()));
+        assert_eq!(buf.as_bytes(), &before[..]);
+        // Too small for even the header: left as is (the push will fail).
+        let mut big = EventBuf::new();
+        big.begin_at(0, SiteKey::of(&SITE));
+        big.str(FieldName::Index(2), &"a".repeat(100));
+        let len = big.len();
+        assert!(!big.truncate_to(30));
+        assert_eq!(big.len(), len);
+    }
+
+    #[test]
+    fn shorter_values_stay_whole_and_cuts_keep_whole_characters() {
+        let mut buf = EventBuf::new();
+        buf.begin_inline(0, "t");
+        buf.str(FieldName::Inline("small"), &"s".repeat(300));
+        buf.str(FieldName::Inline("wide"), &"é€😀".repeat(1000));
+        buf.rendered(
+            FieldName::Inline("dbg"),
+            format_args!("{:?}", vec![1u8; 2000]),
+        )
+        .unwrap();
+        assert!(buf.truncate_to(1000));
+        assert!(buf.len() <= 1000);
+        let payload = buf.as_bytes().to_vec();
+        assert_decodes(&payload);
+        let values: Vec<&[u8]> = Event::parse(&payload)
+            .unwrap()
+            .items()
+            .map(|i| match i {
+                Item::Field {
+                    value: Value::Str(s) | Value::Rendered(s),
+                    ..
+                } => s,
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(values[0], "s".repeat(300).as_bytes());
+        for cut in &values[1..] {
+            let cut = std::str::from_utf8(cut).unwrap();
+            assert!(cut.ends_with(MARK), "{cut}");
+        }
+        assert!(values[1].starts_with("é€😀é".as_bytes()));
+        assert!(values[2].starts_with(b"[1, 1, 1"));
+        // The two cut values share one cap (the wide one may keep up to three
+        // bytes less, to end on a character).
+        assert!(values[2].len() - values[1].len() < 4);
+    }
+}

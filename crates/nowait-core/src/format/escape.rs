@@ -4,6 +4,8 @@
 //! Every format escapes what it did not write itself: [`escape_into`] for
 //! text, `json_str` (in `json`) for JSON strings. Both find runs of plain
 //! ASCII eight bytes at a time ([`plain_len`]) and copy them whole.
+//! Tests and fuzz targets check every format's output with `unescaped_at`:
+//! the first character that escaping should have caught, if any.
 
 /// Appends `bytes` to `out` with every control character and line break
 /// escaped, so that the result holds no newline, carriage return, ESC, other
@@ -229,6 +231,34 @@ fn push_hex_digits(b: u8, out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push(HEX[usize::from(b >> 4)]);
     out.push(HEX[usize::from(b & 0xf)]);
+}
+
+/// The offset of the first character in `out` that no format may write
+/// raw: a C0 control, DEL, a C1 control, U+2028/U+2029, a bidi control
+/// ([`is_bidi_control`]), or a byte that
+/// is not valid UTF-8. `allowed` lists the C0 bytes the caller's framing puts
+/// there itself (a line's `\n`). Tests and fuzz targets check every
+/// format's output with it.
+#[cfg(any(test, fuzzing))]
+pub(crate) fn unescaped_at(out: &[u8], allowed: &[u8]) -> Option<usize> {
+    let mut at = 0;
+    for chunk in out.utf8_chunks() {
+        for (i, c) in chunk.valid().char_indices() {
+            let raw = match c {
+                '\0'..='\u{1f}' => !allowed.contains(&(c as u8)),
+                '\u{7f}'..='\u{9f}' | '\u{2028}' | '\u{2029}' => true,
+                c => is_bidi_control(c),
+            };
+            if raw {
+                return Some(at + i);
+            }
+        }
+        if !chunk.invalid().is_empty() {
+            return Some(at + chunk.valid().len());
+        }
+        at += chunk.valid().len() + chunk.invalid().len();
+    }
+    None
 }
 
 #[cfg(test)]

@@ -316,58 +316,9 @@ fn unknown_call_site_is_shown_not_fatal() {
     assert_eq!(out, " INFO ?: ?=1\n");
 }
 
-#[test]
-fn reentrant_event_buf_gets_a_fresh_buffer() {
-    let outer = with_event_buf(|a| {
-        a.clear();
-        a.u64(FieldName::Index(0), 1);
-        let inner = with_event_buf(|b| {
-            assert!(b.is_empty());
-            b.u64(FieldName::Index(0), 2);
-            b.len()
-        });
-        assert_eq!(a.len(), 10);
-        inner
-    });
-    assert_eq!(outer, 10);
-}
-
 // === truncate_to ===
 
 const MARK: &str = "… [truncated]";
-
-/// Every item, span field and argument of `payload` decodes, and every
-/// string is UTF-8.
-fn assert_decodes(payload: &[u8]) {
-    fn value_ok(v: Value<'_>) {
-        match v {
-            Value::Str(s) | Value::Rendered(s) => {
-                assert!(std::str::from_utf8(s).is_ok(), "cut inside a character");
-            }
-            Value::Args(args) => {
-                for a in args.iter() {
-                    value_ok(a.expect("argument decodes"));
-                }
-            }
-            _ => {}
-        }
-    }
-    let event = Event::parse(payload).expect("header decodes");
-    for item in event.items() {
-        match item {
-            Item::Field { value, .. } => value_ok(value),
-            Item::Span { fields, .. } => {
-                for f in fields.items() {
-                    let Item::Field { value, .. } = f else {
-                        panic!("malformed span field in {payload:?}")
-                    };
-                    value_ok(value);
-                }
-            }
-            Item::Malformed => panic!("malformed item in {payload:?}"),
-        }
-    }
-}
 
 #[test]
 fn oversized_event_cuts_its_longest_value_with_a_mark() {
@@ -395,64 +346,6 @@ fn oversized_event_cuts_its_longest_value_with_a_mark() {
              \"message\":\"upload\",\"fields\":{{\"path\":\"{kept}{MARK}\",\"status\":-1}},\"spans\":[]}}\n"
         )
     );
-}
-
-#[test]
-fn truncate_to_leaves_a_fitting_event_alone() {
-    let mut buf = EventBuf::new();
-    buf.begin_at(1_795_392_000_000_001_000, site());
-    buf.begin_span(SiteKey::of(&SPAN));
-    buf.u64(FieldName::Index(0), 7);
-    buf.end_span();
-    buf.str(FieldName::Index(2), "x");
-    let before = buf.as_bytes().to_vec();
-    assert!(!buf.truncate_to(before.len()));
-    assert_eq!(buf.as_bytes(), &before[..]);
-    // Too small for even the header: left as is (the push will fail).
-    let mut big = EventBuf::new();
-    big.begin_at(0, site());
-    big.str(FieldName::Index(2), &"a".repeat(100));
-    let len = big.len();
-    assert!(!big.truncate_to(30));
-    assert_eq!(big.len(), len);
-}
-
-#[test]
-fn shorter_values_stay_whole_and_cuts_keep_whole_characters() {
-    let mut buf = EventBuf::new();
-    buf.begin_inline(0, "t");
-    buf.str(FieldName::Inline("small"), &"s".repeat(300));
-    buf.str(FieldName::Inline("wide"), &"é€😀".repeat(1000));
-    buf.rendered(
-        FieldName::Inline("dbg"),
-        format_args!("{:?}", vec![1u8; 2000]),
-    )
-    .unwrap();
-    assert!(buf.truncate_to(1000));
-    assert!(buf.len() <= 1000);
-    let payload = buf.as_bytes().to_vec();
-    assert_decodes(&payload);
-    let values: Vec<&[u8]> = Event::parse(&payload)
-        .unwrap()
-        .items()
-        .map(|i| match i {
-            Item::Field {
-                value: Value::Str(s) | Value::Rendered(s),
-                ..
-            } => s,
-            other => panic!("{other:?}"),
-        })
-        .collect();
-    assert_eq!(values[0], "s".repeat(300).as_bytes());
-    for cut in &values[1..] {
-        let cut = std::str::from_utf8(cut).unwrap();
-        assert!(cut.ends_with(MARK), "{cut}");
-    }
-    assert!(values[1].starts_with("é€😀é".as_bytes()));
-    assert!(values[2].starts_with(b"[1, 1, 1"));
-    // The two cut values share one cap (the wide one may keep up to three
-    // bytes less, to end on a character).
-    assert!(values[2].len() - values[1].len() < 4);
 }
 
 #[test]

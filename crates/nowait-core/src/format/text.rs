@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use super::{
     append, escape_into, is_message, message_with, plain_len, push_u64, renamed_trace_key,
-    scalar_text, system_nanos, thread_width, Clock, Format, KnownSites, Location, MakeFormat,
-    Options, Piece, Resolved, SinkInfo,
+    scalar_text, system_nanos, Clock, Format, KnownSites, Location, MakeFormat, Options, Piece,
+    Resolved, SinkInfo,
 };
 use crate::event::{
     decode_field_name, Callsite, Event, FieldName, Item, SiteCache, SiteKey, SpanFields,
@@ -786,6 +786,14 @@ impl Format for TextFormat {
         escape_into(notice.message().as_bytes(), out);
         out.push(b'\n');
     }
+}
+
+/// The width a thread name is padded to: the longest name this sink has
+/// printed so far (`tracing-subscriber` keeps the longest of the process).
+fn thread_width(width: &mut usize, name: &str) -> usize {
+    let len = name.chars().count();
+    *width = (*width).max(len);
+    *width
 }
 
 #[cfg(test)]
