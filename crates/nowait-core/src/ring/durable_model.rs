@@ -40,7 +40,7 @@
 //! mapping as it is. The check then runs recovery over it: the real
 //! [`scan`] over the ring's region (the production byte layout, built
 //! here store by store), from the `taken` of the snapshot `gen` names, and
-//! the mirror completion of `durable::recover::complete` (the file's bytes
+//! the recovery's mirror completion (the file's bytes
 //! past the snapshot's `written`, then the mirror's up to its `appended`).
 //! Every committed record must come out exactly once, except those whose
 //! bytes a mirror overflow gave up (counted in the file, as in
@@ -166,7 +166,7 @@ struct Writer {
     buf: Vec<u8>,
     written: u64,
     appended: u64,
-    /// The slot (`durable::Slot`): offsets below are in the mirror or
+    /// The crash-durable file's slot: offsets below are in the mirror or
     /// written.
     mirrored: u64,
     /// `written` as last published.

@@ -166,7 +166,7 @@ pub(crate) struct Header {
     pub(crate) kind: u8,
     /// The low bits of the record's position divided by the capacity:
     /// after a crash, tells a header this claim wrote from one left by an
-    /// earlier lap (see `durable::recover`).
+    /// earlier lap (the crash-durable file's recovery reads it).
     pub(crate) lap: u16,
 }
 

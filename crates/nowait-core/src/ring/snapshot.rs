@@ -1,5 +1,5 @@
 //! What one crash-durable snapshot records of a file sink's mirror: the
-//! pure arithmetic the writer (`durable::DurableWriter`) and the protocol's
+//! pure arithmetic the crash-durable file's writer and the protocol's
 //! model (`ring::durable_model`) share, so that the model checks the
 //! ranges production publishes.
 

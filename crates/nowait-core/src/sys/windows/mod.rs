@@ -137,5 +137,5 @@ pub(crate) fn is_permanent(e: &io::Error) -> bool {
 }
 
 /// Whether a file must be closed before another can be renamed over its
-/// name (the crash-durable file's staging, `durable::take_path`).
+/// name (the crash-durable file's staging).
 pub(crate) const RENAME_NEEDS_CLOSE: bool = true;
