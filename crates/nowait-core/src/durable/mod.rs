@@ -70,12 +70,14 @@ use crate::sys::{self, FileId, Mapping};
 mod handover;
 mod recover;
 use crate::ring::snapshot::{slot_range, Phase};
-pub(crate) use handover::{hand_over, open_for};
 #[cfg(fuzzing)]
-pub(crate) use recover::recover_bytes;
+pub(crate) use handover::items;
+pub(crate) use handover::{hand_over, open_for};
 #[cfg(fuzzing)]
 pub(crate) use recover::stated_len;
 pub(crate) use recover::{canonical, Recovered, SinkFiles};
+#[cfg(fuzzing)]
+pub(crate) use recover::{recover_bytes, recover_into};
 
 /// How long `open` waits for a lock that is being released.
 const LOCK_WAIT: Duration = Duration::from_millis(100);
