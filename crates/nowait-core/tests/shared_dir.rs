@@ -284,6 +284,9 @@ const REFUSED: i32 = 77;
 struct Users {
     base: tempfile::TempDir,
     test: String,
+    /// The test binary the children run: this one, or a copy in `base`
+    /// where other users cannot reach this one (a build under `/root`).
+    exe: PathBuf,
 }
 
 impl Users {
@@ -299,26 +302,41 @@ impl Users {
         }
         let base = tempfile::tempdir().unwrap();
         fs::set_permissions(base.path(), fs::Permissions::from_mode(0o755)).unwrap();
-        let users = Users {
+        let mut users = Users {
             base,
             test: test.to_owned(),
+            exe: std::env::current_exe().unwrap(),
         };
-        // Can this binary run as the service's user at all?
-        let probe = users
-            .child(SERVICE_USER, "whoami", users.base.path())
-            .try_spawn();
-        match probe {
-            Ok(running) => {
-                let out = running.output();
-                assert!(out.status.success(), "the probe as uid {SERVICE}: {out:?}");
-            }
-            Err(e) => {
-                return skip(format!(
-                    "cannot run this test binary as uid {SERVICE} ({e})"
-                ))
-            }
+        // Can this binary run as the service's user at all? If the user
+        // cannot reach it, a copy of it in `base` can.
+        let mut probe = users.probe();
+        if probe
+            .as_ref()
+            .is_err_and(|e| e.kind() == std::io::ErrorKind::PermissionDenied)
+        {
+            let copy = users.base.path().join("test-binary");
+            fs::copy(&users.exe, &copy).unwrap();
+            fs::set_permissions(&copy, fs::Permissions::from_mode(0o755)).unwrap();
+            users.exe = copy;
+            probe = users.probe();
+        }
+        if let Err(e) = probe {
+            return skip(format!(
+                "cannot run this test binary as uid {SERVICE} ({e})"
+            ));
         }
         Some(users)
+    }
+
+    /// Runs the child that only checks who it is, as the service's user:
+    /// an error if it cannot be started, a failure if it fails.
+    fn probe(&self) -> std::io::Result<()> {
+        let out = self
+            .child(SERVICE_USER, "whoami", self.base.path())
+            .try_spawn()?
+            .output();
+        assert!(out.status.success(), "the probe as uid {SERVICE}: {out:?}");
+        Ok(())
     }
 
     /// A new shared directory of kind `shared`, named `name`.
@@ -338,7 +356,7 @@ impl Users {
 
     /// This binary's entry, as `user`, in role `role`, on `dir`.
     fn child(&self, user: User, role: &str, dir: &Path) -> Child {
-        Child::new(ENTRY, role)
+        Child::of_binary(&self.exe, ENTRY, role)
             .user(user.uid, user.gid)
             .env(DIR_VAR, dir)
             .env(USER_VAR, format!("{}:{}", user.uid, user.gid))

@@ -127,6 +127,12 @@ impl Child {
     /// If the path of the running binary is unknown.
     pub fn new(entry: &str, role: &str) -> Child {
         let exe = std::env::current_exe().expect("the test binary's path");
+        Child::of_binary(&exe, entry, role)
+    }
+
+    /// As [`Child::new`], with a copy of this test binary at `exe`
+    /// (for a child of another user, who may not reach the original).
+    pub fn of_binary(exe: &std::path::Path, entry: &str, role: &str) -> Child {
         let mut cmd = Command::new(exe);
         cmd.args(["--exact", entry, "--nocapture", "--test-threads=1"])
             .env(ROLE_VAR, role)
