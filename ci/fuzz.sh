@@ -15,8 +15,9 @@ for t in $targets; do
   cp -r corpus/"$t"/. "$corpus"/ 2>/dev/null || true
   cp -r ../crates/nowait-core/tests/fuzz-regressions/"$t"/. "$corpus"/ 2>/dev/null || true
   out=$(mktemp)
+  # -timeout: one input that hangs fails the run in a minute.
   if ! cargo +nightly fuzz run "$t" "$corpus" -- -max_total_time="$seconds" -rss_limit_mb=2048 \
-      -max_len=262144 >"$out" 2>&1; then
+      -max_len=262144 -timeout=60 >"$out" 2>&1; then
     tail -40 "$out"
     echo "fuzz $t: FAILED (input in fuzz/artifacts/$t/)"
     exit 1

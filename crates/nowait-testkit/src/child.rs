@@ -30,6 +30,8 @@
 //!   --test-threads=1`), with [`ROLE_VAR`] set to the role and the
 //!   variables given with [`Child::env`]; the rest of the environment is
 //!   inherited.
+//! - With [`Child::user`] (Unix, as root) the child is a process of
+//!   another user: that user and group, no supplementary groups.
 //! - Its stdin, stdout and stderr are null unless the parent asks for
 //!   more: a pipe it handles itself ([`Child::stdout`] and the like), or
 //!   a capture ([`Child::capture_stdout`], [`Child::capture_stderr`]),
@@ -125,6 +127,12 @@ impl Child {
     /// If the path of the running binary is unknown.
     pub fn new(entry: &str, role: &str) -> Child {
         let exe = std::env::current_exe().expect("the test binary's path");
+        Child::of_binary(&exe, entry, role)
+    }
+
+    /// As [`Child::new`], with a copy of this test binary at `exe`
+    /// (for a child of another user, who may not reach the original).
+    pub fn of_binary(exe: &std::path::Path, entry: &str, role: &str) -> Child {
         let mut cmd = Command::new(exe);
         cmd.args(["--exact", entry, "--nocapture", "--test-threads=1"])
             .env(ROLE_VAR, role)
@@ -202,13 +210,36 @@ impl Child {
         self
     }
 
+    /// Runs the child as user `uid` and group `gid`, with no
+    /// supplementary groups (std drops them when it changes the user, and
+    /// sets the real, effective and saved ids alike): a process of another
+    /// user, for tests of what users can do to each other. Needs root (or
+    /// `CAP_SETUID` and `CAP_SETGID`), and a test binary that user may
+    /// run; [`Child::try_spawn`] says when either is missing.
+    #[cfg(unix)]
+    pub fn user(mut self, uid: u32, gid: u32) -> Child {
+        use std::os::unix::process::CommandExt;
+        self.cmd.uid(uid).gid(gid);
+        self
+    }
+
     /// Starts the child.
     ///
     /// # Panics
     ///
     /// If the process cannot be started.
-    pub fn spawn(mut self) -> Running {
-        let mut child = self.cmd.spawn().expect("starting the child process");
+    pub fn spawn(self) -> Running {
+        self.try_spawn().expect("starting the child process")
+    }
+
+    /// Starts the child, or says why it cannot be (the binary cannot be
+    /// run, the user cannot be changed).
+    ///
+    /// # Errors
+    ///
+    /// The error of `fork`, of changing the user or of `exec`.
+    pub fn try_spawn(mut self) -> std::io::Result<Running> {
+        let mut child = self.cmd.spawn()?;
         let kill_at = self.kill_after.map(|after| Instant::now() + after);
         let stdout = match self.capture_stdout {
             true => Some(read_on_a_thread(child.stdout.take().unwrap())),
@@ -218,14 +249,14 @@ impl Child {
             true => Some(read_on_a_thread(child.stderr.take().unwrap())),
             false => None,
         };
-        Running {
+        Ok(Running {
             child,
             limit: self.timeout,
             kill_at,
             status: None,
             stdout,
             stderr,
-        }
+        })
     }
 
     /// Starts the child with stdout and stderr captured and waits for its

@@ -85,6 +85,15 @@ pub(crate) fn hand_over(
     Ok(())
 }
 
+/// What goes into the new logger's ring, in order: the notices (plain
+/// text warnings), then the records.
+pub(crate) fn items(recovered: Recovered) -> Vec<(Level, u8, Vec<u8>)> {
+    (recovered.notices.into_iter())
+        .map(|n| (Level::Warn, kind::TEXT, n.into_bytes()))
+        .chain(recovered.records)
+        .collect()
+}
+
 /// What a crash-durable file held when its process died, pushed into the
 /// new logger's ring before any new record (the logger is not handed out
 /// yet): the notices, then the records.
@@ -98,10 +107,7 @@ struct Recovery {
 impl Recovery {
     fn new(recovered: Recovered) -> Recovery {
         let total = recovered.records.len();
-        let items: Vec<_> = (recovered.notices.into_iter())
-            .map(|n| (Level::Warn, kind::TEXT, n.into_bytes()))
-            .chain(recovered.records)
-            .collect();
+        let items = items(recovered);
         Recovery {
             items: items.into_iter(),
             total,

@@ -77,9 +77,11 @@ mod recover;
 
 pub(crate) use commit::{DurableWriter, SinkView};
 pub(crate) use file::{note_writer_crash, DurableFile};
-pub(crate) use handover::{hand_over, open_for};
 #[cfg(fuzzing)]
-pub(crate) use recover::recover_bytes;
+pub(crate) use handover::items;
+pub(crate) use handover::{hand_over, open_for};
 #[cfg(fuzzing)]
 pub(crate) use recover::stated_len;
 pub(crate) use recover::SinkFiles;
+#[cfg(fuzzing)]
+pub(crate) use recover::{recover_bytes, recover_into};

@@ -533,6 +533,50 @@ pub(crate) fn recover_bytes(bytes: &[u8], sinks: &[SinkFiles<'_>]) -> Recovered 
     }
 }
 
+/// Recovers a whole dead file given as bytes (as [`recover_bytes`]) into
+/// the file sinks of a logger that writes `dir/app.log` (a file sink) and
+/// `rolling` (whose directory is in `dir`), for the `durable_sinks` fuzz
+/// target. So that the input can name those files, a stored path that
+/// starts with `/fuzz/` is taken as one in `dir` (if it still fits its
+/// identity copy), and identity words `(u64::MAX, u64::MAX)` as those of
+/// `dir/app.log`; `dir` is canonical.
+#[cfg(fuzzing)]
+pub(crate) fn recover_into(bytes: &mut [u8], dir: &Path, rolling: &Rolling) -> Recovered {
+    let app = dir.join("app.log");
+    let dir_bytes = dir.as_os_str().as_encoded_bytes();
+    for copy in 0..SLOTS * 2 {
+        let ident = IDENTS + copy * IDENT_SIZE;
+        let Some(ident_bytes) = bytes.get_mut(ident..ident + IDENT_SIZE) else {
+            break;
+        };
+        if u64_at(ident_bytes, 0) == u64::MAX && u64_at(ident_bytes, 8) == u64::MAX {
+            if let Ok((dev, ino)) = sys::path_id(&app) {
+                ident_bytes[..8].copy_from_slice(&dev.to_le_bytes());
+                ident_bytes[8..16].copy_from_slice(&ino.to_le_bytes());
+            }
+        }
+        let Some(len) = usize::try_from(u64_at(ident_bytes, 16))
+            .ok()
+            .filter(|&n| n <= IDENT_SIZE - IDENT_PATH)
+        else {
+            continue;
+        };
+        let path = &ident_bytes[IDENT_PATH..IDENT_PATH + len];
+        let Some(rest) = path.strip_prefix(b"/fuzz") else {
+            continue;
+        };
+        if !rest.starts_with(b"/") {
+            continue;
+        }
+        let new = [dir_bytes, rest].concat();
+        if new.len() <= IDENT_SIZE - IDENT_PATH {
+            ident_bytes[IDENT_PATH..IDENT_PATH + new.len()].copy_from_slice(&new);
+            ident_bytes[16..24].copy_from_slice(&(new.len() as u64).to_le_bytes());
+        }
+    }
+    recover_bytes(bytes, &[SinkFiles::File(&app), SinkFiles::Rolling(rolling)])
+}
+
 /// The length a dead file's header states, if it checks out (for the fuzz
 /// target, which pads its input to it).
 #[cfg(fuzzing)]

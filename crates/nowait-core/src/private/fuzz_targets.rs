@@ -4,6 +4,8 @@
 //! allocation beyond what the input's length bounds, no unbounded
 //! recursion. Not part of the public API.
 
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use crate::event::{register_callsite, register_foreign_thread, Callsite, SiteKey, ITEM_THREAD};
@@ -453,6 +455,184 @@ pub fn durable_recover(data: &[u8]) {
     assert!(out.notices.iter().all(|n| !n.is_empty()));
 }
 
+/// 2026-01-05T12:00:00Z, the rolling sink's clock in [`durable_sinks`].
+fn jan_5() -> std::time::SystemTime {
+    std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_767_614_400)
+}
+
+/// Every regular file under `dir`, by its path from there, with its bytes.
+fn files_under(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
+    let mut files = BTreeMap::new();
+    let mut todo = vec![PathBuf::new()];
+    while let Some(rel) = todo.pop() {
+        let entries = std::fs::read_dir(dir.join(&rel)).expect("the harness's directory");
+        for entry in entries {
+            let entry = entry.expect("a directory entry");
+            let path = rel.join(entry.file_name());
+            let kind = entry.file_type().expect("a file type");
+            if kind.is_dir() {
+                todo.push(path);
+            } else {
+                assert!(kind.is_file(), "{}: made by recovery", path.display());
+                let bytes = std::fs::read(dir.join(&path)).expect("a file of the harness");
+                files.insert(path, bytes);
+            }
+        }
+    }
+    files
+}
+
+/// A dead process's crash-durable file recovered into real sinks
+/// (`fuzz_targets/durable_sinks.rs`), in `dir`, a directory of this
+/// process's that the target owns (it puts `dir/work` back as it starts
+/// on every call). The input is the file, padded as [`durable_recover`] pads it;
+/// the recovering logger has a file sink, `work/app.log`, and a daily
+/// rolling sink in `work/roll` (`app.DATE.log`), and a stored path
+/// `/fuzz/NAME` in the input names `work/NAME` (see
+/// `durable::recover_into`), so that the file's pending bytes can be
+/// completed into them.
+///
+/// Recovery touches no file but those sinks' own: the file sink's and the
+/// rolling sink's named files are only appended to (a rolling name may be
+/// created), any other file (`work/outside/victim`) stays as it was, and
+/// nothing else is made. What recovery hands the new logger (its notices,
+/// then the records, in the order the build pushes them) goes through
+/// Text (plain, and every option with colours), JSON (the
+/// `tracing-subscriber` schema flattened with every option, and nowait's),
+/// logfmt and `Plain`: each is one line with nothing raw in it.
+pub fn durable_sinks(data: &[u8], dir: &Path) {
+    const MAX: usize = 8 << 20;
+    let work = dir.join("work");
+    for sub in ["roll", "outside"] {
+        std::fs::create_dir_all(work.join(sub)).expect("the harness's directory");
+    }
+    let work = std::fs::canonicalize(&work).expect("the harness's directory");
+    let start: [(&str, &[u8]); 3] = [
+        ("app.log", b"an earlier line\n"),
+        ("roll/app.2026-01-05.log", b"an earlier line of today\n"),
+        ("outside/victim", b"not a log\n"),
+    ];
+    // Back to the start, touching only what the last call changed (a
+    // directory's metadata is slow to change on a journaling file system).
+    for (path, bytes) in files_under(&work) {
+        match start.iter().find(|(name, _)| Path::new(name) == path) {
+            Some((_, want)) if bytes == *want => {}
+            Some((_, want)) => {
+                std::fs::write(work.join(&path), want).expect("a file of the harness")
+            }
+            None => std::fs::remove_file(work.join(&path)).expect("a file of the harness"),
+        }
+    }
+    for (name, bytes) in start {
+        if !work.join(name).exists() {
+            std::fs::write(work.join(name), bytes).expect("a file of the harness");
+        }
+    }
+    let rolling = crate::rolling::Rolling::daily(work.join("roll"), "app")
+        .filename_suffix("log")
+        .clock(jan_5);
+    let before = files_under(&work);
+
+    let mut file = data.to_vec();
+    if let Some(len) = crate::durable::stated_len(data).filter(|&n| n <= MAX) {
+        file.resize(len.max(file.len()), 0);
+    }
+    let recovered = crate::durable::recover_into(&mut file, &work, &rolling);
+    assert!(recovered.notices.iter().all(|n| !n.is_empty()));
+
+    let naming = rolling.naming();
+    let sinks = |path: &Path| {
+        path == Path::new("app.log")
+            || (path.parent() == Some(Path::new("roll"))
+                && path
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .and_then(|n| naming.parse(n))
+                    .is_some_and(|(_, compressed)| !compressed))
+    };
+    let after = files_under(&work);
+    for (path, old) in &before {
+        assert!(after.contains_key(path), "{}: removed", path.display());
+        if !sinks(path) {
+            assert_eq!(&after[path], old, "{}: changed", path.display());
+        }
+    }
+    for (path, now) in &after {
+        assert!(
+            sinks(path) || before.contains_key(path),
+            "{}: made",
+            path.display()
+        );
+        let old = before.get(path).map_or(&[][..], Vec::as_slice);
+        assert!(
+            now.starts_with(old),
+            "{}: changed, not appended to",
+            path.display()
+        );
+    }
+
+    // Each format, whether it paints, whether it is logfmt.
+    let makes: [(Box<dyn MakeFormat>, bool, bool); 6] = [
+        (Box::new(Text::new().with_ansi(false)), false, false),
+        (
+            Box::new(
+                Text::new()
+                    .with_ansi(true)
+                    .with_thread_names(true)
+                    .with_thread_ids(true)
+                    .with_file(true)
+                    .with_line_number(true)
+                    .with_trace_ids(true),
+            ),
+            true,
+            false,
+        ),
+        (
+            Box::new(
+                Json::new()
+                    .with_thread_names(true)
+                    .with_thread_ids(true)
+                    .with_file(true)
+                    .with_line_number(true)
+                    .with_trace_ids(true)
+                    .flatten_event(true),
+            ),
+            false,
+            false,
+        ),
+        (Box::new(Json::nowait_schema()), false, false),
+        (
+            Box::new(
+                Logfmt::new()
+                    .with_file(true)
+                    .with_line_number(true)
+                    .with_thread_names(true)
+                    .with_thread_ids(true),
+            ),
+            false,
+            true,
+        ),
+        (Box::new(Plain), false, false),
+    ];
+    let sink = SinkInfo::new("fuzz", false);
+    let mut formats: Vec<_> = makes
+        .iter()
+        .map(|(make, painted, logfmt)| (make.make_format(&sink), *painted, *logfmt))
+        .collect();
+    let mut out = Vec::new();
+    for (level, kind, payload) in crate::durable::items(recovered) {
+        let record = Record::new(level, kind, &payload);
+        for (format, painted, logfmt) in &mut formats {
+            out.clear();
+            format.format(&record, &mut out);
+            check_line(&out, *painted, "durable");
+            if *logfmt {
+                check_logfmt(&out);
+            }
+        }
+    }
+}
+
 /// A binary log file (`fuzz_targets/binary_read.rs`): the first byte
 /// picks the size of the reads the rest is fed in (a file read as it
 /// grows), the rest is the file. The reader returns for every input; it
@@ -586,6 +766,32 @@ pub fn otlp_response(data: &[u8]) {
 #[cfg(feature = "otlp")]
 pub fn otlp_env(data: &[u8]) {
     crate::sink::otlp::fuzz_env(data);
+}
+
+/// The receiver's certificates for [`otlp_exchange`], PEM.
+#[cfg(feature = "otlp-tls")]
+#[derive(Debug, Clone)]
+pub struct ExchangeCerts {
+    /// The CA the client trusts.
+    pub ca: String,
+    /// The receiver's certificate chain, for `127.0.0.1`, leaf first.
+    pub chain: String,
+    /// The receiver's private key.
+    pub key: String,
+}
+
+/// The OTLP sink's whole exchange with a receiver
+/// (`fuzz_targets/otlp_exchange.rs`): the client, as a sink opens and
+/// drives it, against a receiver in memory whose bytes the input gives:
+/// plain HTTP, TLS bytes made up from the first, or after a real TLS 1.3
+/// or 1.2 handshake (with `certs`), records sealed with the receiver's
+/// keys or application data; cut into pieces of every size, ending or
+/// coming without end. The exchange must settle, at the end of the
+/// connection or by its timeout, within the reader's bound, and without
+/// an error that shows a control character.
+#[cfg(feature = "otlp-tls")]
+pub fn otlp_exchange(data: &[u8], certs: &ExchangeCerts) {
+    crate::sink::otlp::fuzz_exchange(data, &certs.ca, &certs.chain, &certs.key);
 }
 
 /// Names in a rolling sink's directory (`fuzz_targets/rolling_names.rs`):

@@ -95,11 +95,13 @@ pub mod filter {
 #[cfg(fuzzing)]
 pub mod fuzz {
     pub use crate::__fuzz::{
-        binary_read, durable_recover, filter_parse, format_event, limit_directives,
+        binary_read, durable_recover, durable_sinks, filter_parse, format_event, limit_directives,
         rolling_housekeeping, rolling_names,
     };
     #[cfg(feature = "otlp")]
     pub use crate::__fuzz::{otlp_env, otlp_response};
+    #[cfg(feature = "otlp-tls")]
+    pub use crate::__fuzz::{otlp_exchange, ExchangeCerts};
 }
 
 /// Where the macros find the OpenTelemetry span they are called in: a

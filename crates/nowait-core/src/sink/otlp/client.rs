@@ -29,9 +29,10 @@ use std::time::{Duration, Instant};
 
 use super::encode::{entry_len, fields, Envelope};
 use super::http::{request_head, Parsed, Reader, Response};
+use super::wire::Wire;
 use super::{Endpoint, Otlp};
 use crate::accounting::outcome::WriteOutcome;
-use crate::sys::{Peer, Sent, Stream};
+use crate::sys::{Sent, Stream};
 
 /// A `Retry-After` longer than this is cut to it: a receiver cannot keep
 /// the sink shedding for an hour with one header.
@@ -44,10 +45,11 @@ enum Phase {
     Waiting,
 }
 
-/// The OTLP sink's output.
+/// The OTLP sink's output, over the sink's socket (or, fuzzed, over a
+/// receiver in memory: [`Wire`]).
 #[derive(Debug)]
-pub(crate) struct Client {
-    conn: Stream,
+pub(crate) struct Client<W = Stream> {
+    conn: W,
     endpoint: Endpoint,
     envelope: Envelope,
     /// The user's headers, ready to copy into each request's head.
@@ -74,9 +76,28 @@ pub(crate) struct Client {
 }
 
 impl Client {
-    pub(crate) fn new(endpoint: Endpoint, envelope: Envelope, cfg: &Otlp) -> io::Result<Client> {
-        let conn = Stream::exchanging(Peer::Tcp(endpoint.addr))?;
-        Ok(Client {
+    /// The socket to poll for room (connecting, or sending).
+    pub(crate) fn poll_fd(&self) -> Option<crate::sys::Waitable<'_>> {
+        (self.phase == Phase::Sending && self.wants_write())
+            .then(|| self.conn.poll_fd())
+            .flatten()
+    }
+
+    /// The socket to poll for the answer (or a TLS handshake's bytes).
+    pub(crate) fn poll_read_fd(&self) -> Option<crate::sys::Waitable<'_>> {
+        let reading = match self.phase {
+            Phase::Waiting => true,
+            Phase::Sending => !self.wants_write(),
+            Phase::Idle => false,
+        };
+        reading.then(|| self.conn.read_fd()).flatten()
+    }
+}
+
+impl<W: Wire> Client<W> {
+    /// The client of `endpoint` over `conn` (its connect started).
+    pub(crate) fn new(conn: W, endpoint: Endpoint, envelope: Envelope, cfg: &Otlp) -> Client<W> {
+        Client {
             conn,
             endpoint,
             envelope,
@@ -95,12 +116,12 @@ impl Client {
             retry_after: None,
             #[cfg(feature = "otlp-tls")]
             tls: None,
-        })
+        }
     }
 
     /// Speaks TLS over the connection.
     #[cfg(feature = "otlp-tls")]
-    pub(crate) fn with_tls(mut self, session: super::tls::Session) -> Client {
+    pub(crate) fn with_tls(mut self, session: super::tls::Session) -> Client<W> {
         self.tls = Some(Box::new(session));
         self
     }
@@ -167,21 +188,23 @@ impl Client {
         self.conn.recv(buf)
     }
 
-    /// The socket to poll for room (connecting, or sending).
-    pub(crate) fn poll_fd(&self) -> Option<crate::sys::Waitable<'_>> {
-        (self.phase == Phase::Sending && self.wants_write())
-            .then(|| self.conn.poll_fd())
-            .flatten()
+    /// The connection (fuzzing: the receiver in memory).
+    #[cfg(all(fuzzing, feature = "otlp-tls"))]
+    pub(crate) fn wire(&self) -> &W {
+        &self.conn
     }
 
-    /// The socket to poll for the answer (or a TLS handshake's bytes).
-    pub(crate) fn poll_read_fd(&self) -> Option<crate::sys::Waitable<'_>> {
-        let reading = match self.phase {
-            Phase::Waiting => true,
-            Phase::Sending => !self.wants_write(),
-            Phase::Idle => false,
-        };
-        reading.then(|| self.conn.read_fd()).flatten()
+    /// The connection (fuzzing: the receiver in memory).
+    #[cfg(all(fuzzing, feature = "otlp-tls"))]
+    pub(crate) fn wire_mut(&mut self) -> &mut W {
+        &mut self.conn
+    }
+
+    /// What the answer's reader holds (fuzzing: its bounds): the bytes
+    /// read, and the chunked body copied out of them.
+    #[cfg(all(fuzzing, feature = "otlp-tls"))]
+    pub(crate) fn held(&self) -> (usize, usize) {
+        self.reader.held()
     }
 
     /// The bytes of the sink's buffer the request in flight carries.

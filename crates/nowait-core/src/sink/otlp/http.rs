@@ -313,6 +313,13 @@ impl Reader {
         self.head = None;
     }
 
+    /// What it holds: the bytes read, and the chunked body copied out
+    /// of them.
+    #[cfg(all(fuzzing, feature = "otlp-tls"))]
+    pub(crate) fn held(&self) -> (usize, usize) {
+        (self.buf.len(), self.body.len())
+    }
+
     /// Adds bytes read from the connection; `eof`: the connection ended.
     /// Never `Partial` at the end of the connection; after an answer
     /// (done or invalid), every call is invalid until [`Reader::clear`].

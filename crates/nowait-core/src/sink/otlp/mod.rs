@@ -38,15 +38,20 @@
 mod client;
 pub(crate) mod encode;
 mod env;
+#[cfg(all(fuzzing, feature = "otlp-tls"))]
+mod fuzz;
 mod http;
 mod open;
 #[cfg(feature = "otlp-tls")]
 mod tls;
+mod wire;
 
 pub(crate) use client::Client;
 pub(crate) use encode::MakeOtlp;
 #[cfg(fuzzing)]
 pub(crate) use env::fuzz_env;
+#[cfg(all(fuzzing, feature = "otlp-tls"))]
+pub(crate) use fuzz::fuzz_exchange;
 #[cfg(fuzzing)]
 pub(crate) use http::fuzz_response;
 pub(super) use open::{open, settle};
@@ -723,6 +728,18 @@ impl Otlp {
 
     /// The output: a connection started without waiting.
     pub(crate) fn open(&self) -> io::Result<Client> {
+        self.open_with(|endpoint| {
+            crate::sys::Stream::exchanging(crate::sys::Peer::Tcp(endpoint.addr))
+        })
+    }
+
+    /// The output over the connection `connect` makes for the endpoint
+    /// (the socket, or, fuzzed, a receiver in memory), once the settings
+    /// have checked out.
+    pub(crate) fn open_with<W: wire::Wire>(
+        &self,
+        connect: impl FnOnce(&Endpoint) -> io::Result<W>,
+    ) -> io::Result<Client<W>> {
         let endpoint = self
             .endpoint
             .clone()
@@ -732,7 +749,13 @@ impl Otlp {
             Some(name) => Some(tls::Session::new(&self.tls, name)?),
             None => None,
         };
-        let client = Client::new(endpoint, encode::Envelope::new(&self.resource()), self)?;
+        let conn = connect(&endpoint)?;
+        let client = Client::new(
+            conn,
+            endpoint,
+            encode::Envelope::new(&self.resource()),
+            self,
+        );
         #[cfg(feature = "otlp-tls")]
         let client = match session {
             Some(session) => client.with_tls(session),

@@ -60,8 +60,9 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{ClientConfig, ClientConnection, RootCertStore};
 
+use super::wire::Wire;
 use super::Otlp;
-use crate::sys::{Sent, Stream};
+use crate::sys::Sent;
 
 /// The largest PEM file read (a CA bundle is a few hundred KiB).
 pub(crate) const MAX_PEM: u64 = 4 << 20;
@@ -367,11 +368,11 @@ impl fmt::Debug for Session {
     }
 }
 
-/// The socket as rustls's reader and writer: a socket that would block is
-/// `WouldBlock`.
-struct Io<'a>(&'a mut Stream);
+/// The connection as rustls's reader and writer: a socket that would
+/// block is `WouldBlock`.
+struct Io<'a, W>(&'a mut W);
 
-impl io::Write for Io<'_> {
+impl<W: Wire> io::Write for Io<'_, W> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         match self.0.send(buf) {
             Sent::Wrote(n) => Ok(n),
@@ -385,7 +386,7 @@ impl io::Write for Io<'_> {
     }
 }
 
-impl io::Read for Io<'_> {
+impl<W: Wire> io::Read for Io<'_, W> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         match self.0.recv(buf)? {
             Some(n) => Ok(n),
@@ -462,9 +463,9 @@ impl Session {
     /// until all of it went out (`Ok(true)`) or the socket would block
     /// (`Ok(false)`); never waits, and fails with `TimedOut` once
     /// `deadline` has passed.
-    pub(crate) fn send(
+    pub(crate) fn send<W: Wire>(
         &mut self,
-        stream: &mut Stream,
+        stream: &mut W,
         req: &[u8],
         sent: &mut usize,
         deadline: Deadline,
@@ -515,12 +516,12 @@ impl Session {
         }
     }
 
-    /// Reads the answer's plaintext, as [`Stream::recv`] does bytes:
+    /// Reads the answer's plaintext, as [`Wire::recv`] does bytes:
     /// `Ok(Some(0))` at the end, `Ok(None)` if nothing came yet; fails
     /// with `TimedOut` once `deadline` has passed.
-    pub(crate) fn recv(
+    pub(crate) fn recv<W: Wire>(
         &mut self,
-        stream: &mut Stream,
+        stream: &mut W,
         buf: &mut [u8],
         deadline: Deadline,
     ) -> io::Result<Option<usize>> {
@@ -556,7 +557,7 @@ impl Session {
 /// verify...): the alert rustls queued for it goes out first, once,
 /// without waiting (a socket with no room drops it), so that the
 /// receiver learns why the connection ends.
-fn alerted(conn: &mut ClientConnection, stream: &mut Stream, e: rustls::Error) -> io::Error {
+fn alerted<W: Wire>(conn: &mut ClientConnection, stream: &mut W, e: rustls::Error) -> io::Error {
     while conn.wants_write() {
         if conn.write_tls(&mut Io(stream)).map_or(true, |n| n == 0) {
             break;
@@ -595,7 +596,7 @@ mod tests {
     #[cfg(not(miri))]
     #[test]
     fn a_handshake_past_the_deadline_fails() {
-        use crate::sys::Peer;
+        use crate::sys::{Peer, Stream};
         use std::time::Duration;
 
         // A listener that never answers (the kernel accepts the connect).
@@ -621,7 +622,7 @@ mod tests {
     #[cfg(not(miri))]
     #[test]
     fn endless_records_without_plaintext_stop_at_the_deadline() {
-        use crate::sys::Peer;
+        use crate::sys::{Peer, Stream};
         use rustls::crypto::cipher::{OutboundChunks, OutboundPlainMessage};
         use rustls::{ContentType, ProtocolVersion, ServerConnection};
         use std::io::Write as _;
