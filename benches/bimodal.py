@@ -15,7 +15,13 @@ medians) when that gap is wider than 25 % of the lower group's median.
 
     python3 benches/bimodal.py [--procs 40] [--fronts nowait-macro-drop,nowait-layer]
                                [--aslr on,off] [--batches 500] [--name bimodal]
-                               [--quill PATH]
+                               [--thp madvise,always] [--quill PATH]
+
+`--thp madvise,always` (root only) adds transparent huge pages as a
+dimension: before each process the system's setting
+(/sys/kernel/mm/transparent_hugepage/enabled) is set to the variant's, and
+it is restored at the end. With `always`, the ring's memory (and quill's
+queues) can be backed by 2 MiB pages; with `madvise`, only what asks.
 
 `--quill` adds quill's own hot-path benchmark as a variant: build it from
 quill's `benchmarks/hot_path_latency/quill_hot_path_rdtsc_clock.cpp` with
@@ -95,6 +101,19 @@ def one_quill(binary, aslr):
     return out
 
 
+THP = "/sys/kernel/mm/transparent_hugepage/enabled"
+
+
+def thp_setting():
+    with open(THP) as f:
+        return f.read().split("[")[1].split("]")[0]
+
+
+def set_thp(mode):
+    with open(THP, "w") as f:
+        f.write(mode)
+
+
 def summary(values):
     values = sorted(values)
     med = statistics.median(values)
@@ -121,27 +140,39 @@ def main():
     ap.add_argument("--fronts", default="nowait-macro-drop,nowait-layer")
     ap.add_argument("--aslr", default="on,off")
     ap.add_argument("--batches", type=int, default=500)
+    ap.add_argument("--thp", default=None, help="e.g. madvise,always (root: sets the system's THP mode)")
     ap.add_argument("--name", default="bimodal")
     ap.add_argument("--quill", help="quill's hot_path_latency binary, run as one more variant")
     args = ap.parse_args()
     fronts = args.fronts.split(",")
     modes = [m == "on" for m in args.aslr.split(",")]
+    thps = args.thp.split(",") if args.thp else [None]
     binary = bench_binary()
-    variants = [(f, a) for f in fronts for a in modes]
+    variants = [(f, a, h) for f in fronts for a in modes for h in thps]
     if args.quill:
-        variants += [("quill", a) for a in modes]
-    runs = {f"{f} aslr={'on' if a else 'off'}": [] for f, a in variants}
+        variants += [("quill", a, h) for a in modes for h in thps]
+
+    def key_of(front, aslr, thp):
+        return f"{front} aslr={'on' if aslr else 'off'}" + (f" thp={thp}" if thp else "")
+
+    runs = {key_of(*v): [] for v in variants}
     if args.quill:
         print("quill: its own benchmark, its iterations as built", file=sys.stderr)
+    thp_before = thp_setting() if args.thp else None
     start = time.time()
-    for p in range(args.procs):
-        for front, aslr in variants:
-            key = f"{front} aslr={'on' if aslr else 'off'}"
-            if front == "quill":
-                runs[key].append(one_quill(args.quill, aslr))
-            else:
-                runs[key].append(one(binary, front, aslr, args.batches))
-        print(f"round {p + 1}/{args.procs} ({time.time() - start:.0f} s)", file=sys.stderr)
+    try:
+        for p in range(args.procs):
+            for front, aslr, thp in variants:
+                if thp:
+                    set_thp(thp)
+                if front == "quill":
+                    runs[key_of(front, aslr, thp)].append(one_quill(args.quill, aslr))
+                else:
+                    runs[key_of(front, aslr, thp)].append(one(binary, front, aslr, args.batches))
+            print(f"round {p + 1}/{args.procs} ({time.time() - start:.0f} s)", file=sys.stderr)
+    finally:
+        if thp_before:
+            set_thp(thp_before)
     table = {}
     for key, procs in runs.items():
         for t in (1, 2):
@@ -157,7 +188,8 @@ def main():
              "",
              f"`python3 benches/bimodal.py {' '.join(sys.argv[1:])}`: quill's method "
              f"({args.batches} batches of 20 calls per thread count), one process per run, "
-             "variants interleaved, `taskset -c 0,1`; `aslr=off` is `setarch -R`. "
+             "variants interleaved, `taskset -c 0,1`; `aslr=off` is `setarch -R`; `thp=` is the "
+             "system's transparent huge pages setting while the process ran. "
              "Nanoseconds; every process's numbers in the JSON.",
              "",
              "| variant | p50 min | p50 median | p50 max | within 10 % | modes (n @ median) | p99.9 median |",
