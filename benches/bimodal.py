@@ -15,13 +15,19 @@ medians) when that gap is wider than 25 % of the lower group's median.
 
     python3 benches/bimodal.py [--procs 40] [--fronts nowait-macro-drop,nowait-layer]
                                [--aslr on,off] [--batches 500] [--name bimodal]
-                               [--thp madvise,always] [--quill PATH]
+                               [--thp madvise,always] [--quill PATH] [--window W]
 
 `--thp madvise,always` (root only) adds transparent huge pages as a
 dimension: before each process the system's setting
 (/sys/kernel/mm/transparent_hugepage/enabled) is set to the variant's, and
 it is restored at the end. With `always`, the ring's memory (and quill's
 queues) can be backed by 2 MiB pages; with `madvise`, only what asks.
+
+A front end may carry the benchmark's knobs after `@`, joined by `+`:
+`nowait-macro-drop@NOWAIT_BENCH_CAPACITY=262144` is the macros with a
+256 KiB ring, a variant of its own. `--window W` also records the p50 of
+every W consecutive batches of the one-thread run, in time order: whether
+a process keeps its mode while it runs.
 
 `--quill` adds quill's own hot-path benchmark as a variant: build it from
 quill's `benchmarks/hot_path_latency/quill_hot_path_rdtsc_clock.cpp` with
@@ -60,19 +66,27 @@ def bench_binary():
     sys.exit("bimodal.py: cargo built no latency_load executable")
 
 
-def one(binary, front, aslr, batches):
+def one(binary, front, aslr, batches, window=None):
     cmd = ["taskset", "-c", "0,1"]
     if not aslr:
         cmd += ["setarch", platform.machine(), "-R"]
+    front, _, knobs = front.partition("@")
     cmd += [binary, "--child", "lat", front, "-"]
     env = dict(os.environ, NOWAIT_BENCH_SPACINGS="q20x2ms",
                NOWAIT_BENCH_BATCHES=str(batches))
+    for knob in filter(None, knobs.split("+")):
+        name, _, value = knob.partition("=")
+        env[name] = value
+    if window:
+        env["NOWAIT_BENCH_WINDOW"] = str(window)
     run = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
     for line in run.stdout.splitlines():
         if line.startswith("@@RESULT "):
             result = json.loads(line[len("@@RESULT "):])
             rows = {r["threads"]: r for r in result["spaced"]}
-            return {t: {"p50": rows[t]["p50_ns"], "p999": rows[t]["p999_ns"]}
+            extra = ("steady_p50_ns", "cpus", "tsc_ns_per_1e9_ticks", "window_p50_ns")
+            return {t: dict({"p50": rows[t]["p50_ns"], "p999": rows[t]["p999_ns"]},
+                            **{k: rows[t][k] for k in extra if k in rows[t]})
                     for t in (1, 2) if t in rows}
     raise RuntimeError(f"{' '.join(cmd)}: no result\n{run.stderr[-2000:]}")
 
@@ -142,6 +156,8 @@ def main():
     ap.add_argument("--batches", type=int, default=500)
     ap.add_argument("--thp", default=None, help="e.g. madvise,always (root: sets the system's THP mode)")
     ap.add_argument("--name", default="bimodal")
+    ap.add_argument("--window", type=int, default=None,
+                    help="also record the p50 of every WINDOW consecutive batches (one thread)")
     ap.add_argument("--quill", help="quill's hot_path_latency binary, run as one more variant")
     args = ap.parse_args()
     fronts = args.fronts.split(",")
@@ -168,7 +184,7 @@ def main():
                 if front == "quill":
                     runs[key_of(front, aslr, thp)].append(one_quill(args.quill, aslr))
                 else:
-                    runs[key_of(front, aslr, thp)].append(one(binary, front, aslr, args.batches))
+                    runs[key_of(front, aslr, thp)].append(one(binary, front, aslr, args.batches, args.window))
             print(f"round {p + 1}/{args.procs} ({time.time() - start:.0f} s)", file=sys.stderr)
     finally:
         if thp_before:
@@ -201,6 +217,37 @@ def main():
         lines.append(f"| {key} | {s['p50']['min']:.0f} | {s['p50']['median']:.0f} | "
                      f"{s['p50']['max']:.0f} | {s['p50']['within_10pct']}/{s['p50']['n']} | "
                      f"{modes_txt} | {s['p999']['median']:.0f} |")
+    spans = {}
+    for key, procs in runs.items():
+        ratios = [max(w) / min(w) for r in procs
+                  for w in [r.get(1, {}).get("window_p50_ns") or []] if len(w) > 1 and min(w) > 0]
+        if ratios:
+            spans[key] = ratios
+    if spans:
+        lines += ["",
+                  f"Within one process (one thread, p50 of every {args.window} batches in "
+                  "time order): the slowest window over the fastest.",
+                  "",
+                  "| variant | processes | median slowest/fastest | processes whose windows "
+                  "differ by more than 1.25x |",
+                  "|---|---:|---:|---:|"]
+        for key, ratios in spans.items():
+            lines.append(f"| {key} | {len(ratios)} | {statistics.median(ratios):.2f} | "
+                         f"{sum(1 for x in ratios if x > 1.25)} |")
+    # Same-round ratios against the first variant: each round runs every
+    # variant within seconds, so the host's state cancels in part.
+    keys = list(runs)
+    if len(keys) > 1:
+        base = keys[0]
+        lines += ["", f"Per-round ratio of p50 against `{base}` (median over rounds):", "",
+                  "| variant | x1 | x2 |", "|---|---:|---:|"]
+        for key in keys[1:]:
+            cells = []
+            for t in (1, 2):
+                rs = [b[t]["p50"] and r[t]["p50"] / b[t]["p50"]
+                      for r, b in zip(runs[key], runs[base]) if t in r and t in b and b[t]["p50"]]
+                cells.append(f"{statistics.median(rs):.2f}" if rs else "")
+            lines.append(f"| {key} | {cells[0]} | {cells[1]} |")
     with open(out + ".md", "w") as f:
         f.write("\n".join(lines) + "\n")
     print("\n".join(lines))

@@ -246,7 +246,18 @@ impl Job for LatJob<'_> {
                 } else {
                     timer.p50
                 };
+                let windows = window_p50s(&samples, threads, overhead);
+                let extra = measure::take_batch_extra();
                 let mut row = Quantiles::of(samples, overhead).to_json();
+                if spacing == Spacing::Batch {
+                    let steady: Vec<f64> = extra.iter().flat_map(|x| x.steady.clone()).collect();
+                    row["steady_p50_ns"] = json!(round1(Quantiles::of(steady, 0.0).p50));
+                    row["cpus"] = json!(extra.iter().map(|x| x.cpu).collect::<Vec<_>>());
+                    row["tsc_ns_per_1e9_ticks"] = json!(timer.ns(0, 1_000_000_000));
+                }
+                if let Some(w) = windows {
+                    row["window_p50_ns"] = json!(w);
+                }
                 row["threads"] = json!(threads);
                 row["spacing"] = json!(spacing.label());
                 row["how"] = json!(spacing.how());
@@ -267,6 +278,22 @@ impl Job for LatJob<'_> {
         let dropped = teardown();
         json!({"spaced": rows, "idle": idle, "records": calls, "dropped": dropped})
     }
+}
+
+/// With `NOWAIT_BENCH_WINDOW=W` and one thread: the p50 of each run of
+/// `W` consecutive samples, in time order (does a process change mode
+/// while it runs?).
+fn window_p50s(samples: &[f64], threads: usize, overhead: f64) -> Option<Vec<f64>> {
+    let w: usize = std::env::var("NOWAIT_BENCH_WINDOW").ok()?.parse().ok()?;
+    if threads != 1 || w == 0 {
+        return None;
+    }
+    Some(
+        samples
+            .chunks(w)
+            .map(|c| round1(Quantiles::of(c.to_vec(), overhead).p50))
+            .collect(),
+    )
 }
 
 struct TputJob {

@@ -250,6 +250,7 @@ fn batched_thread(
     call: &impl Fn(u64),
 ) -> (Vec<f64>, f64, usize) {
     let mut samples = Vec::with_capacity(n);
+    let mut steady = Vec::with_capacity(n);
     // xorshift64 with a fixed seed per thread: the same pauses every run.
     let mut seed = 0x9E37_79B9_7F4A_7C15u64 ^ first;
     let mut began = timer.now();
@@ -258,14 +259,17 @@ fn batched_thread(
         if k == warmup {
             began = timer.now();
         }
+        let outer = std::time::Instant::now();
         let s = timer.raw();
         for _ in 0..BATCH {
             call(i);
             i += 1;
         }
         let e = timer.raw();
+        let outer = outer.elapsed();
         if k >= warmup {
             samples.push(timer.ns(s, e) / BATCH as f64);
+            steady.push(outer.as_nanos() as f64 / BATCH as f64);
         }
         seed ^= seed << 13;
         seed ^= seed >> 7;
@@ -274,7 +278,42 @@ fn batched_thread(
         timer.spin_until(timer.now() + Duration::from_nanos(pause));
     }
     let period = (timer.now() - began).as_nanos() as f64 / n.max(1) as f64;
+    BATCH_EXTRA
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .push(BatchExtra {
+            steady,
+            cpu: current_cpu(),
+        });
     (samples, period, (warmup + n) * BATCH)
+}
+
+/// What a [`Spacing::Batch`] producer thread saw besides its TSC samples:
+/// the same batches timed by the OS's steady clock around the TSC region
+/// (a check on the TSC's calibration, which is made once per process), and
+/// the CPU the thread ran its last batch on.
+pub struct BatchExtra {
+    /// Per batch, ns per call by `std::time::Instant` (gross).
+    pub steady: Vec<f64>,
+    /// The thread's CPU at the end (`sched_getcpu`), if known.
+    pub cpu: Option<u32>,
+}
+
+/// Filled by each batch-spaced producer thread; taken by [`take_batch_extra`].
+static BATCH_EXTRA: std::sync::Mutex<Vec<BatchExtra>> = std::sync::Mutex::new(Vec::new());
+
+/// The [`BatchExtra`] of every batch-spaced thread since the last call.
+pub fn take_batch_extra() -> Vec<BatchExtra> {
+    std::mem::take(&mut *BATCH_EXTRA.lock().unwrap_or_else(|e| e.into_inner()))
+}
+
+/// The CPU the calling thread runs on, from `/proc/thread-self/stat`
+/// (field 39), where there is one.
+fn current_cpu() -> Option<u32> {
+    let stat = std::fs::read_to_string("/proc/thread-self/stat").ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    // `rest` starts at field 3: field 39 is index 36.
+    rest.split_whitespace().nth(36)?.parse().ok()
 }
 
 /// Untimed calls after each pause between bursts.

@@ -64,7 +64,15 @@ fn replay_with_seeds(target: &str, run: impl Fn(&[u8])) {
 
 #[test]
 fn binary_read() {
-    replay("binary_read", nowait_core::__private::fuzz::binary_read);
+    replay_with_seeds("binary_read", nowait_core::__private::fuzz::binary_read);
+}
+
+#[test]
+fn binary_compact() {
+    replay_with_seeds(
+        "binary_compact",
+        nowait_core::__private::fuzz::binary_compact,
+    );
 }
 
 #[test]

@@ -16,36 +16,45 @@
 //! or to keep the typed values and render them several ways later. Choose
 //! text when people or tools read the file as it is written.
 //!
-//! # The file (version 1)
+//! # The file (version 2)
 //!
-//! All integers are little-endian. A file is a sequence of frames; the
-//! first is the header, and a header may appear again later (a process
-//! that appends to the file starts with one), after which the keys of
-//! call sites and numbers of threads mean what the entries after it say.
+//! All fixed-size integers are little-endian; a varint is unsigned LEB128
+//! in its shortest form. A file is a sequence of frames; the first is the
+//! header, and a header may appear again later (a process that appends to
+//! the file starts with one), after which the call-site numbers, thread
+//! numbers and the time chain mean what the frames after it say.
 //!
 //! ```text
 //! header  := 0x89 "NWB" 0x0D 0x0A 0x1A 0x0A version:u32 0:u32   (16 bytes)
-//! frame   := header | tag:u8 len:u32 body[len]
-//! site    := tag 1: a call site, as the catalog encodes it (key, level, names, fields)
+//! frame   := header | tag:u8 len:varint body[len]
+//! site    := tag 1: a call site, as the catalog encodes it (number, level, names,
+//!            fields): events name it by its number (2, 3, ...)
 //! thread  := tag 2: a thread's number, name and id
-//! record  := tag 3: flags:u8 level:u8 kind:u8 [time:u64] payload
-//!            (flags bit 0: released from a backtrace buffer; bit 2: the
-//!            time is there, when the writer handled a record that does
-//!            not carry its own: a plain text record, a malformed event)
+//! record  := tag 3: head:u8 [kind:u8] [time:u64] payload
+//!            head: bits 5-7 the level; bit 0 released from a backtrace buffer;
+//!            bit 2 the time is there (the writer's, for a record without one of
+//!            its own); bit 3 the kind is there (else an event); bit 4 the payload
+//!            is a compact event
 //! notice  := tag 4: flags:u8 level:u8 time:u64 len:u32 message
 //!            [count:u64 reason:u8 site:len:u16 bytes rule:len:u16 bytes]
 //!            (flags bit 0: a backtrace's marker line; bit 1: the
 //!            suppressed-calls part is there)
+//! anchor  := tag 5: time:u64, what the next compact event's time differs from
 //! ```
 //!
-//! A record's payload is the ring's, byte for byte, except that its time
-//! is wall-clock nanoseconds (the writer converts a raw clock reading as
-//! the text formats do, so a rendering shows the same instant). Event
-//! payloads follow the event encoding (`event`); their call-site keys and
-//! thread numbers refer to the site and thread frames since the last
-//! header. Every file starts with a header and the site and thread frames
-//! its writer has emitted so far, so each file of a rolling set reads on
-//! its own.
+//! A compact event (`compact`) stores its time as the difference from the
+//! previous compact event's (or the last anchor's), its call sites as
+//! site-frame numbers, and its lengths and integers as varints; it reads
+//! back into the event encoding (`event`), byte for byte what the writer
+//! was handed, with its time in wall-clock nanoseconds. Any other record's
+//! payload is the ring's, byte for byte, except that an event's time is
+//! wall-clock nanoseconds and its call-site keys are site-frame numbers.
+//! Every file starts with a header, the site and thread frames its writer
+//! has emitted so far and an anchor, so each file of a rolling set reads
+//! on its own.
+//!
+//! Version 1 (read, no longer written) framed with a `u32` length, stored
+//! every record's payload as the ring's, and named call sites by key.
 //!
 //! # Reading untrusted files
 //!
@@ -79,16 +88,21 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod compact;
 mod read;
 mod write;
 
 pub use read::{Entry, ReadError, ReadErrorKind, Reader, Stop};
+pub(crate) use write::rebase;
 pub use write::Binary;
 
 /// The first eight bytes of a file (and of every header frame).
 pub(crate) const MAGIC: [u8; 8] = *b"\x89NWB\r\n\x1a\n";
-/// The format version this module writes, and the only one it reads.
-pub const VERSION: u32 = 1;
+/// The format version this module writes (it reads this one and every
+/// earlier one).
+pub const VERSION: u32 = 2;
+/// The first format version.
+pub(crate) const VERSION_1: u32 = 1;
 /// Bytes in a header frame.
 pub(crate) const HEADER_LEN: usize = 16;
 
@@ -100,6 +114,8 @@ pub(crate) const F_THREAD: u8 = crate::event::catalog::E_THREAD;
 pub(crate) const F_RECORD: u8 = 3;
 /// A notice.
 pub(crate) const F_NOTICE: u8 = 4;
+/// The time the next compact event's time differs from (version 2).
+pub(crate) const F_ANCHOR: u8 = 5;
 
 /// Record and notice flag: released from a backtrace buffer (a record), or
 /// a backtrace's marker line (a notice).
@@ -108,6 +124,12 @@ pub(crate) const FLAG_KEPT: u8 = 1;
 pub(crate) const FLAG_SUPPRESSED: u8 = 2;
 /// Record flag: the writer's time precedes the payload.
 pub(crate) const FLAG_TIME: u8 = 4;
+/// Record flag (version 2): the kind precedes the payload (else an event).
+pub(crate) const FLAG_KIND: u8 = 8;
+/// Record flag (version 2): the payload is a compact event.
+pub(crate) const FLAG_COMPACT: u8 = 16;
+/// Where the level is in a version-2 record's head byte.
+pub(crate) const LEVEL_SHIFT: u8 = 5;
 
 /// The longest frame body a reader accepts.
 pub(crate) const MAX_FRAME: usize = crate::ring::MAX_CAPACITY;
@@ -118,6 +140,47 @@ pub(crate) fn header() -> [u8; HEADER_LEN] {
     h[..8].copy_from_slice(&MAGIC);
     h[8..12].copy_from_slice(&VERSION.to_le_bytes());
     h
+}
+
+/// The compact form's fuzz target (see `__private::fuzz::binary_compact`).
+#[cfg(any(fuzzing, test))]
+pub(crate) fn fuzz_compact(data: &[u8]) {
+    struct ByKey;
+    impl compact::Names for ByKey {
+        fn site(&mut self, key: u64) -> u64 {
+            key
+        }
+        fn thread(&mut self, _number: u32) {}
+    }
+    let Some((&control, bytes)) = data.split_first() else {
+        return;
+    };
+    let prev = u64::from(control).wrapping_mul(0x0123_4567_89AB_CDEF);
+    let mut payload = vec![0x5A];
+    if let Some(time) = compact::decode(bytes, prev, &mut payload) {
+        let mut again = vec![0xA5];
+        assert!(compact::encode(
+            &payload[1..],
+            time,
+            prev,
+            &mut ByKey,
+            &mut again
+        ));
+        assert_eq!(again[1..], *bytes);
+    } else {
+        assert_eq!(payload, [0x5A]);
+    }
+    if bytes.len() >= 8 {
+        let time = u64::from_le_bytes(bytes[..8].try_into().unwrap_or_default());
+        let mut body = vec![0xA5];
+        if compact::encode(bytes, time, prev, &mut ByKey, &mut body) {
+            let mut back = vec![0x5A];
+            assert_eq!(compact::decode(&body[1..], prev, &mut back), Some(time));
+            assert_eq!(back[1..], *bytes);
+        } else {
+            assert_eq!(body, [0xA5]);
+        }
+    }
 }
 
 #[cfg(test)]

@@ -6,13 +6,16 @@
 //!    its last whole frame. Memory grows with the bytes read, never with
 //!    what a length field claims, and a frame longer than
 //!    [`MAX_FRAME`](super::MAX_FRAME) is an error before any of it is read.
-//! 2. Header frames check the magic and version, and start a new catalog
-//!    scope: the call-site keys and thread numbers after it are those of
-//!    the entries after it.
+//! 2. Header frames check the magic and version (each version's frames
+//!    are read as that version wrote them), and start a new scope: the
+//!    call-site and thread numbers after it are those of the entries
+//!    after it, and compact times count from zero until an anchor.
 //! 3. Site and thread frames go to the catalog reader
 //!    (`event::catalog`), which registers them here, deduplicated by
 //!    content and capped in bytes.
-//! 4. Record frames are rewritten for this process (keys and numbers of
+//! 4. A compact event is decoded back into the event encoding (`compact`:
+//!    checked lengths, output bounded by a small multiple of the input);
+//!    then every event is rewritten for this process (keys and numbers of
 //!    the catalog) by the one walk of the event grammar that recovery also
 //!    uses; notices are decoded field by field.
 //!
@@ -23,8 +26,8 @@ use std::io::{self, Read};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::{
-    FLAG_KEPT, FLAG_SUPPRESSED, FLAG_TIME, F_NOTICE, F_RECORD, F_SITE, F_THREAD, HEADER_LEN, MAGIC,
-    MAX_FRAME, VERSION,
+    compact, FLAG_COMPACT, FLAG_KEPT, FLAG_KIND, FLAG_SUPPRESSED, FLAG_TIME, F_ANCHOR, F_NOTICE,
+    F_RECORD, F_SITE, F_THREAD, HEADER_LEN, LEVEL_SHIFT, MAGIC, MAX_FRAME, VERSION, VERSION_1,
 };
 use crate::event::catalog::{rewrite_event, Catalog};
 use crate::event::{lookup_callsite, Event, FieldName, Item, SiteKey, Value};
@@ -77,6 +80,10 @@ pub struct Reader<R> {
     catalog: Catalog,
     /// Whether a header has been read (the input starts with one).
     started: bool,
+    /// The format version the last header stated.
+    version: u32,
+    /// The time the next compact event's difference counts from.
+    prev_time: u64,
     failed: bool,
 }
 
@@ -154,7 +161,8 @@ pub enum ReadErrorKind {
     NotBinaryLog,
     /// A header states a version this reader does not know.
     Version(u32),
-    /// A frame has a tag no version-1 file has: the file is damaged here.
+    /// A frame has a tag no file of its version has: the file is damaged
+    /// here.
     UnknownFrame(u8),
     /// A frame states a length past the limit: the file is damaged here.
     TooLong(u64),
@@ -198,7 +206,7 @@ impl fmt::Display for ReadError {
             ReadErrorKind::NotBinaryLog => write!(f, "not a nowait binary log file"),
             ReadErrorKind::Version(v) => write!(
                 f,
-                "at byte {at}: binary log format version {v}, this reader knows version {VERSION}"
+                "at byte {at}: binary log format version {v}, this reader knows versions {VERSION_1} to {VERSION}"
             ),
             ReadErrorKind::UnknownFrame(tag) => {
                 write!(f, "damaged at byte {at}: unknown frame tag {tag:#04x}")
@@ -558,6 +566,8 @@ impl<R: Read> Reader<R> {
             offset: 0,
             catalog,
             started: false,
+            version: VERSION,
+            prev_time: 0,
             failed: false,
         }
     }
@@ -643,8 +653,9 @@ impl<R: Read> Reader<R> {
         self.offset += n as u64;
     }
 
-    /// The next frame's bytes (`None`: the input ends first), or an error.
-    fn frame(&mut self) -> Result<Option<(u8, usize)>, ReadErrorKind> {
+    /// The next frame's tag, the bytes before its body and its bytes in
+    /// all (`None`: the input ends first), or an error.
+    fn frame(&mut self) -> Result<Option<(u8, usize, usize)>, ReadErrorKind> {
         if !self.fill(1).map_err(ReadErrorKind::Io)? {
             return Ok(None);
         }
@@ -674,27 +685,48 @@ impl<R: Read> Reader<R> {
                 return Err(not_ours);
             }
             let version = u32::from_le_bytes([h[8], h[9], h[10], h[11]]);
-            if version != VERSION {
+            if !(VERSION_1..=VERSION).contains(&version) {
                 return Err(ReadErrorKind::Version(version));
             }
-            return Ok(Some((MAGIC[0], HEADER_LEN)));
+            return Ok(Some((MAGIC[0], 0, HEADER_LEN)));
         }
-        if !matches!(tag, F_SITE | F_THREAD | F_RECORD | F_NOTICE) {
+        let known = match self.version {
+            VERSION_1 => matches!(tag, F_SITE | F_THREAD | F_RECORD | F_NOTICE),
+            _ => matches!(tag, F_SITE | F_THREAD | F_RECORD | F_NOTICE | F_ANCHOR),
+        };
+        if !known {
             return Err(ReadErrorKind::UnknownFrame(tag));
         }
-        if !self.fill(5).map_err(ReadErrorKind::Io)? {
-            return Ok(None);
-        }
-        let b = &self.buf[self.pos + 1..self.pos + 5];
-        let len = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        let (len, head) = if self.version == VERSION_1 {
+            if !self.fill(5).map_err(ReadErrorKind::Io)? {
+                return Ok(None);
+            }
+            let b = &self.buf[self.pos + 1..self.pos + 5];
+            (u64::from(u32::from_le_bytes([b[0], b[1], b[2], b[3]])), 5)
+        } else {
+            // The varint's bytes, as many as it has (ten at most).
+            let mut have = 1;
+            loop {
+                if !self.fill(1 + have).map_err(ReadErrorKind::Io)? {
+                    return Ok(None);
+                }
+                if self.buf[self.pos + have] & 0x80 == 0 || have == 10 {
+                    break;
+                }
+                have += 1;
+            }
+            let bytes = &self.buf[self.pos + 1..self.pos + 1 + have];
+            let (len, used) = compact::varint_at(bytes).ok_or(ReadErrorKind::Malformed)?;
+            (len, 1 + used)
+        };
         let len = usize::try_from(len)
             .ok()
             .filter(|&l| l <= MAX_FRAME)
-            .ok_or(ReadErrorKind::TooLong(u64::from(len)))?;
-        if !self.fill(5 + len).map_err(ReadErrorKind::Io)? {
+            .ok_or(ReadErrorKind::TooLong(len))?;
+        if !self.fill(head + len).map_err(ReadErrorKind::Io)? {
             return Ok(None);
         }
-        Ok(Some((tag, 5 + len)))
+        Ok(Some((tag, head, head + len)))
     }
 }
 
@@ -706,28 +738,42 @@ impl<R: Read> Iterator for Reader<R> {
             return None;
         }
         loop {
-            let (tag, len) = match self.frame() {
+            let (tag, head, len) = match self.frame() {
                 Ok(Some(frame)) => frame,
                 Ok(None) => return None,
                 Err(kind) => return self.fail(kind),
             };
             let at = self.offset;
             let frame = &self.buf[self.pos..self.pos + len];
+            let body = &frame[head..];
             match tag {
                 t if t == MAGIC[0] => {
                     self.started = true;
+                    self.version = u32::from_le_bytes([frame[8], frame[9], frame[10], frame[11]]);
+                    self.prev_time = 0;
                     self.catalog.forget_keys();
                 }
-                F_SITE | F_THREAD => self.catalog.add(tag, &frame[5..]),
+                F_SITE | F_THREAD => self.catalog.add(tag, body),
+                F_ANCHOR => {
+                    let Ok(time) = <[u8; 8]>::try_from(body) else {
+                        return self.fail(ReadErrorKind::Malformed);
+                    };
+                    self.prev_time = u64::from_le_bytes(time);
+                }
                 F_RECORD => {
-                    let Some(entry) = record(at, &frame[5..], &self.catalog) else {
+                    let entry = if self.version == VERSION_1 {
+                        record(at, body, &self.catalog)
+                    } else {
+                        record_v2(at, body, &self.catalog, &mut self.prev_time)
+                    };
+                    let Some(entry) = entry else {
                         return self.fail(ReadErrorKind::Malformed);
                     };
                     self.consume(len);
                     return Some(Ok(entry));
                 }
                 _ => {
-                    let Some(entry) = notice(at, &frame[5..]) else {
+                    let Some(entry) = notice(at, body) else {
                         return self.fail(ReadErrorKind::Malformed);
                     };
                     self.consume(len);
@@ -739,7 +785,67 @@ impl<R: Read> Iterator for Reader<R> {
     }
 }
 
-/// A record frame's body: `flags level kind payload`.
+/// A raw clock reading has no meaning here (the writer converts them):
+/// shown as the epoch, not as this process's clock.
+fn wall_only(t: u64) -> u64 {
+    if t >> 63 == 0 {
+        t
+    } else {
+        0
+    }
+}
+
+/// A version-2 record frame's body: `head [kind] [time] payload`, the
+/// payload a compact event or as the ring held it.
+fn record_v2(offset: u64, body: &[u8], catalog: &Catalog, prev: &mut u64) -> Option<Entry> {
+    let (&head, mut rest) = body.split_first()?;
+    let flags = head & ((1 << LEVEL_SHIFT) - 1);
+    if flags & !(FLAG_KEPT | FLAG_TIME | FLAG_KIND | FLAG_COMPACT) != 0 {
+        return None;
+    }
+    let level = Level::from_u8(head >> LEVEL_SHIFT)?;
+    let kind = if flags & FLAG_KIND != 0 {
+        let (&k, r) = rest.split_first()?;
+        rest = r;
+        k
+    } else {
+        kind::EVENT
+    };
+    let stamp = if flags & FLAG_TIME != 0 {
+        let (t, r) = rest.split_first_chunk::<8>()?;
+        rest = r;
+        Some(u64::from_le_bytes(*t))
+    } else {
+        None
+    };
+    let payload = if flags & FLAG_COMPACT != 0 {
+        if kind != kind::EVENT || stamp.is_some() {
+            return None;
+        }
+        let mut payload = Vec::with_capacity(rest.len().saturating_mul(2).min(MAX_FRAME));
+        *prev = compact::decode(rest, *prev, &mut payload)?;
+        rewrite_event(&mut payload, wall_only, catalog);
+        payload
+    } else {
+        let mut payload = rest.to_vec();
+        if kind == kind::EVENT {
+            rewrite_event(&mut payload, wall_only, catalog);
+        }
+        payload
+    };
+    Some(Entry {
+        offset,
+        level,
+        kept: flags & FLAG_KEPT != 0,
+        body: Body::Record {
+            kind,
+            stamp,
+            payload,
+        },
+    })
+}
+
+/// A version-1 record frame's body: `flags level kind payload`.
 fn record(offset: u64, body: &[u8], catalog: &Catalog) -> Option<Entry> {
     let [flags, level, kind, rest @ ..] = body else {
         return None;
@@ -753,9 +859,7 @@ fn record(offset: u64, body: &[u8], catalog: &Catalog) -> Option<Entry> {
     };
     let mut payload = payload.to_vec();
     if *kind == kind::EVENT {
-        // A raw clock reading has no meaning here (the writer converts
-        // them): shown as the epoch, not as this process's clock.
-        rewrite_event(&mut payload, |t| if t >> 63 == 0 { t } else { 0 }, catalog);
+        rewrite_event(&mut payload, wall_only, catalog);
     }
     Some(Entry {
         offset,

@@ -312,9 +312,12 @@ fn what_is_not_a_binary_log_is_refused_at_once() {
         assert_eq!(reader.stop(), Stop::Failed);
     }
     let mut newer = header();
-    newer[8] = 2;
+    newer[8..12].copy_from_slice(&(VERSION + 1).to_le_bytes());
     let err = Reader::new(&newer[..]).next().unwrap().unwrap_err();
-    assert!(matches!(err.kind(), ReadErrorKind::Version(2)), "{err}");
+    assert!(
+        matches!(err.kind(), ReadErrorKind::Version(v) if *v == VERSION + 1),
+        "{err}"
+    );
 }
 
 #[test]
@@ -336,7 +339,7 @@ fn damage_is_reported_at_the_frame_it_is_in() {
     );
     // A length past the cap.
     file[at] = F_RECORD;
-    file[at + 1..at + 5].copy_from_slice(&u32::MAX.to_le_bytes());
+    file[at + 1..at + 6].copy_from_slice(&[0xFF, 0xFF, 0xFF, 0xFF, 0x0F]);
     let err = Reader::new(&file[..]).nth(5).unwrap().unwrap_err();
     assert!(matches!(err.kind(), ReadErrorKind::TooLong(_)), "{err}");
 }
@@ -366,14 +369,41 @@ fn a_key_without_its_entry_names_no_call_site_here() {
     let mut buf = EventBuf::new();
     buf.begin_at(1_795_392_000_000_000_000, key);
     buf.str(FieldName::Index(0), "m");
-    let mut file = header().to_vec();
     let payload = buf.as_bytes();
+    // Version 1: the key as the process had it.
+    let mut file = header().to_vec();
+    file[8] = 1;
     file.push(F_RECORD);
     file.extend_from_slice(&((payload.len() + 3) as u32).to_le_bytes());
     file.extend_from_slice(&[0, Level::Info as u8, kind::EVENT]);
     file.extend_from_slice(payload);
     let entry = Reader::new(&file[..]).next().unwrap().unwrap();
     assert_eq!(entry.target(), "?");
+    // Version 2, the event as the ring holds it and compact: a site
+    // number no frame gives.
+    let head = (Level::Info as u8) << LEVEL_SHIFT;
+    let mut file = header().to_vec();
+    file.push(F_RECORD);
+    compact::put_varint(&mut file, payload.len() as u64 + 1);
+    file.push(head);
+    file.extend_from_slice(payload);
+    let entry = Reader::new(&file[..]).next().unwrap().unwrap();
+    assert_eq!(entry.target(), "?");
+    let mut body = vec![head | FLAG_COMPACT];
+    assert!(compact::encode(
+        payload,
+        1_795_392_000_000_000_000,
+        0,
+        &mut Numbered(7),
+        &mut body
+    ));
+    let mut file = header().to_vec();
+    file.push(F_RECORD);
+    compact::put_varint(&mut file, body.len() as u64);
+    file.extend_from_slice(&body);
+    let entry = Reader::new(&file[..]).next().unwrap().unwrap();
+    assert_eq!(entry.target(), "?");
+    assert_eq!(entry.time_nanos(), Some(1_795_392_000_000_000_000));
 }
 
 #[test]
@@ -402,16 +432,288 @@ fn entries_answer_the_filters_questions() {
     assert_eq!(entry.field("missing"), None);
 }
 
-/// Writes the committed version-1 sample (`tests/data/binary-v1.nwb`, read
-/// by `tests/binary_compat.rs`) and, next to it, its renderings by this
-/// build, which that test then holds every later build to. Run when the
-/// format version changes, as a new sample beside the old ones.
+/// The compact form's fuzz target holds over the workload's events, their
+/// compact bodies, and bytes that are neither.
+#[test]
+fn the_compact_fuzz_target_holds_over_the_workload() {
+    let mut next = crate::format::test_rng();
+    for item in workload() {
+        let Item::Record(_, kind::EVENT, payload, _) = item else {
+            continue;
+        };
+        let time = u64::from_le_bytes(payload[..8].try_into().unwrap());
+        let mut input = vec![(time % 251) as u8];
+        input.extend_from_slice(&payload);
+        fuzz_compact(&input);
+        let mut body = vec![input[0]];
+        let prev = u64::from(input[0]).wrapping_mul(0x0123_4567_89AB_CDEF);
+        if compact::encode(&payload, time, prev, &mut ByKey, &mut body) {
+            fuzz_compact(&body);
+            // One byte changed anywhere.
+            let at = 1 + next(body.len() as u64 - 1) as usize;
+            body[at] ^= 1 << next(8);
+            fuzz_compact(&body);
+        }
+        let noise: Vec<u8> = (0..next(64)).map(|_| next(256) as u8).collect();
+        fuzz_compact(&noise);
+    }
+}
+
+/// Names every call site by one number, for the compact encoder alone.
+struct Numbered(u64);
+
+impl compact::Names for Numbered {
+    fn site(&mut self, _key: u64) -> u64 {
+        self.0
+    }
+    fn thread(&mut self, _number: u32) {}
+}
+
+/// Names every call site by its key, so that decoding gives back the
+/// very payload encoded.
+struct ByKey;
+
+impl compact::Names for ByKey {
+    fn site(&mut self, key: u64) -> u64 {
+        key
+    }
+    fn thread(&mut self, _number: u32) {}
+}
+
+/// Every event the writer is handed reads back byte for byte from its
+/// compact form (its time already wall-clock), whatever time it follows;
+/// what the compact form refuses is what the event decoder finds
+/// malformed, and it is refused whole.
+#[test]
+fn compact_events_read_back_byte_for_byte() {
+    let mut compact = 0;
+    let mut refused = 0;
+    let mut prev = 1_795_392_000_000_000_000u64;
+    for item in workload() {
+        let Item::Record(_, kind::EVENT, payload, _) = item else {
+            continue;
+        };
+        let time = u64::from_le_bytes(payload[..8].try_into().unwrap());
+        let mut out = vec![0xAA];
+        if compact::encode(&payload, time, prev, &mut ByKey, &mut out) {
+            compact += 1;
+            let mut back = vec![0x55];
+            assert_eq!(compact::decode(&out[1..], prev, &mut back), Some(time));
+            assert_eq!(back[1..], payload[..]);
+            assert!(out.len() - 1 < payload.len(), "not smaller");
+            // A body cut anywhere decodes to nothing, and leaves the
+            // output as it was.
+            for cut in 1..out.len() - 1 {
+                let mut back = vec![0x55];
+                let whole = compact::decode(&out[1..cut], prev, &mut back);
+                assert!(whole.is_none() || back.len() > 1, "cut at {cut}");
+                if whole.is_none() {
+                    assert_eq!(back, [0x55]);
+                }
+            }
+            prev = time;
+        } else {
+            refused += 1;
+            assert_eq!(out, [0xAA]);
+            let event = crate::event::Event::parse(&payload);
+            let malformed = event.is_none_or(|e| {
+                e.items().any(|i| match i {
+                    crate::event::Item::Malformed => true,
+                    crate::event::Item::Span { fields, .. } => fields
+                        .items()
+                        .any(|f| !matches!(f, crate::event::Item::Field { .. })),
+                    _ => false,
+                })
+            });
+            assert!(malformed, "a well-formed event refused: {payload:?}");
+        }
+    }
+    assert!(compact > 500, "{compact} compact, {refused} refused");
+}
+
+/// The request line of the repository's binary_sink benchmark (three
+/// fields and a deferred message with two numbers) takes 40 bytes or
+/// fewer on disk, a third of its text line.
+#[test]
+fn a_request_event_is_a_third_of_its_text_line() {
+    static REQUEST: u8 = 0;
+    let key = SiteKey::of(&REQUEST);
+    register_callsite(
+        key,
+        Callsite::new(Level::Info, "app::http", "event")
+            .fields(vec!["status", "user", "latency_us", "message"])
+            .message_format("GET /api/v1/items/{} seq={}"),
+    );
+    let event = |time: u64, seq: u64| {
+        let mut buf = EventBuf::new();
+        buf.begin_at(time, key);
+        buf.u64(FieldName::Index(0), 200);
+        buf.str(FieldName::Index(1), "u1234");
+        buf.u64(FieldName::Index(2), 4_321);
+        buf.args(FieldName::Index(3), 2);
+        buf.arg_u64(54_321);
+        buf.arg_u64(seq);
+        buf.as_bytes().to_vec()
+    };
+    let items: Vec<Item> = (0..1000u64)
+        .map(|i| {
+            let time = 1_795_392_000_000_000_000 + i * 2_500;
+            Item::Record(Level::Info, kind::EVENT, event(time, 1_000_000 + i), false)
+        })
+        .collect();
+    let mut format = BinaryFormat::default();
+    let mut first = Vec::new();
+    feed(&mut format, &items[..1], &mut first);
+    let mut rest = Vec::new();
+    feed(&mut format, &items[1..], &mut rest);
+    let per_record = rest.len() as f64 / 999.0;
+    let mut text = Vec::new();
+    let mut direct = Text::new()
+        .with_ansi(false)
+        .make_format(&SinkInfo::new("t", false));
+    feed(&mut *direct, &items[1..], &mut text);
+    let text_per_record = text.len() as f64 / 999.0;
+    eprintln!("{per_record:.1} bytes a record, text {text_per_record:.1}");
+    assert!(
+        per_record <= 40.0 && per_record * 3.0 <= text_per_record,
+        "{per_record} bytes a record, text {text_per_record}"
+    );
+}
+
+/// A file started in front of records the sink formatted before (a
+/// rotation while they wait to be written) reads their times right: the
+/// anchor it starts with is rebased over them.
+#[test]
+fn a_file_started_in_front_of_unsent_records_reads_their_times() {
+    let items: Vec<Item> = workload().into_iter().take(120).collect();
+    let at = 1_795_392_009_000_000_000;
+    let mut format = BinaryFormat::default();
+    let mut first = Vec::new();
+    let mut unsent = Vec::new();
+    let mut second = Vec::new();
+    crate::format::with_render_time(at, || {
+        format.file_start(&mut first);
+        feed(&mut format, &items[..60], &mut first);
+        feed(&mut format, &items[60..], &mut unsent);
+        format.file_start(&mut second);
+    });
+    rebase(&mut second, &unsent);
+    second.extend_from_slice(&unsent);
+    let times = |file: &[u8]| -> Vec<Option<u64>> {
+        Reader::new(file)
+            .map(|e| e.unwrap())
+            .filter(|e| !e.is_notice())
+            .map(|e| e.time_nanos())
+            .collect()
+    };
+    let want: Vec<Option<u64>> = items[60..]
+        .iter()
+        .filter_map(|i| match i {
+            Item::Record(_, kind::EVENT, p, _) => {
+                Some(crate::event::Event::parse(p).map(|e| e.time_nanos()))
+            }
+            Item::Record(..) => Some(None),
+            Item::Notice(..) => None,
+        })
+        .collect();
+    let got = times(&second);
+    assert_eq!(got.len(), want.len());
+    for (g, w) in got.iter().zip(&want) {
+        if w.is_some() {
+            assert_eq!(g, w);
+        }
+    }
+    // And without the rebase, the same bytes would not read right: the
+    // test is not blind.
+    let mut unrebased = Vec::new();
+    format.file_start(&mut unrebased);
+    unrebased.extend_from_slice(&unsent);
+    assert_ne!(times(&unrebased), got);
+    // The same through the formats: what each would have written.
+    for (what, make) in formats() {
+        let mut direct = make.make_format(&SinkInfo::new("cat", false));
+        let mut want = Vec::new();
+        crate::format::with_render_time(at, || feed(&mut *direct, &items[60..], &mut want));
+        let got = render_file(&second, &*make);
+        assert_eq!(
+            String::from_utf8_lossy(&got),
+            String::from_utf8_lossy(&want),
+            "{what}"
+        );
+    }
+}
+
+/// Writes the committed sample of this format version
+/// (`tests/data/binary-vN.nwb`, read by `tests/binary_compat.rs`) and, next
+/// to it, its renderings by this build, which that test then holds every
+/// later build to. Run when the format version changes: the new sample
+/// goes beside the old ones, which stay.
 #[test]
 #[ignore = "writes the committed sample file: run with --ignored to make one"]
-fn write_the_version_1_sample() {
+fn write_the_sample_of_this_version() {
     let items: Vec<Item> = workload().into_iter().skip(560).collect();
-    let file = crate::format::with_render_time(1_795_392_009_000_000_000, || binary_file(&items));
+    let at = 1_795_392_009_000_000_000;
+    let file = crate::format::with_render_time(at, || binary_file(&items));
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     std::fs::create_dir_all(&dir).unwrap();
-    std::fs::write(dir.join("binary-v1.nwb"), &file).unwrap();
+    let name = format!("binary-v{VERSION}");
+    std::fs::write(dir.join(format!("{name}.nwb")), &file).unwrap();
+    let text = Text::new()
+        .with_ansi(false)
+        .with_thread_names(true)
+        .with_thread_ids(true)
+        .with_file(true)
+        .with_line_number(true)
+        .with_trace_ids(true);
+    let json = Json::new()
+        .with_thread_names(true)
+        .with_thread_ids(true)
+        .with_file(true)
+        .with_line_number(true)
+        .with_trace_ids(true);
+    for (suffix, make) in [
+        ("txt", &text as &dyn MakeFormat),
+        ("json", &json),
+        ("nowait.json", &Json::nowait_schema()),
+    ] {
+        std::fs::write(
+            dir.join(format!("{name}.{suffix}")),
+            render_file(&file, make),
+        )
+        .unwrap();
+    }
+}
+
+/// Writes seeds for the fuzz targets that read this version's files
+/// (`fuzz/corpus/binary_read/`, `fuzz/corpus/binary_compact/`).
+#[test]
+#[ignore = "writes fuzz seeds: run with --ignored to make them"]
+fn write_the_fuzz_seeds_of_this_version() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/corpus");
+    let items = workload();
+    let at = 1_795_392_009_000_000_000;
+    let read = root.join("binary_read");
+    for (i, range) in [(0, 0..12), (1, 100..140), (2, 590..items.len())] {
+        let file = crate::format::with_render_time(at, || binary_file(&items[range]));
+        let mut seed = vec![[1u8, 7, 255][i]];
+        seed.extend_from_slice(&file);
+        std::fs::write(read.join(format!("v{VERSION}-{i}")), seed).unwrap();
+    }
+    let compact = root.join("binary_compact");
+    std::fs::create_dir_all(&compact).unwrap();
+    let mut n = 0;
+    for item in items.iter().step_by(23) {
+        let Item::Record(_, kind::EVENT, payload, _) = item else {
+            continue;
+        };
+        let time = u64::from_le_bytes(payload[..8].try_into().unwrap());
+        let mut body = vec![3];
+        if compact::encode(payload, time, 0, &mut ByKey, &mut body) {
+            std::fs::write(compact.join(format!("body-{n}")), &body).unwrap();
+        }
+        let mut raw = vec![3];
+        raw.extend_from_slice(payload);
+        std::fs::write(compact.join(format!("payload-{n}")), &raw).unwrap();
+        n += 1;
+    }
 }

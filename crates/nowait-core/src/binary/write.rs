@@ -1,19 +1,24 @@
 //! The writing side: a [`Format`] that frames records instead of
 //! rendering them.
 //!
-//! Per record, on the writer thread: the event header is parsed (time,
-//! call site, thread) and its items walked for span call sites; each call
-//! site and thread met for the first time is looked up once and its entry
-//! appended before the record; then the record is copied with its time
-//! converted to wall-clock nanoseconds. Every entry emitted is also kept,
-//! so that [`Format::file_start`] can start a new file with all of them.
+//! Per record, on the writer thread: an event is rewritten in the compact
+//! form (`compact`) as it is walked, its time converted to wall-clock
+//! nanoseconds; each call site and thread it names for the first time is
+//! looked up once and its entry put before the record. An event the
+//! compact form does not take, and any other record, is copied as the
+//! ring holds it. Every entry emitted is also kept, so that
+//! [`Format::file_start`] can start a new file with all of them.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::hash::BuildHasherDefault;
 
-use super::{header, FLAG_KEPT, FLAG_SUPPRESSED, FLAG_TIME, F_NOTICE, F_RECORD, F_SITE, F_THREAD};
+use super::compact::{self, put_varint, SITE_FIRST, SITE_UNKNOWN};
+use super::{
+    header, FLAG_COMPACT, FLAG_KEPT, FLAG_KIND, FLAG_SUPPRESSED, FLAG_TIME, F_ANCHOR, F_NOTICE,
+    F_RECORD, F_SITE, F_THREAD, HEADER_LEN, LEVEL_SHIFT, MAGIC, VERSION,
+};
 use crate::event::catalog::{site_entry, thread_entry};
-use crate::event::{Event, Item, KeyHasher, SiteCache, SiteKey, ThreadCache};
+use crate::event::{offset_in, Event, Item, KeyHasher, SiteCache, SiteKey, ThreadCache};
 use crate::format::{Format, MakeFormat, SinkInfo};
 use crate::record::{kind, Notice, Record};
 
@@ -106,84 +111,212 @@ impl MakeFormat for Binary {
     }
 }
 
+type KeyMap<K, V> = HashMap<K, V, BuildHasherDefault<KeyHasher>>;
 type KeySet<T> = HashSet<T, BuildHasherDefault<KeyHasher>>;
 
 /// One sink's binary format: what it has described so far.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct BinaryFormat {
     sites: SiteCache,
     threads: ThreadCache,
-    /// Call sites whose entry is in `catalog` (or that are unknown here:
-    /// looked up once, never described).
-    seen_sites: KeySet<u64>,
+    /// Each call site met so far, and its code in events: the number its
+    /// site frame gives it, or [`SITE_UNKNOWN`] (looked up once, not
+    /// registered here, never described).
+    site_codes: KeyMap<u64, u64>,
+    /// The number the next call site described gets.
+    next_site: u64,
     seen_threads: KeySet<u32>,
-    /// Every entry emitted, in order: what a new file starts with.
+    /// Every entry emitted, framed, in order: what a new file starts with.
     catalog: Vec<u8>,
-    /// Span call sites of the record at hand (reused).
-    spans: Vec<u64>,
+    /// Entries the record at hand describes for the first time, framed.
+    pending: Vec<u8>,
+    /// The time of the last compact event written: what the next one's
+    /// time is the difference from.
+    prev_time: u64,
 }
 
-impl BinaryFormat {
-    fn describe_site(&mut self, key: u64, out: &mut Vec<u8>) {
-        if key == 0 || !self.seen_sites.insert(key) {
-            return;
-        }
-        if let Some(site) = self.sites.get(key) {
-            let entry = site_entry(SiteKey::from_raw(key), &site);
-            debug_assert_eq!(entry[0], F_SITE);
-            out.extend_from_slice(&entry);
-            self.catalog.extend_from_slice(&entry);
+impl Default for BinaryFormat {
+    fn default() -> Self {
+        BinaryFormat {
+            sites: SiteCache::default(),
+            threads: ThreadCache::default(),
+            site_codes: KeyMap::default(),
+            next_site: SITE_FIRST,
+            seen_threads: KeySet::default(),
+            catalog: Vec::new(),
+            pending: Vec::new(),
+            prev_time: 0,
         }
     }
+}
 
-    fn describe_thread(&mut self, number: u32, out: &mut Vec<u8>) {
+/// Appends a frame: `tag`, the body's length as a varint, the body.
+fn frame(out: &mut Vec<u8>, tag: u8, body: &[u8]) {
+    out.push(tag);
+    put_varint(out, body.len() as u64);
+    out.extend_from_slice(body);
+}
+
+/// What the encoder asks of the format's catalog, as it meets call sites
+/// and threads.
+struct Names<'a> {
+    sites: &'a mut SiteCache,
+    threads: &'a mut ThreadCache,
+    site_codes: &'a mut KeyMap<u64, u64>,
+    next_site: &'a mut u64,
+    seen_threads: &'a mut KeySet<u32>,
+    catalog: &'a mut Vec<u8>,
+    pending: &'a mut Vec<u8>,
+}
+
+impl compact::Names for Names<'_> {
+    #[inline]
+    fn site(&mut self, key: u64) -> u64 {
+        if let Some(&code) = self.site_codes.get(&key) {
+            return code;
+        }
+        let code = match self.sites.get(key) {
+            Some(site) => {
+                let number = *self.next_site;
+                *self.next_site += 1;
+                // The site entry, its key replaced by the number events
+                // name it by.
+                let entry = site_entry(SiteKey::from_raw(number), &site);
+                debug_assert_eq!(entry[0], F_SITE);
+                let at = self.pending.len();
+                frame(self.pending, F_SITE, &entry[ENTRY_HEAD..]);
+                self.catalog.extend_from_slice(&self.pending[at..]);
+                number
+            }
+            None => SITE_UNKNOWN,
+        };
+        self.site_codes.insert(key, code);
+        code
+    }
+
+    #[inline]
+    fn thread(&mut self, number: u32) {
         if number == 0 || !self.seen_threads.insert(number) {
             return;
         }
         if let Some(info) = self.threads.get(number) {
             let entry = thread_entry(number, info.name.as_deref(), &info.id, &info.id_padded);
             debug_assert_eq!(entry[0], F_THREAD);
-            out.extend_from_slice(&entry);
-            self.catalog.extend_from_slice(&entry);
+            let at = self.pending.len();
+            frame(self.pending, F_THREAD, &entry[ENTRY_HEAD..]);
+            self.catalog.extend_from_slice(&self.pending[at..]);
+        }
+    }
+}
+
+/// Bytes before an entry's body as the catalog builds it (tag, u32 length).
+const ENTRY_HEAD: usize = 5;
+
+impl BinaryFormat {
+    fn record(&mut self, record: &Record<'_>, flags: u8, out: &mut Vec<u8>) {
+        let payload = record.payload();
+        let level = (record.level() as u8) << LEVEL_SHIFT;
+        let at = out.len();
+        out.push(F_RECORD);
+        // The body's length, one byte reserved (more made room for below).
+        out.push(0);
+        let body_at = out.len();
+        let mut compact = false;
+        if record.kind() == kind::EVENT && payload.len() >= 8 {
+            let raw = u64::from_le_bytes(payload[..8].try_into().unwrap_or_default());
+            let wall = crate::record::clock::to_unix_nanos(raw);
+            out.push(flags | FLAG_COMPACT | level);
+            let mut names = Names {
+                sites: &mut self.sites,
+                threads: &mut self.threads,
+                site_codes: &mut self.site_codes,
+                next_site: &mut self.next_site,
+                seen_threads: &mut self.seen_threads,
+                catalog: &mut self.catalog,
+                pending: &mut self.pending,
+            };
+            if compact::encode(payload, wall, self.prev_time, &mut names, out) {
+                self.prev_time = wall;
+                compact = true;
+            } else {
+                out.truncate(body_at);
+            }
+        }
+        if !compact {
+            self.raw_record(record, flags | level, out);
+        }
+        let len = out.len() - body_at;
+        if len < 0x80 {
+            out[body_at - 1] = len as u8;
+        } else {
+            let mut v = Vec::with_capacity(10);
+            put_varint(&mut v, len as u64);
+            out.splice(body_at - 1..body_at, v);
+        }
+        // Call sites and threads the record named for the first time are
+        // described before it.
+        if !self.pending.is_empty() {
+            out.splice(at..at, self.pending.drain(..));
         }
     }
 
-    fn record(&mut self, record: &Record<'_>, mut flags: u8, out: &mut Vec<u8>) {
+    /// A record stored as the ring holds it: an event the compact form
+    /// does not take (malformed), a plain text record, any other kind.
+    fn raw_record(&mut self, record: &Record<'_>, mut flags: u8, out: &mut Vec<u8>) {
         let payload = record.payload();
         let mut wall = None;
+        // Where call-site keys are in the payload, with the codes they
+        // are written as (the reader maps codes, not keys).
+        let mut keys: Vec<(usize, u64)> = Vec::new();
         if record.kind() == kind::EVENT {
             if let Some(event) = Event::parse(payload) {
+                use compact::Names as _;
                 wall = Some(event.time_nanos());
+                let mut names = Names {
+                    sites: &mut self.sites,
+                    threads: &mut self.threads,
+                    site_codes: &mut self.site_codes,
+                    next_site: &mut self.next_site,
+                    seen_threads: &mut self.seen_threads,
+                    catalog: &mut self.catalog,
+                    pending: &mut self.pending,
+                };
                 if let Some(site) = event.site() {
-                    self.describe_site(site.get(), out);
+                    keys.push((8, names.site(site.get())));
                 }
                 if let Some(n) = event.thread() {
-                    self.describe_thread(n, out);
+                    names.thread(n);
                 }
-                self.spans.clear();
                 for item in event.items() {
                     match item {
-                        Item::Span { site, .. } => self.spans.push(site.get()),
+                        Item::Span { site, fields } => {
+                            // `0xFE site:u64 len:u32` precede the fields.
+                            let Some(at) = offset_in(payload, fields.bytes()).checked_sub(12)
+                            else {
+                                break;
+                            };
+                            keys.push((at, names.site(site.get())));
+                        }
                         Item::Field { .. } => {}
                         Item::Malformed => break,
                     }
                 }
-                for i in 0..self.spans.len() {
-                    self.describe_site(self.spans[i], out);
-                }
             }
+        }
+        let kind = record.kind();
+        if kind != kind::EVENT {
+            flags |= FLAG_KIND;
         }
         // A record without a time of its own is stamped when it is
         // handled, as the formats stamp it.
         let stamp = wall.is_none().then(crate::format::render_time);
-        let extra = if stamp.is_some() { 3 + 8 } else { 3 };
         if stamp.is_some() {
             flags |= FLAG_TIME;
         }
-        let len = u32::try_from(payload.len().saturating_add(extra)).unwrap_or(u32::MAX);
-        out.push(F_RECORD);
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(&[flags, record.level() as u8, record.kind()]);
+        out.push(flags);
+        if kind != kind::EVENT {
+            out.push(kind);
+        }
         if let Some(stamp) = stamp {
             out.extend_from_slice(&stamp.to_le_bytes());
         }
@@ -192,6 +325,9 @@ impl BinaryFormat {
         if let Some(wall) = wall {
             out[at..at + 8].copy_from_slice(&wall.to_le_bytes());
         }
+        for (key_at, code) in keys {
+            out[at + key_at..at + key_at + 8].copy_from_slice(&code.to_le_bytes());
+        }
     }
 
     fn notice_frame(notice: &Notice<'_>, mut flags: u8, out: &mut Vec<u8>) {
@@ -199,28 +335,25 @@ impl BinaryFormat {
         if notice.suppressed().is_some() {
             flags |= FLAG_SUPPRESSED;
         }
-        out.push(F_NOTICE);
-        let len_at = out.len();
-        out.extend_from_slice(&[0; 4]);
-        out.extend_from_slice(&[flags, notice.level() as u8]);
+        let mut body = Vec::with_capacity(16 + message.len());
+        body.extend_from_slice(&[flags, notice.level() as u8]);
         let time = crate::format::system_nanos(notice.time());
-        out.extend_from_slice(&time.to_le_bytes());
-        out.extend_from_slice(&(message.len() as u32).to_le_bytes());
-        out.extend_from_slice(message.as_bytes());
+        body.extend_from_slice(&time.to_le_bytes());
+        body.extend_from_slice(&(message.len() as u32).to_le_bytes());
+        body.extend_from_slice(message.as_bytes());
         if let Some(s) = notice.suppressed() {
-            out.extend_from_slice(&s.count().to_le_bytes());
-            out.push(match s.reason() {
+            body.extend_from_slice(&s.count().to_le_bytes());
+            body.push(match s.reason() {
                 crate::record::SuppressReason::RateLimit => 0,
                 crate::record::SuppressReason::Sampling => 1,
             });
             for part in [s.site(), s.rule()] {
                 let part = clip(part, u16::MAX as usize);
-                out.extend_from_slice(&(part.len() as u16).to_le_bytes());
-                out.extend_from_slice(part.as_bytes());
+                body.extend_from_slice(&(part.len() as u16).to_le_bytes());
+                body.extend_from_slice(part.as_bytes());
             }
         }
-        let len = u32::try_from(out.len() - len_at - 4).unwrap_or(u32::MAX);
-        out[len_at..len_at + 4].copy_from_slice(&len.to_le_bytes());
+        frame(out, F_NOTICE, &body);
     }
 }
 
@@ -257,5 +390,58 @@ impl Format for BinaryFormat {
     fn file_start(&mut self, out: &mut Vec<u8>) {
         out.extend_from_slice(&header());
         out.extend_from_slice(&self.catalog);
+        // The time the next compact event's difference counts from. Bytes
+        // already formatted may follow these (a file started in front of
+        // a sink's unsent records): the sink rebases it over them.
+        frame(out, F_ANCHOR, &self.prev_time.to_le_bytes());
     }
+}
+
+/// Makes the anchor that ends `prologue` (what [`BinaryFormat`] starts a
+/// file with) right for the bytes a sink puts after it: `unsent`, records
+/// it formatted before the file changed, whose compact times differ from
+/// times the old file holds. The anchor holds the format's time now, after
+/// all of them; the time before them is that less their differences. Any
+/// other prologue (another format's, or none) is left as it is.
+pub(crate) fn rebase(prologue: &mut [u8], unsent: &[u8]) {
+    let n = prologue.len();
+    if n < HEADER_LEN + 10
+        || prologue[..8] != MAGIC
+        || prologue[8..12] != VERSION.to_le_bytes()
+        || prologue[n - 10..n - 8] != [F_ANCHOR, 8]
+    {
+        return;
+    }
+    let mut sum = 0u64;
+    let mut rest = unsent;
+    while let Some(&tag) = rest.first() {
+        if tag == MAGIC[0] {
+            // Another file's start: what follows is timed from its own
+            // anchor, and nothing before it was formatted after ours.
+            break;
+        }
+        let Some((len, used)) = compact::varint_at(&rest[1..]) else {
+            return;
+        };
+        let Some(body) = usize::try_from(len)
+            .ok()
+            .and_then(|len| rest.get(1 + used..(1 + used).checked_add(len)?))
+        else {
+            return;
+        };
+        if tag == F_RECORD {
+            if let Some((&head, event)) = body.split_first() {
+                if head & FLAG_COMPACT != 0 {
+                    let Some(d) = compact::time_delta(event) else {
+                        return;
+                    };
+                    sum = sum.wrapping_add(d as u64);
+                }
+            }
+        }
+        rest = &rest[1 + used + body.len()..];
+    }
+    let at = n - 8;
+    let now = u64::from_le_bytes(prologue[at..].try_into().unwrap_or_default());
+    prologue[at..].copy_from_slice(&now.wrapping_sub(sum).to_le_bytes());
 }

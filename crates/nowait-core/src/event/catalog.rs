@@ -306,14 +306,15 @@ impl Catalog {
 /// Rewrites an event payload of another process for this one: raw clock
 /// ticks become wall-clock time, call-site keys and thread numbers become
 /// the ones registered here. The payload is walked by the event decoder,
-/// the one reader of the wire grammar; a malformed payload keeps its keys
-/// (the formats report malformed events) and only its time is converted.
+/// the one reader of the wire grammar. In a payload that turns out
+/// malformed part-way, the keys before the damage (the ones a format
+/// reads: it shows the event up to there) are rewritten all the same, so
+/// that no key of the other process is ever looked up here.
 /// Returns the event's wall-clock time.
 pub(crate) fn rewrite_event(p: &mut [u8], time: impl Fn(u64) -> u64, cat: &Catalog) -> Option<u64> {
     let wall = time(u64_at(p, 0));
     p.get_mut(..8)?.copy_from_slice(&wall.to_le_bytes());
-    // Where each key is, found first, written after: a payload that turns
-    // out malformed half-way is left as it was.
+    // Where each key is, found first, written after.
     let mut sites = Vec::new();
     let mut thread = None;
     {
@@ -329,7 +330,7 @@ pub(crate) fn rewrite_event(p: &mut [u8], time: impl Fn(u64) -> u64, cat: &Catal
                 .map_or(0, |_| crate::event::TraceContext::ENCODED_LEN);
             thread = Some(offset_in(p, event.items_bytes()) - trace - 4);
         }
-        for item in event.items() {
+        'items: for item in event.items() {
             match item {
                 Item::Span { fields, .. } => {
                     // `0xFE site:u64 len:u32` precede the fields.
@@ -338,12 +339,12 @@ pub(crate) fn rewrite_event(p: &mut [u8], time: impl Fn(u64) -> u64, cat: &Catal
                     // span in a span, and neither does this walk.
                     for inner in fields.items() {
                         if !matches!(inner, Item::Field { .. }) {
-                            return Some(wall);
+                            break 'items;
                         }
                     }
                 }
                 Item::Field { .. } => {}
-                _ => return Some(wall),
+                _ => break,
             }
         }
     }

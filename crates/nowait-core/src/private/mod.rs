@@ -95,8 +95,8 @@ pub mod filter {
 #[cfg(fuzzing)]
 pub mod fuzz {
     pub use crate::__fuzz::{
-        binary_read, durable_recover, durable_sinks, filter_parse, format_event, limit_directives,
-        rolling_housekeeping, rolling_names,
+        binary_compact, binary_read, durable_recover, durable_sinks, filter_parse, format_event,
+        limit_directives, rolling_housekeeping, rolling_names,
     };
     #[cfg(feature = "otlp")]
     pub use crate::__fuzz::{otlp_env, otlp_response};

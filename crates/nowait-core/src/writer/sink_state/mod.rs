@@ -278,6 +278,7 @@ impl SinkState {
         {
             return;
         }
+        crate::binary::rebase(&mut prologue, &self.buf[self.sent..]);
         let n = prologue.len() as u64;
         self.buf.splice(self.sent..self.sent, prologue);
         for end in &mut self.ends {

@@ -1,0 +1,402 @@
+//! The compact event encoding of version-2 files, and its exact inverse.
+//!
+//! The writer turns an event payload (the ring's encoding, `event`) into
+//! the compact form; the reader turns it back into the ring's encoding,
+//! byte for byte what the writer started from (its time converted to wall
+//! clock), so that everything downstream of the reader is the one event
+//! decoder the formats use. What the compact form saves:
+//!
+//! - the time is the difference from the previous compact event's time
+//!   in the file (zigzag varint: a few bytes instead of eight);
+//! - the call site is its number in the file's site frames (a varint)
+//!   instead of a 64-bit key;
+//! - lengths, unsigned and signed integers and characters are varints.
+//!
+//! ```text
+//! cevent := dtime:zigzag site:varint [tlen:varint target] [0xFF thread:varint]
+//!           [trace: 26 bytes as in the event] citem*
+//!           (site: 0 none, then the target follows; 1 a site no frame describes;
+//!            n >= 2 the site frame numbered n)
+//! citem  := index:u8 cvalue | 0xFD len:u8 name cvalue | 0xFE site:varint len:varint citem*
+//! cvalue := 0 len:varint bytes | 1 len:varint bytes | 2 varint | 3 zigzag | 4 f64:8
+//!         | 5 u8 | 6 varint | 7 n:u8 cvalue{n}   (no arguments inside arguments)
+//! ```
+//!
+//! [`encode`] refuses (returns `false`, leaving `out` as it was) any
+//! payload that is not exactly what nowait's encoders write, so that the
+//! writer stores those as they are; [`decode`] is total over untrusted
+//! bytes: every length is checked against the bytes there, the output is
+//! at most a small multiple of the input, and nothing recurses.
+
+use crate::event::{
+    TraceContext, ITEM_INLINE, ITEM_SPAN, ITEM_THREAD, ITEM_TRACE, MAX_FIELD_INDEX, T_ARGS, T_BOOL,
+    T_CHAR, T_F64, T_I64, T_RENDERED, T_STR, T_U64,
+};
+
+/// The site code of an event without a call site (its target follows).
+pub(crate) const SITE_NONE: u64 = 0;
+/// The site code of a call site no site frame describes.
+pub(crate) const SITE_UNKNOWN: u64 = 1;
+/// The first number the writer gives a described call site.
+pub(crate) const SITE_FIRST: u64 = 2;
+
+/// Appends `v` as an unsigned LEB128 varint.
+#[inline]
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// Zigzag: small magnitudes of either sign become small unsigned numbers.
+#[inline]
+pub(crate) fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+#[inline]
+fn unzigzag(v: u64) -> i64 {
+    (v >> 1) as i64 ^ -((v & 1) as i64)
+}
+
+/// A checked cursor over bytes.
+struct In<'a>(&'a [u8]);
+
+impl<'a> In<'a> {
+    #[inline]
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        if self.0.len() < n {
+            return None;
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Some(head)
+    }
+    #[inline]
+    fn u8(&mut self) -> Option<u8> {
+        let (&b, rest) = self.0.split_first()?;
+        self.0 = rest;
+        Some(b)
+    }
+    #[inline]
+    fn u16(&mut self) -> Option<u16> {
+        Some(u16::from_le_bytes(self.take(2)?.try_into().ok()?))
+    }
+    #[inline]
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    #[inline]
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    /// An unsigned LEB128 varint of at most ten bytes that fits 64 bits,
+    /// in its shortest form (so that decoding and encoding again give the
+    /// same bytes).
+    #[inline]
+    fn varint(&mut self) -> Option<u64> {
+        let mut v = 0u64;
+        for i in 0..10 {
+            let b = self.u8()?;
+            let bits = u64::from(b & 0x7F);
+            if i == 9 && bits > 1 {
+                return None;
+            }
+            v |= bits << (7 * i);
+            if b & 0x80 == 0 {
+                if b == 0 && i > 0 {
+                    return None;
+                }
+                return Some(v);
+            }
+        }
+        None
+    }
+    fn varint_usize(&mut self) -> Option<usize> {
+        usize::try_from(self.varint()?).ok()
+    }
+}
+
+/// What the encoder tells the file's catalog as it meets call sites and
+/// threads.
+pub(crate) trait Names {
+    /// The code a call site's key is written as: [`SITE_UNKNOWN`], or the
+    /// number of the site frame that describes it (put before the record
+    /// if this is its first).
+    fn site(&mut self, key: u64) -> u64;
+    /// A thread the event names (described before the record if new).
+    fn thread(&mut self, number: u32);
+}
+
+/// Encodes the event `payload` (the ring's encoding) with time `wall`
+/// against the previous compact event's time `prev`, naming call sites
+/// and threads through `names`. `false`, with `out` as it was, if the
+/// payload is not exactly what nowait's encoders write.
+pub(crate) fn encode(
+    payload: &[u8],
+    wall: u64,
+    prev: u64,
+    names: &mut impl Names,
+    out: &mut Vec<u8>,
+) -> bool {
+    let start = out.len();
+    let ok = encode_inner(payload, wall, prev, names, out).is_some();
+    if !ok {
+        out.truncate(start);
+    }
+    ok
+}
+
+fn encode_inner(
+    payload: &[u8],
+    wall: u64,
+    prev: u64,
+    names: &mut impl Names,
+    out: &mut Vec<u8>,
+) -> Option<()> {
+    let mut r = In(payload);
+    r.u64()?;
+    put_varint(out, zigzag(wall.wrapping_sub(prev) as i64));
+    let site = r.u64()?;
+    if site == 0 {
+        put_varint(out, SITE_NONE);
+        let len = r.u16()?;
+        put_varint(out, u64::from(len));
+        out.extend_from_slice(r.take(usize::from(len))?);
+    } else {
+        let code = names.site(site);
+        debug_assert!(code != SITE_NONE);
+        put_varint(out, code);
+    }
+    if let [ITEM_THREAD, a, b, c, d, ..] = r.0 {
+        let number = u32::from_le_bytes([*a, *b, *c, *d]);
+        names.thread(number);
+        out.push(ITEM_THREAD);
+        put_varint(out, u64::from(number));
+        r.0 = &r.0[5..];
+    }
+    if r.0.first() == Some(&ITEM_TRACE) {
+        // A trace item the decoder would not take is not the encoder's.
+        TraceContext::decode(r.0)?;
+        out.extend_from_slice(r.take(TraceContext::ENCODED_LEN)?);
+    }
+    while let Some(tag) = r.u8() {
+        if tag == ITEM_SPAN {
+            let key = r.u64()?;
+            let len = usize::try_from(r.u32()?).ok()?;
+            let mut fields = In(r.take(len)?);
+            out.push(ITEM_SPAN);
+            put_varint(out, names.site(key));
+            // The compact length is known once the fields are written:
+            // one byte is reserved, more are made room for if needed.
+            let len_at = out.len();
+            out.push(0);
+            while let Some(tag) = fields.u8() {
+                if tag == ITEM_SPAN {
+                    return None;
+                }
+                encode_field(tag, &mut fields, out)?;
+            }
+            let clen = (out.len() - len_at - 1) as u64;
+            if clen < 0x80 {
+                out[len_at] = clen as u8;
+            } else {
+                let mut v = Vec::with_capacity(10);
+                put_varint(&mut v, clen);
+                out.splice(len_at..len_at + 1, v);
+            }
+        } else {
+            encode_field(tag, &mut r, out)?;
+        }
+    }
+    Some(())
+}
+
+/// One field item (its tag already read).
+#[inline]
+fn encode_field(tag: u8, r: &mut In<'_>, out: &mut Vec<u8>) -> Option<()> {
+    out.push(tag);
+    if tag == ITEM_INLINE {
+        let len = r.u8()?;
+        out.push(len);
+        out.extend_from_slice(r.take(usize::from(len))?);
+    } else if usize::from(tag) > MAX_FIELD_INDEX {
+        return None;
+    }
+    encode_value(r, out, true)
+}
+
+#[inline]
+fn encode_value(r: &mut In<'_>, out: &mut Vec<u8>, allow_args: bool) -> Option<()> {
+    let t = r.u8()?;
+    out.push(t);
+    match t {
+        T_STR | T_RENDERED => {
+            let len = r.u32()?;
+            put_varint(out, u64::from(len));
+            out.extend_from_slice(r.take(usize::try_from(len).ok()?)?);
+        }
+        T_U64 => put_varint(out, r.u64()?),
+        T_I64 => put_varint(out, zigzag(r.u64()? as i64)),
+        T_F64 => out.extend_from_slice(r.take(8)?),
+        T_BOOL => out.push(r.u8()?),
+        T_CHAR => put_varint(out, u64::from(r.u32()?)),
+        T_ARGS if allow_args => {
+            let n = r.u8()?;
+            out.push(n);
+            for _ in 0..n {
+                encode_value(r, out, false)?;
+            }
+        }
+        _ => return None,
+    }
+    Some(())
+}
+
+/// Decodes a compact event into the ring's encoding (appended to `out`),
+/// its time `prev` plus the stored difference, its call sites written as
+/// their numbers (which the reader's catalog maps to keys of this
+/// process). Returns the event's time, or `None` if the bytes are not a
+/// compact event (`out` is then cut back to where it was).
+pub(crate) fn decode(body: &[u8], prev: u64, out: &mut Vec<u8>) -> Option<u64> {
+    let start = out.len();
+    let time = decode_inner(body, prev, out);
+    if time.is_none() {
+        out.truncate(start);
+    }
+    time
+}
+
+fn decode_inner(body: &[u8], prev: u64, out: &mut Vec<u8>) -> Option<u64> {
+    let mut r = In(body);
+    let time = prev.wrapping_add(unzigzag(r.varint()?) as u64);
+    out.extend_from_slice(&time.to_le_bytes());
+    let site = r.varint()?;
+    out.extend_from_slice(&site.to_le_bytes());
+    if site == SITE_NONE {
+        let len = u16::try_from(r.varint()?).ok()?;
+        out.extend_from_slice(&len.to_le_bytes());
+        out.extend_from_slice(r.take(usize::from(len))?);
+    }
+    if r.0.first() == Some(&ITEM_THREAD) {
+        r.u8()?;
+        let number = u32::try_from(r.varint()?).ok()?;
+        out.push(ITEM_THREAD);
+        out.extend_from_slice(&number.to_le_bytes());
+    }
+    if r.0.first() == Some(&ITEM_TRACE) {
+        TraceContext::decode(r.0)?;
+        out.extend_from_slice(r.take(TraceContext::ENCODED_LEN)?);
+    }
+    while let Some(tag) = r.u8() {
+        if tag == ITEM_SPAN {
+            let site = r.varint()?;
+            let len = r.varint_usize()?;
+            let mut fields = In(r.take(len)?);
+            out.push(ITEM_SPAN);
+            out.extend_from_slice(&site.to_le_bytes());
+            let len_at = out.len();
+            out.extend_from_slice(&[0; 4]);
+            while let Some(tag) = fields.u8() {
+                if tag == ITEM_SPAN {
+                    return None;
+                }
+                decode_field(tag, &mut fields, out)?;
+            }
+            let len = u32::try_from(out.len() - len_at - 4).ok()?;
+            out[len_at..len_at + 4].copy_from_slice(&len.to_le_bytes());
+        } else {
+            decode_field(tag, &mut r, out)?;
+        }
+    }
+    Some(time)
+}
+
+fn decode_field(tag: u8, r: &mut In<'_>, out: &mut Vec<u8>) -> Option<()> {
+    out.push(tag);
+    if tag == ITEM_INLINE {
+        let len = r.u8()?;
+        out.push(len);
+        out.extend_from_slice(r.take(usize::from(len))?);
+    } else if usize::from(tag) > MAX_FIELD_INDEX {
+        return None;
+    }
+    decode_value(r, out, true)
+}
+
+fn decode_value(r: &mut In<'_>, out: &mut Vec<u8>, allow_args: bool) -> Option<()> {
+    let t = r.u8()?;
+    out.push(t);
+    match t {
+        T_STR | T_RENDERED => {
+            let len = r.varint_usize()?;
+            let bytes = r.take(len)?;
+            out.extend_from_slice(&u32::try_from(len).ok()?.to_le_bytes());
+            out.extend_from_slice(bytes);
+        }
+        T_U64 => out.extend_from_slice(&r.varint()?.to_le_bytes()),
+        T_I64 => out.extend_from_slice(&unzigzag(r.varint()?).to_le_bytes()),
+        T_F64 => out.extend_from_slice(r.take(8)?),
+        T_BOOL => out.push(r.u8()?),
+        T_CHAR => out.extend_from_slice(&u32::try_from(r.varint()?).ok()?.to_le_bytes()),
+        T_ARGS if allow_args => {
+            let n = r.u8()?;
+            out.push(n);
+            for _ in 0..n {
+                decode_value(r, out, false)?;
+            }
+        }
+        _ => return None,
+    }
+    Some(())
+}
+
+/// The time difference a compact event's body starts with (for
+/// [`rebase`](super::write::rebase), which walks frames without decoding
+/// them).
+pub(crate) fn time_delta(body: &[u8]) -> Option<i64> {
+    In(body).varint().map(unzigzag)
+}
+
+/// Reads a varint at the start of `bytes`: its value and length, `None`
+/// if it is not there whole (or not in shortest form).
+pub(crate) fn varint_at(bytes: &[u8]) -> Option<(u64, usize)> {
+    let mut r = In(bytes);
+    let v = r.varint()?;
+    Some((v, bytes.len() - r.0.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_round_trip_and_refuse_what_an_encoder_does_not_write() {
+        for v in [
+            0,
+            1,
+            127,
+            128,
+            300,
+            u64::from(u32::MAX),
+            u64::MAX - 1,
+            u64::MAX,
+        ] {
+            let mut b = Vec::new();
+            put_varint(&mut b, v);
+            assert_eq!(varint_at(&b), Some((v, b.len())));
+            assert!(varint_at(&b[..b.len() - 1]).is_none());
+        }
+        // Not the shortest form, and eleven bytes or more than 64 bits.
+        assert!(varint_at(&[0x80, 0x00]).is_none());
+        assert!(varint_at(&[0xFF; 11]).is_none());
+        assert!(varint_at(&[0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x02]).is_none());
+        for v in [0i64, 1, -1, i64::MAX, i64::MIN, 12345, -98765] {
+            assert_eq!(unzigzag(zigzag(v)), v);
+        }
+        assert_eq!(zigzag(-1), 1);
+        assert_eq!(zigzag(1), 2);
+    }
+}
