@@ -142,114 +142,169 @@ pub(crate) fn encode(
     out: &mut Vec<u8>,
 ) -> bool {
     let start = out.len();
-    let ok = encode_inner(payload, wall, prev, names, out).is_some();
-    if !ok {
-        out.truncate(start);
+    // The compact form is at most this long: each value that grows (a
+    // varint of ten bytes for eight, of five for four) is nine bytes or
+    // more in the payload, and the header grows by five at most. Writing
+    // into room made first keeps the cursor in a register.
+    let room = payload.len() + payload.len() / 4 + 16;
+    out.resize(start + room, 0);
+    let mut w = Out {
+        b: &mut out[start..],
+        at: 0,
+    };
+    match encode_inner(payload, wall, prev, names, &mut w) {
+        Some(()) => {
+            let at = w.at;
+            out.truncate(start + at);
+            true
+        }
+        None => {
+            out.truncate(start);
+            false
+        }
     }
-    ok
 }
 
+/// A cursor over room made in the output; every write is checked.
+struct Out<'a> {
+    b: &'a mut [u8],
+    at: usize,
+}
+
+impl Out<'_> {
+    #[inline(always)]
+    fn byte(&mut self, v: u8) -> Option<()> {
+        *self.b.get_mut(self.at)? = v;
+        self.at += 1;
+        Some(())
+    }
+    #[inline(always)]
+    fn bytes(&mut self, s: &[u8]) -> Option<()> {
+        let end = self.at.checked_add(s.len())?;
+        self.b.get_mut(self.at..end)?.copy_from_slice(s);
+        self.at = end;
+        Some(())
+    }
+    #[inline(always)]
+    fn varint(&mut self, mut v: u64) -> Option<()> {
+        while v >= 0x80 {
+            self.byte(v as u8 | 0x80)?;
+            v >>= 7;
+        }
+        self.byte(v as u8)
+    }
+}
+
+#[inline(always)]
 fn encode_inner(
     payload: &[u8],
     wall: u64,
     prev: u64,
     names: &mut impl Names,
-    out: &mut Vec<u8>,
+    w: &mut Out<'_>,
 ) -> Option<()> {
     let mut r = In(payload);
     r.u64()?;
-    put_varint(out, zigzag(wall.wrapping_sub(prev) as i64));
+    w.varint(zigzag(wall.wrapping_sub(prev) as i64))?;
     let site = r.u64()?;
     if site == 0 {
-        put_varint(out, SITE_NONE);
+        w.byte(SITE_NONE as u8)?;
         let len = r.u16()?;
-        put_varint(out, u64::from(len));
-        out.extend_from_slice(r.take(usize::from(len))?);
+        w.varint(u64::from(len))?;
+        w.bytes(r.take(usize::from(len))?)?;
     } else {
         let code = names.site(site);
         debug_assert!(code != SITE_NONE);
-        put_varint(out, code);
+        w.varint(code)?;
     }
     if let [ITEM_THREAD, a, b, c, d, ..] = r.0 {
         let number = u32::from_le_bytes([*a, *b, *c, *d]);
         names.thread(number);
-        out.push(ITEM_THREAD);
-        put_varint(out, u64::from(number));
+        w.byte(ITEM_THREAD)?;
+        w.varint(u64::from(number))?;
         r.0 = &r.0[5..];
     }
     if r.0.first() == Some(&ITEM_TRACE) {
         // A trace item the decoder would not take is not the encoder's.
         TraceContext::decode(r.0)?;
-        out.extend_from_slice(r.take(TraceContext::ENCODED_LEN)?);
+        w.bytes(r.take(TraceContext::ENCODED_LEN)?)?;
     }
     while let Some(tag) = r.u8() {
         if tag == ITEM_SPAN {
             let key = r.u64()?;
             let len = usize::try_from(r.u32()?).ok()?;
             let mut fields = In(r.take(len)?);
-            out.push(ITEM_SPAN);
-            put_varint(out, names.site(key));
+            w.byte(ITEM_SPAN)?;
+            w.varint(names.site(key))?;
             // The compact length is known once the fields are written:
             // one byte is reserved, more are made room for if needed.
-            let len_at = out.len();
-            out.push(0);
+            let len_at = w.at;
+            w.byte(0)?;
             while let Some(tag) = fields.u8() {
                 if tag == ITEM_SPAN {
                     return None;
                 }
-                encode_field(tag, &mut fields, out)?;
+                encode_field(tag, &mut fields, w)?;
             }
-            let clen = (out.len() - len_at - 1) as u64;
-            if clen < 0x80 {
-                out[len_at] = clen as u8;
-            } else {
-                let mut v = Vec::with_capacity(10);
-                put_varint(&mut v, clen);
-                out.splice(len_at..len_at + 1, v);
-            }
+            let clen = w.at - len_at - 1;
+            let mut v = Vec::with_capacity(10);
+            put_varint(&mut v, clen as u64);
+            let end = w.at.checked_add(v.len() - 1)?;
+            w.b.get(..end)?;
+            w.b.copy_within(len_at + 1..w.at, len_at + v.len());
+            w.b[len_at..len_at + v.len()].copy_from_slice(&v);
+            w.at = end;
         } else {
-            encode_field(tag, &mut r, out)?;
+            encode_field(tag, &mut r, w)?;
         }
     }
     Some(())
 }
 
 /// One field item (its tag already read).
-#[inline]
-fn encode_field(tag: u8, r: &mut In<'_>, out: &mut Vec<u8>) -> Option<()> {
-    out.push(tag);
+#[inline(always)]
+fn encode_field(tag: u8, r: &mut In<'_>, w: &mut Out<'_>) -> Option<()> {
+    w.byte(tag)?;
     if tag == ITEM_INLINE {
         let len = r.u8()?;
-        out.push(len);
-        out.extend_from_slice(r.take(usize::from(len))?);
+        w.byte(len)?;
+        w.bytes(r.take(usize::from(len))?)?;
     } else if usize::from(tag) > MAX_FIELD_INDEX {
         return None;
     }
-    encode_value(r, out, true)
+    let t = r.u8()?;
+    if t == T_ARGS {
+        let n = r.u8()?;
+        w.byte(T_ARGS)?;
+        w.byte(n)?;
+        for _ in 0..n {
+            let t = r.u8()?;
+            if t == T_ARGS {
+                return None;
+            }
+            encode_value(t, r, w)?;
+        }
+        Some(())
+    } else {
+        encode_value(t, r, w)
+    }
 }
 
-#[inline]
-fn encode_value(r: &mut In<'_>, out: &mut Vec<u8>, allow_args: bool) -> Option<()> {
-    let t = r.u8()?;
-    out.push(t);
+/// A value other than arguments (its type already read).
+#[inline(always)]
+fn encode_value(t: u8, r: &mut In<'_>, w: &mut Out<'_>) -> Option<()> {
+    w.byte(t)?;
     match t {
         T_STR | T_RENDERED => {
             let len = r.u32()?;
-            put_varint(out, u64::from(len));
-            out.extend_from_slice(r.take(usize::try_from(len).ok()?)?);
+            w.varint(u64::from(len))?;
+            w.bytes(r.take(usize::try_from(len).ok()?)?)?;
         }
-        T_U64 => put_varint(out, r.u64()?),
-        T_I64 => put_varint(out, zigzag(r.u64()? as i64)),
-        T_F64 => out.extend_from_slice(r.take(8)?),
-        T_BOOL => out.push(r.u8()?),
-        T_CHAR => put_varint(out, u64::from(r.u32()?)),
-        T_ARGS if allow_args => {
-            let n = r.u8()?;
-            out.push(n);
-            for _ in 0..n {
-                encode_value(r, out, false)?;
-            }
-        }
+        T_U64 => w.varint(r.u64()?)?,
+        T_I64 => w.varint(zigzag(r.u64()? as i64))?,
+        T_F64 => w.bytes(r.take(8)?)?,
+        T_BOOL => w.byte(r.u8()?)?,
+        T_CHAR => w.varint(u64::from(r.u32()?))?,
         _ => return None,
     }
     Some(())

@@ -123,6 +123,9 @@ pub(crate) struct BinaryFormat {
     /// site frame gives it, or [`SITE_UNKNOWN`] (looked up once, not
     /// registered here, never described).
     site_codes: KeyMap<u64, u64>,
+    /// The last codes looked up, by key: one compare per event for a call
+    /// site seen recently, before `site_codes`' hash lookup.
+    recent_sites: Box<[(u64, u64); RECENT_SITES]>,
     /// The number the next call site described gets.
     next_site: u64,
     seen_threads: KeySet<u32>,
@@ -141,6 +144,7 @@ impl Default for BinaryFormat {
             sites: SiteCache::default(),
             threads: ThreadCache::default(),
             site_codes: KeyMap::default(),
+            recent_sites: Box::new([(0, 0); RECENT_SITES]),
             next_site: SITE_FIRST,
             seen_threads: KeySet::default(),
             catalog: Vec::new(),
@@ -163,6 +167,7 @@ struct Names<'a> {
     sites: &'a mut SiteCache,
     threads: &'a mut ThreadCache,
     site_codes: &'a mut KeyMap<u64, u64>,
+    recent_sites: &'a mut [(u64, u64); RECENT_SITES],
     next_site: &'a mut u64,
     seen_threads: &'a mut KeySet<u32>,
     catalog: &'a mut Vec<u8>,
@@ -172,6 +177,36 @@ struct Names<'a> {
 impl compact::Names for Names<'_> {
     #[inline]
     fn site(&mut self, key: u64) -> u64 {
+        // Keys are addresses of statics: the bits above the alignment
+        // spread them over the slots.
+        let slot = (key >> 3) as usize % RECENT_SITES;
+        if self.recent_sites[slot].0 == key {
+            return self.recent_sites[slot].1;
+        }
+        let code = self.site_code(key);
+        self.recent_sites[slot] = (key, code);
+        code
+    }
+
+    #[inline]
+    fn thread(&mut self, number: u32) {
+        if number == 0 || !self.seen_threads.insert(number) {
+            return;
+        }
+        if let Some(info) = self.threads.get(number) {
+            let entry = thread_entry(number, info.name.as_deref(), &info.id, &info.id_padded);
+            debug_assert_eq!(entry[0], F_THREAD);
+            let at = self.pending.len();
+            frame(self.pending, F_THREAD, &entry[ENTRY_HEAD..]);
+            self.catalog.extend_from_slice(&self.pending[at..]);
+        }
+    }
+}
+
+impl Names<'_> {
+    /// [`compact::Names::site`] past the recent codes.
+    #[inline(never)]
+    fn site_code(&mut self, key: u64) -> u64 {
         if let Some(&code) = self.site_codes.get(&key) {
             return code;
         }
@@ -193,26 +228,28 @@ impl compact::Names for Names<'_> {
         self.site_codes.insert(key, code);
         code
     }
-
-    #[inline]
-    fn thread(&mut self, number: u32) {
-        if number == 0 || !self.seen_threads.insert(number) {
-            return;
-        }
-        if let Some(info) = self.threads.get(number) {
-            let entry = thread_entry(number, info.name.as_deref(), &info.id, &info.id_padded);
-            debug_assert_eq!(entry[0], F_THREAD);
-            let at = self.pending.len();
-            frame(self.pending, F_THREAD, &entry[ENTRY_HEAD..]);
-            self.catalog.extend_from_slice(&self.pending[at..]);
-        }
-    }
 }
 
 /// Bytes before an entry's body as the catalog builds it (tag, u32 length).
 const ENTRY_HEAD: usize = 5;
 
+/// Slots of [`BinaryFormat::recent_sites`].
+const RECENT_SITES: usize = 64;
+
 impl BinaryFormat {
+    fn names(&mut self) -> Names<'_> {
+        Names {
+            sites: &mut self.sites,
+            threads: &mut self.threads,
+            site_codes: &mut self.site_codes,
+            recent_sites: &mut self.recent_sites,
+            next_site: &mut self.next_site,
+            seen_threads: &mut self.seen_threads,
+            catalog: &mut self.catalog,
+            pending: &mut self.pending,
+        }
+    }
+
     fn record(&mut self, record: &Record<'_>, flags: u8, out: &mut Vec<u8>) {
         let payload = record.payload();
         let level = (record.level() as u8) << LEVEL_SHIFT;
@@ -226,16 +263,8 @@ impl BinaryFormat {
             let raw = u64::from_le_bytes(payload[..8].try_into().unwrap_or_default());
             let wall = crate::record::clock::to_unix_nanos(raw);
             out.push(flags | FLAG_COMPACT | level);
-            let mut names = Names {
-                sites: &mut self.sites,
-                threads: &mut self.threads,
-                site_codes: &mut self.site_codes,
-                next_site: &mut self.next_site,
-                seen_threads: &mut self.seen_threads,
-                catalog: &mut self.catalog,
-                pending: &mut self.pending,
-            };
-            if compact::encode(payload, wall, self.prev_time, &mut names, out) {
+            let prev = self.prev_time;
+            if compact::encode(payload, wall, prev, &mut self.names(), out) {
                 self.prev_time = wall;
                 compact = true;
             } else {
@@ -272,15 +301,7 @@ impl BinaryFormat {
             if let Some(event) = Event::parse(payload) {
                 use compact::Names as _;
                 wall = Some(event.time_nanos());
-                let mut names = Names {
-                    sites: &mut self.sites,
-                    threads: &mut self.threads,
-                    site_codes: &mut self.site_codes,
-                    next_site: &mut self.next_site,
-                    seen_threads: &mut self.seen_threads,
-                    catalog: &mut self.catalog,
-                    pending: &mut self.pending,
-                };
+                let mut names = self.names();
                 if let Some(site) = event.site() {
                     keys.push((8, names.site(site.get())));
                 }

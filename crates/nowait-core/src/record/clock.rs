@@ -132,7 +132,9 @@ pub(crate) fn wall_nanos() -> u64 {
 }
 
 thread_local! {
-    static ANCHOR: Cell<Option<(u64, u64)>> = const { Cell::new(None) };
+    /// Raw ticks, wall nanoseconds at them, and the ticks of
+    /// [`REANCHOR_NANOS`]: the conversion's starting point on this thread.
+    static ANCHOR: Cell<Option<(u64, u64, u64)>> = const { Cell::new(None) };
 }
 
 /// Nanoseconds since the Unix epoch for a time field.
@@ -145,28 +147,24 @@ pub(crate) fn to_unix_nanos(field: u64) -> u64 {
         return wall_nanos();
     };
     // Re-anchor when the event is more than a second away from the anchor
-    // (in either direction); events arrive roughly in order, so this reads
-    // the clocks about once a second, not once per event.
+    // (in either direction, measured in ticks); events arrive roughly in
+    // order, so this reads the clocks about once a second, not once per
+    // event.
     let (t0, n0) = match ANCHOR.try_with(Cell::get).ok().flatten() {
-        Some((t0, n0)) if distance(clock, t0, ticks) < REANCHOR_NANOS => (t0, n0),
+        Some((t0, n0, window)) if ticks.abs_diff(t0) < window => (t0, n0),
         _ => {
-            let anchor = (clock.raw(), wall_nanos());
-            let _ = ANCHOR.try_with(|a| a.set(Some(anchor)));
-            anchor
+            let (t0, n0) = (clock.raw(), wall_nanos());
+            // The ticks of the window, from the clock's own scale (a
+            // window a tick wider or narrower only moves a re-anchoring).
+            let window = (REANCHOR_NANOS as f64 / ns_per_tick().max(1e-9)) as u64;
+            let _ = ANCHOR.try_with(|a| a.set(Some((t0, n0, window))));
+            (t0, n0)
         }
     };
     if ticks >= t0 {
         n0 + clock.delta_as_nanos(t0, ticks)
     } else {
         n0.saturating_sub(clock.delta_as_nanos(ticks, t0))
-    }
-}
-
-fn distance(clock: &quanta::Clock, a: u64, b: u64) -> u64 {
-    if a <= b {
-        clock.delta_as_nanos(a, b)
-    } else {
-        clock.delta_as_nanos(b, a)
     }
 }
 
