@@ -134,6 +134,7 @@ pub(crate) trait Names {
 /// against the previous compact event's time `prev`, naming call sites
 /// and threads through `names`. `false`, with `out` as it was, if the
 /// payload is not exactly what nowait's encoders write.
+#[inline]
 pub(crate) fn encode(
     payload: &[u8],
     wall: u64,
@@ -315,94 +316,179 @@ fn encode_value(t: u8, r: &mut In<'_>, w: &mut Out<'_>) -> Option<()> {
 /// their numbers (which the reader's catalog maps to keys of this
 /// process). Returns the event's time, or `None` if the bytes are not a
 /// compact event (`out` is then cut back to where it was).
-pub(crate) fn decode(body: &[u8], prev: u64, out: &mut Vec<u8>) -> Option<u64> {
+pub(crate) fn decode(body: &[u8], prev: u64, keys: &impl Keys, out: &mut Vec<u8>) -> Option<u64> {
     let start = out.len();
-    let time = decode_inner(body, prev, out);
-    if time.is_none() {
-        out.truncate(start);
-    }
+    let mut w = Grow { v: out, at: start };
+    let time = decode_inner(body, prev, keys, &mut w);
+    let end = if time.is_some() { w.at } else { start };
+    out.truncate(end);
     time
 }
 
-fn decode_inner(body: &[u8], prev: u64, out: &mut Vec<u8>) -> Option<u64> {
+/// A cursor that writes into a vector's room, making more as it goes:
+/// room grows with what is written (twice over at most), never with a
+/// length read.
+struct Grow<'a> {
+    v: &'a mut Vec<u8>,
+    at: usize,
+}
+
+impl Grow<'_> {
+    /// At least `n` more bytes of room.
+    #[inline(always)]
+    fn room(&mut self, n: usize) -> Option<()> {
+        let need = self.at.checked_add(n)?;
+        if need > self.v.len() {
+            let grown = need.max(self.v.len().saturating_mul(2)).max(64);
+            self.v.resize(grown, 0);
+        }
+        Some(())
+    }
+    #[inline(always)]
+    fn byte(&mut self, b: u8) -> Option<()> {
+        *self.v.get_mut(self.at)? = b;
+        self.at += 1;
+        Some(())
+    }
+    #[inline(always)]
+    fn bytes(&mut self, s: &[u8]) -> Option<()> {
+        let end = self.at.checked_add(s.len())?;
+        self.v.get_mut(self.at..end)?.copy_from_slice(s);
+        self.at = end;
+        Some(())
+    }
+}
+
+/// The most a field's tag, name length, value type and fixed-size value
+/// take, before any bytes of a name or string.
+const FIELD_ROOM: usize = 16;
+
+/// What the decoder writes for the call-site codes and thread numbers it
+/// reads: the keys and numbers they stand for in this process.
+pub(crate) trait Keys {
+    /// The key a call-site code (never [`SITE_NONE`]) stands for.
+    fn site(&self, code: u64) -> u64;
+    /// The number a thread number of the file stands for.
+    fn thread(&self, number: u32) -> u32;
+}
+
+/// Codes and numbers as they are (what encoding them again gives back).
+pub(crate) struct AsIs;
+
+impl Keys for AsIs {
+    fn site(&self, code: u64) -> u64 {
+        code
+    }
+    fn thread(&self, number: u32) -> u32 {
+        number
+    }
+}
+
+fn decode_inner(body: &[u8], prev: u64, keys: &impl Keys, w: &mut Grow<'_>) -> Option<u64> {
     let mut r = In(body);
     let time = prev.wrapping_add(unzigzag(r.varint()?) as u64);
-    out.extend_from_slice(&time.to_le_bytes());
     let site = r.varint()?;
-    out.extend_from_slice(&site.to_le_bytes());
+    w.room(8 + 8 + 2 + 5 + TraceContext::ENCODED_LEN)?;
+    w.bytes(&time.to_le_bytes())?;
+    let key = if site == SITE_NONE {
+        0
+    } else {
+        keys.site(site)
+    };
+    w.bytes(&key.to_le_bytes())?;
     if site == SITE_NONE {
         let len = u16::try_from(r.varint()?).ok()?;
-        out.extend_from_slice(&len.to_le_bytes());
-        out.extend_from_slice(r.take(usize::from(len))?);
+        let target = r.take(usize::from(len))?;
+        w.bytes(&len.to_le_bytes())?;
+        w.room(target.len())?;
+        w.bytes(target)?;
     }
     if r.0.first() == Some(&ITEM_THREAD) {
         r.u8()?;
         let number = u32::try_from(r.varint()?).ok()?;
-        out.push(ITEM_THREAD);
-        out.extend_from_slice(&number.to_le_bytes());
+        w.byte(ITEM_THREAD)?;
+        w.bytes(&keys.thread(number).to_le_bytes())?;
     }
     if r.0.first() == Some(&ITEM_TRACE) {
         TraceContext::decode(r.0)?;
-        out.extend_from_slice(r.take(TraceContext::ENCODED_LEN)?);
+        w.bytes(r.take(TraceContext::ENCODED_LEN)?)?;
     }
     while let Some(tag) = r.u8() {
         if tag == ITEM_SPAN {
             let site = r.varint()?;
             let len = r.varint_usize()?;
             let mut fields = In(r.take(len)?);
-            out.push(ITEM_SPAN);
-            out.extend_from_slice(&site.to_le_bytes());
-            let len_at = out.len();
-            out.extend_from_slice(&[0; 4]);
+            w.room(13)?;
+            w.byte(ITEM_SPAN)?;
+            w.bytes(&keys.site(site).to_le_bytes())?;
+            let len_at = w.at;
+            w.bytes(&[0; 4])?;
             while let Some(tag) = fields.u8() {
                 if tag == ITEM_SPAN {
                     return None;
                 }
-                decode_field(tag, &mut fields, out)?;
+                decode_field(tag, &mut fields, w)?;
             }
-            let len = u32::try_from(out.len() - len_at - 4).ok()?;
-            out[len_at..len_at + 4].copy_from_slice(&len.to_le_bytes());
+            let len = u32::try_from(w.at - len_at - 4).ok()?;
+            w.v.get_mut(len_at..len_at + 4)?
+                .copy_from_slice(&len.to_le_bytes());
         } else {
-            decode_field(tag, &mut r, out)?;
+            decode_field(tag, &mut r, w)?;
         }
     }
     Some(time)
 }
 
-fn decode_field(tag: u8, r: &mut In<'_>, out: &mut Vec<u8>) -> Option<()> {
-    out.push(tag);
+#[inline(always)]
+fn decode_field(tag: u8, r: &mut In<'_>, w: &mut Grow<'_>) -> Option<()> {
+    w.room(FIELD_ROOM)?;
+    w.byte(tag)?;
     if tag == ITEM_INLINE {
         let len = r.u8()?;
-        out.push(len);
-        out.extend_from_slice(r.take(usize::from(len))?);
+        let name = r.take(usize::from(len))?;
+        w.byte(len)?;
+        w.room(name.len() + FIELD_ROOM)?;
+        w.bytes(name)?;
     } else if usize::from(tag) > MAX_FIELD_INDEX {
         return None;
     }
-    decode_value(r, out, true)
+    let t = r.u8()?;
+    if t == T_ARGS {
+        let n = r.u8()?;
+        w.byte(T_ARGS)?;
+        w.byte(n)?;
+        for _ in 0..n {
+            let t = r.u8()?;
+            if t == T_ARGS {
+                return None;
+            }
+            w.room(FIELD_ROOM)?;
+            decode_value(t, r, w)?;
+        }
+        Some(())
+    } else {
+        decode_value(t, r, w)
+    }
 }
 
-fn decode_value(r: &mut In<'_>, out: &mut Vec<u8>, allow_args: bool) -> Option<()> {
-    let t = r.u8()?;
-    out.push(t);
+/// A value other than arguments (its type already read), with room for
+/// [`FIELD_ROOM`] bytes made.
+#[inline(always)]
+fn decode_value(t: u8, r: &mut In<'_>, w: &mut Grow<'_>) -> Option<()> {
+    w.byte(t)?;
     match t {
         T_STR | T_RENDERED => {
             let len = r.varint_usize()?;
             let bytes = r.take(len)?;
-            out.extend_from_slice(&u32::try_from(len).ok()?.to_le_bytes());
-            out.extend_from_slice(bytes);
+            w.bytes(&u32::try_from(len).ok()?.to_le_bytes())?;
+            w.room(bytes.len())?;
+            w.bytes(bytes)?;
         }
-        T_U64 => out.extend_from_slice(&r.varint()?.to_le_bytes()),
-        T_I64 => out.extend_from_slice(&unzigzag(r.varint()?).to_le_bytes()),
-        T_F64 => out.extend_from_slice(r.take(8)?),
-        T_BOOL => out.push(r.u8()?),
-        T_CHAR => out.extend_from_slice(&u32::try_from(r.varint()?).ok()?.to_le_bytes()),
-        T_ARGS if allow_args => {
-            let n = r.u8()?;
-            out.push(n);
-            for _ in 0..n {
-                decode_value(r, out, false)?;
-            }
-        }
+        T_U64 => w.bytes(&r.varint()?.to_le_bytes())?,
+        T_I64 => w.bytes(&unzigzag(r.varint()?).to_le_bytes())?,
+        T_F64 => w.bytes(r.take(8)?)?,
+        T_BOOL => w.byte(r.u8()?)?,
+        T_CHAR => w.bytes(&u32::try_from(r.varint()?).ok()?.to_le_bytes())?,
         _ => return None,
     }
     Some(())

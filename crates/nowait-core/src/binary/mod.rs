@@ -1,12 +1,13 @@
-//! Binary log files: records written as the ring holds them, rendered
-//! later.
+//! Binary log files: records written as typed values, compactly, and
+//! rendered later.
 //!
 //! A text or JSON sink formats every record on the writer thread. A binary
 //! sink (`Sink::binary`, or any file sink
-//! with the [`Binary`] format, rolling files included) copies each record
-//! as the front end encoded it, with the call sites and threads it names
-//! described once per file, and leaves the formatting to whoever reads the
-//! file: [`Reader`] decodes it into [`Entry`]s, which render through
+//! with the [`Binary`] format, rolling files included) stores each record's
+//! values as the front end encoded them, in a compact form (a time
+//! difference, a call-site number, varints), with the call sites and
+//! threads it names described once per file, and leaves the formatting to
+//! whoever reads the file: [`Reader`] decodes it into [`Entry`]s, which render through
 //! [`Text`](crate::format::Text) or [`Json`](crate::format::Json) to the
 //! bytes those sinks would have written (the `nowait cat` command does
 //! this).
@@ -157,7 +158,7 @@ pub(crate) fn fuzz_compact(data: &[u8]) {
     };
     let prev = u64::from(control).wrapping_mul(0x0123_4567_89AB_CDEF);
     let mut payload = vec![0x5A];
-    if let Some(time) = compact::decode(bytes, prev, &mut payload) {
+    if let Some(time) = compact::decode(bytes, prev, &compact::AsIs, &mut payload) {
         let mut again = vec![0xA5];
         assert!(compact::encode(
             &payload[1..],
@@ -175,7 +176,10 @@ pub(crate) fn fuzz_compact(data: &[u8]) {
         let mut body = vec![0xA5];
         if compact::encode(bytes, time, prev, &mut ByKey, &mut body) {
             let mut back = vec![0x5A];
-            assert_eq!(compact::decode(&body[1..], prev, &mut back), Some(time));
+            assert_eq!(
+                compact::decode(&body[1..], prev, &compact::AsIs, &mut back),
+                Some(time)
+            );
             assert_eq!(back[1..], *bytes);
         } else {
             assert_eq!(body, [0xA5]);

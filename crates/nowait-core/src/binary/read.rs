@@ -785,6 +785,24 @@ impl<R: Read> Iterator for Reader<R> {
     }
 }
 
+/// The call sites and threads of this process that a file's codes and
+/// numbers stand for (as `rewrite_event` maps them).
+struct Here<'a>(&'a Catalog);
+
+impl compact::Keys for Here<'_> {
+    fn site(&self, code: u64) -> u64 {
+        let cat = self.0;
+        cat.sites
+            .get(&code)
+            .or(cat.unknown_site.as_ref())
+            .copied()
+            .unwrap_or(code)
+    }
+    fn thread(&self, number: u32) -> u32 {
+        self.0.threads.get(&number).copied().unwrap_or(0)
+    }
+}
+
 /// A raw clock reading has no meaning here (the writer converts them):
 /// shown as the epoch, not as this process's clock.
 fn wall_only(t: u64) -> u64 {
@@ -822,9 +840,18 @@ fn record_v2(offset: u64, body: &[u8], catalog: &Catalog, prev: &mut u64) -> Opt
         if kind != kind::EVENT || stamp.is_some() {
             return None;
         }
-        let mut payload = Vec::with_capacity(rest.len().saturating_mul(2).min(MAX_FRAME));
-        *prev = compact::decode(rest, *prev, &mut payload)?;
-        rewrite_event(&mut payload, wall_only, catalog);
+        // A compact event decodes to about three times its size (a
+        // one-byte varint becomes eight bytes): room for that at once, no
+        // more than a frame's bound for what a length claims.
+        let mut payload = Vec::with_capacity(
+            rest.len()
+                .saturating_mul(4)
+                .saturating_add(32)
+                .min(MAX_FRAME),
+        );
+        let time = compact::decode(rest, *prev, &Here(catalog), &mut payload)?;
+        *prev = time;
+        payload[..8].copy_from_slice(&wall_only(time).to_le_bytes());
         payload
     } else {
         let mut payload = rest.to_vec();

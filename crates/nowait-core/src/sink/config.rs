@@ -136,8 +136,8 @@ impl Sink {
     }
 
     /// A binary log file: [`Sink::file`] with the
-    /// [`Binary`](crate::binary::Binary) format, which copies records as
-    /// the ring holds them and renders nothing on the writer thread; read
+    /// [`Binary`](crate::binary::Binary) format, which stores records'
+    /// typed values compactly and renders nothing on the writer thread; read
     /// it with [`binary::Reader`](crate::binary::Reader) or `nowait cat`.
     /// For rolling binary files, give a rolling sink that format:
     /// `Sink::rolling(r).format(Binary::new())`.
