@@ -373,8 +373,10 @@ pub(crate) trait Keys {
 }
 
 /// Codes and numbers as they are (what encoding them again gives back).
+#[cfg(any(fuzzing, test))]
 pub(crate) struct AsIs;
 
+#[cfg(any(fuzzing, test))]
 impl Keys for AsIs {
     fn site(&self, code: u64) -> u64 {
         code
