@@ -20,6 +20,7 @@ use super::{
 use crate::event::catalog::{site_entry, thread_entry};
 use crate::event::{offset_in, Event, Item, KeyHasher, SiteCache, SiteKey, ThreadCache};
 use crate::format::{Format, MakeFormat, SinkInfo};
+use crate::record::clock::Converter;
 use crate::record::{kind, Notice, Record};
 
 /// The binary format (see [`binary`](crate::binary)): a [`MakeFormat`] for
@@ -136,6 +137,8 @@ pub(crate) struct BinaryFormat {
     /// The time of the last compact event written: what the next one's
     /// time is the difference from.
     prev_time: u64,
+    /// Converts the events' clock readings to wall-clock time.
+    clock: Converter,
 }
 
 impl Default for BinaryFormat {
@@ -150,6 +153,7 @@ impl Default for BinaryFormat {
             catalog: Vec::new(),
             pending: Vec::new(),
             prev_time: 0,
+            clock: Converter::new(),
         }
     }
 }
@@ -261,7 +265,7 @@ impl BinaryFormat {
         let mut compact = false;
         if record.kind() == kind::EVENT && payload.len() >= 8 {
             let raw = u64::from_le_bytes(payload[..8].try_into().unwrap_or_default());
-            let wall = crate::record::clock::to_unix_nanos(raw);
+            let wall = self.clock.to_unix_nanos(raw);
             out.push(flags | FLAG_COMPACT | level);
             let prev = self.prev_time;
             if compact::encode(payload, wall, prev, &mut self.names(), out) {
