@@ -265,7 +265,7 @@ impl BinaryFormat {
         let mut compact = false;
         if record.kind() == kind::EVENT && payload.len() >= 8 {
             let raw = u64::from_le_bytes(payload[..8].try_into().unwrap_or_default());
-            let wall = self.clock.to_unix_nanos(raw);
+            let wall = self.clock.unix_nanos(raw);
             out.push(flags | FLAG_COMPACT | level);
             let prev = self.prev_time;
             if compact::encode(payload, wall, prev, &mut self.names(), out) {

@@ -144,11 +144,11 @@ pub(crate) fn to_unix_nanos(field: u64) -> u64 {
     CONVERTER
         .try_with(|c| {
             let mut conv = c.get();
-            let n = conv.to_unix_nanos(field);
+            let n = conv.unix_nanos(field);
             c.set(conv);
             n
         })
-        .unwrap_or_else(|_| Converter::new().to_unix_nanos(field))
+        .unwrap_or_else(|_| Converter::new().unix_nanos(field))
 }
 
 /// Turns time fields into wall-clock nanoseconds against an anchor of its
@@ -168,7 +168,7 @@ impl Converter {
 
     /// Nanoseconds since the Unix epoch for a time field.
     #[inline]
-    pub(crate) fn to_unix_nanos(&mut self, field: u64) -> u64 {
+    pub(crate) fn unix_nanos(&mut self, field: u64) -> u64 {
         if field & RAW == 0 {
             return field;
         }
