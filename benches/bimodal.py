@@ -159,7 +159,21 @@ def main():
     ap.add_argument("--window", type=int, default=None,
                     help="also record the p50 of every WINDOW consecutive batches (one thread)")
     ap.add_argument("--quill", help="quill's hot_path_latency binary, run as one more variant")
+    ap.add_argument("--report", action="store_true",
+                    help="no runs: write NAME.md again from NAME.json")
     args = ap.parse_args()
+    out = os.path.join(ROOT, "benches", "results", args.name)
+    if args.report:
+        with open(out + ".json") as f:
+            saved = json.load(f)
+        runs = {k: [{int(t): v for t, v in proc.items()} for proc in procs]
+                for k, procs in saved["runs"].items()}
+        window = saved.get("window")
+        if window is None and "--window" in saved["command"].split():
+            words = saved["command"].split()
+            window = int(words[words.index("--window") + 1])
+        write_report(out, saved["command"], saved["procs"], saved["batches"], window, runs)
+        return
     fronts = args.fronts.split(",")
     modes = [m == "on" for m in args.aslr.split(",")]
     thps = args.thp.split(",") if args.thp else [None]
@@ -189,6 +203,15 @@ def main():
     finally:
         if thp_before:
             set_thp(thp_before)
+    command = " ".join(sys.argv)
+    with open(out + ".json", "w") as f:
+        json.dump({"command": command, "procs": args.procs, "batches": args.batches,
+                   "window": args.window, "runs": runs,
+                   "summary": summarize(runs)}, f, indent=1)
+    write_report(out, command, args.procs, args.batches, args.window, runs)
+
+
+def summarize(runs):
     table = {}
     for key, procs in runs.items():
         for t in (1, 2):
@@ -196,27 +219,31 @@ def main():
                 "p50": summary([r[t]["p50"] for r in procs if t in r]),
                 "p999": summary([r[t]["p999"] for r in procs if t in r]),
             }
-    out = os.path.join(ROOT, "benches", "results", args.name)
-    with open(out + ".json", "w") as f:
-        json.dump({"command": " ".join(sys.argv), "procs": args.procs,
-                   "batches": args.batches, "runs": runs, "summary": table}, f, indent=1)
-    lines = [f"# {args.name}: per-process p50 over {args.procs} processes per variant",
+    return table
+
+
+def write_report(out, command, procs_n, batches, window, runs):
+    table = summarize(runs)
+    lines = [f"# {os.path.basename(out)}: per-process p50 over {procs_n} processes per variant",
              "",
-             f"`python3 benches/bimodal.py {' '.join(sys.argv[1:])}`: quill's method "
-             f"({args.batches} batches of 20 calls per thread count), one process per run, "
+             f"`python3 benches/bimodal.py {' '.join(command.split()[1:])}`: quill's method "
+             f"({batches} batches of 20 calls per thread count), one process per run, "
              "variants interleaved, `taskset -c 0,1`; `aslr=off` is `setarch -R`; `thp=` is the "
              "system's transparent huge pages setting while the process ran. "
              "Nanoseconds; every process's numbers in the JSON.",
              "",
-             "| variant | p50 min | p50 median | p50 max | within 10 % | modes (n @ median) | p99.9 median |",
-             "|---|---:|---:|---:|---:|---|---:|"]
+             "| variant | p50 min | p50 median | p50 max | within 10 % | modes (n @ median) "
+             "| p99.9 min | p99.9 median | p99.9 max | p99.9 modes (n @ median) |",
+             "|---|---:|---:|---:|---:|---|---:|---:|---:|---|"]
+
+    def modes_of(m):
+        return (f"{m['low_n']} @ {m['low_median']:.0f}, {m['high_n']} @ {m['high_median']:.0f}"
+                if m else "one")
     for key, s in table.items():
-        m = s["p50"]["modes"]
-        modes_txt = (f"{m['low_n']} @ {m['low_median']:.0f}, {m['high_n']} @ {m['high_median']:.0f}"
-                     if m else "one")
-        lines.append(f"| {key} | {s['p50']['min']:.0f} | {s['p50']['median']:.0f} | "
-                     f"{s['p50']['max']:.0f} | {s['p50']['within_10pct']}/{s['p50']['n']} | "
-                     f"{modes_txt} | {s['p999']['median']:.0f} |")
+        a, b = s["p50"], s["p999"]
+        lines.append(f"| {key} | {a['min']:.0f} | {a['median']:.0f} | {a['max']:.0f} | "
+                     f"{a['within_10pct']}/{a['n']} | {modes_of(a['modes'])} | "
+                     f"{b['min']:.0f} | {b['median']:.0f} | {b['max']:.0f} | {modes_of(b['modes'])} |")
     spans = {}
     for key, procs in runs.items():
         ratios = [max(w) / min(w) for r in procs
@@ -225,7 +252,7 @@ def main():
             spans[key] = ratios
     if spans:
         lines += ["",
-                  f"Within one process (one thread, p50 of every {args.window} batches in "
+                  f"Within one process (one thread, p50 of every {window} batches in "
                   "time order): the slowest window over the fastest.",
                   "",
                   "| variant | processes | median slowest/fastest | processes whose windows "

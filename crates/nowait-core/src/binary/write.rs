@@ -20,7 +20,6 @@ use super::{
 use crate::event::catalog::{site_entry, thread_entry};
 use crate::event::{offset_in, Event, Item, KeyHasher, SiteCache, SiteKey, ThreadCache};
 use crate::format::{Format, MakeFormat, SinkInfo};
-use crate::record::clock::Converter;
 use crate::record::{kind, Notice, Record};
 
 /// The binary format (see [`binary`](crate::binary)): a [`MakeFormat`] for
@@ -137,8 +136,6 @@ pub(crate) struct BinaryFormat {
     /// The time of the last compact event written: what the next one's
     /// time is the difference from.
     prev_time: u64,
-    /// Converts the events' clock readings to wall-clock time.
-    clock: Converter,
 }
 
 impl Default for BinaryFormat {
@@ -153,7 +150,6 @@ impl Default for BinaryFormat {
             catalog: Vec::new(),
             pending: Vec::new(),
             prev_time: 0,
-            clock: Converter::new(),
         }
     }
 }
@@ -265,7 +261,10 @@ impl BinaryFormat {
         let mut compact = false;
         if record.kind() == kind::EVENT && payload.len() >= 8 {
             let raw = u64::from_le_bytes(payload[..8].try_into().unwrap_or_default());
-            let wall = self.clock.unix_nanos(raw);
+            // The thread's conversion, which every sink of the writer
+            // shares: a binary log shows the instant a text sink beside it
+            // prints.
+            let wall = crate::record::clock::to_unix_nanos(raw);
             out.push(flags | FLAG_COMPACT | level);
             let prev = self.prev_time;
             if compact::encode(payload, wall, prev, &mut self.names(), out) {

@@ -152,8 +152,8 @@ pub(crate) fn to_unix_nanos(field: u64) -> u64 {
 }
 
 /// Turns time fields into wall-clock nanoseconds against an anchor of its
-/// own: one per converting thread, or held by a writer that converts every
-/// event (no thread-local lookup per event).
+/// own: one per converting thread, shared by every sink that thread
+/// formats for, so that they all show an event at the same instant.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Converter {
     /// Raw ticks, wall nanoseconds at them, and the ticks of
