@@ -437,7 +437,8 @@ fn entries_answer_the_filters_questions() {
 #[test]
 fn the_compact_fuzz_target_holds_over_the_workload() {
     let mut next = crate::format::test_rng();
-    for item in workload() {
+    let step = if cfg!(miri) { 29 } else { 1 };
+    for item in workload().into_iter().step_by(step) {
         let Item::Record(_, kind::EVENT, payload, _) = item else {
             continue;
         };
@@ -489,7 +490,8 @@ fn compact_events_read_back_byte_for_byte() {
     let mut compact = 0;
     let mut refused = 0;
     let mut prev = 1_795_392_000_000_000_000u64;
-    for item in workload() {
+    let step = if cfg!(miri) { 29 } else { 1 };
+    for item in workload().into_iter().step_by(step) {
         let Item::Record(_, kind::EVENT, payload, _) = item else {
             continue;
         };
@@ -531,7 +533,7 @@ fn compact_events_read_back_byte_for_byte() {
             assert!(malformed, "a well-formed event refused: {payload:?}");
         }
     }
-    assert!(compact > 500, "{compact} compact, {refused} refused");
+    assert!(compact > 500 / step, "{compact} compact, {refused} refused");
 }
 
 /// The request line of the repository's binary_sink benchmark (three
