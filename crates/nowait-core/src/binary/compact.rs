@@ -50,6 +50,21 @@ pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+/// `v` as an unsigned LEB128 varint in a stack buffer: the buffer and how
+/// many of its bytes the varint takes.
+#[inline]
+pub(crate) fn varint_bytes(mut v: u64) -> ([u8; 10], usize) {
+    let mut b = [0u8; 10];
+    let mut n = 0;
+    while v >= 0x80 && n < 9 {
+        b[n] = v as u8 | 0x80;
+        v >>= 7;
+        n += 1;
+    }
+    b[n] = v as u8;
+    (b, n + 1)
+}
+
 /// Zigzag: small magnitudes of either sign become small unsigned numbers.
 #[inline]
 pub(crate) fn zigzag(v: i64) -> u64 {
@@ -247,13 +262,11 @@ fn encode_inner(
                 }
                 encode_field(tag, &mut fields, w)?;
             }
-            let clen = w.at - len_at - 1;
-            let mut v = Vec::with_capacity(10);
-            put_varint(&mut v, clen as u64);
-            let end = w.at.checked_add(v.len() - 1)?;
+            let (v, n) = varint_bytes((w.at - len_at - 1) as u64);
+            let end = w.at.checked_add(n - 1)?;
             w.b.get(..end)?;
-            w.b.copy_within(len_at + 1..w.at, len_at + v.len());
-            w.b[len_at..len_at + v.len()].copy_from_slice(&v);
+            w.b.copy_within(len_at + 1..w.at, len_at + n);
+            w.b[len_at..len_at + n].copy_from_slice(&v[..n]);
             w.at = end;
         } else {
             encode_field(tag, &mut r, w)?;

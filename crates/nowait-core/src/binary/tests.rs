@@ -536,6 +536,36 @@ fn compact_events_read_back_byte_for_byte() {
     assert!(compact > 500 / step, "{compact} compact, {refused} refused");
 }
 
+/// Lengths past one varint byte: a record of 300 bytes and more, a span
+/// whose fields take 200; both read back as written.
+#[test]
+fn long_records_and_spans_read_back() {
+    let [key, _] = sites();
+    let long = "x".repeat(300);
+    let mut buf = EventBuf::new();
+    buf.begin_at(1_795_392_000_000_000_000, key);
+    buf.begin_span(SiteKey::of(&SPAN));
+    buf.str(FieldName::Index(0), &"p".repeat(200));
+    buf.end_span();
+    buf.str(FieldName::Index(2), &long);
+    let items = vec![Item::Record(
+        Level::Info,
+        kind::EVENT,
+        buf.as_bytes().to_vec(),
+        false,
+    )];
+    let file = binary_file(&items);
+    let entry = Reader::new(&file[..]).next().unwrap().unwrap();
+    assert_eq!(entry.field("user").as_deref(), Some(long.as_str()));
+    assert_eq!(entry.field("peer"), Some("p".repeat(200)));
+    for (what, make) in formats() {
+        let mut direct = make.make_format(&SinkInfo::new("cat", false));
+        let mut want = Vec::new();
+        feed(&mut *direct, &items, &mut want);
+        assert_eq!(render_file(&file, &*make), want, "{what}");
+    }
+}
+
 /// The request line of the repository's binary_sink benchmark (three
 /// fields and a deferred message with two numbers) takes 40 bytes or
 /// fewer on disk, a third of its text line.

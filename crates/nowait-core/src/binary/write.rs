@@ -281,9 +281,8 @@ impl BinaryFormat {
         if len < 0x80 {
             out[body_at - 1] = len as u8;
         } else {
-            let mut v = Vec::with_capacity(10);
-            put_varint(&mut v, len as u64);
-            out.splice(body_at - 1..body_at, v);
+            let (v, n) = compact::varint_bytes(len as u64);
+            out.splice(body_at - 1..body_at, v[..n].iter().copied());
         }
         // Call sites and threads the record named for the first time are
         // described before it.
