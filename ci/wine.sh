@@ -72,4 +72,21 @@ export CARGO_TARGET_X86_64_PC_WINDOWS_GNU_LINKER=x86_64-w64-mingw32-gcc
 # of them, each a separate process started hundreds at a time, hung in a
 # clean CI run). A hang must fail the run, not stall it: 20 minutes.
 say "cargo test --target x86_64-pc-windows-gnu --lib --tests $*"
-timeout 1200 cargo test --target x86_64-pc-windows-gnu --lib --tests "$@"
+out=$(mktemp)
+if timeout 1200 cargo test --target x86_64-pc-windows-gnu --lib --tests --no-fail-fast "$@" 2>&1 | tee "$out"; then
+  rm -f "$out"
+  exit 0
+fi
+# Wine now and then ends a test binary with exit 1 before it prints
+# anything (seen in clean runs, and after a passing one here). A run whose
+# only failure is a binary that ended so, with no test failed and nothing
+# failing to build, is run again once, and says so; any other failure, and
+# a second failure, fails the step.
+if grep -qE '^test .* FAILED$|^test result: FAILED|could not compile' "$out" \
+   || ! grep -q "didn't exit successfully" "$out"; then
+  rm -f "$out"
+  exit 1
+fi
+rm -f "$out"
+say "a test binary exited before running any test (Wine start-up): running the tests once more"
+timeout 1200 cargo test --target x86_64-pc-windows-gnu --lib --tests --no-fail-fast "$@"
