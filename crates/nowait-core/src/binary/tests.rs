@@ -168,6 +168,20 @@ fn binary_file(items: &[Item]) -> Vec<u8> {
     out
 }
 
+/// A file of one INFO event with `payload`: the items, the file, and the
+/// entry read back.
+fn one_event(payload: &[u8]) -> (Vec<Item>, Vec<u8>, Entry) {
+    let items = vec![Item::Record(
+        Level::Info,
+        kind::EVENT,
+        payload.to_vec(),
+        false,
+    )];
+    let file = binary_file(&items);
+    let entry = Reader::new(&file[..]).next().unwrap().unwrap();
+    (items, file, entry)
+}
+
 fn formats() -> Vec<(&'static str, Box<dyn MakeFormat>)> {
     vec![
         ("text", Box::new(Text::new())),
@@ -419,14 +433,7 @@ fn entries_answer_the_filters_questions() {
     buf.end_span();
     buf.str(FieldName::Index(2), "ann");
     buf.u64(FieldName::Index(4), 7);
-    let items = vec![Item::Record(
-        Level::Info,
-        kind::EVENT,
-        buf.as_bytes().to_vec(),
-        false,
-    )];
-    let file = binary_file(&items);
-    let entry = Reader::new(&file[..]).next().unwrap().unwrap();
+    let (_, _, entry) = one_event(buf.as_bytes());
     assert_eq!(entry.target(), "app::db");
     assert_eq!(entry.time_nanos(), Some(1_795_392_000_000_000_000));
     assert_eq!(entry.field("user").as_deref(), Some("ann"));
@@ -451,7 +458,7 @@ fn the_compact_fuzz_target_holds_over_the_workload() {
         fuzz_compact(&input);
         let mut body = vec![input[0]];
         let prev = u64::from(input[0]).wrapping_mul(0x0123_4567_89AB_CDEF);
-        if compact::encode(&payload, time, prev, &mut ByKey, &mut body) {
+        if compact::encode(&payload, time, prev, &mut compact::AsIs, &mut body) {
             fuzz_compact(&body);
             // One byte changed anywhere.
             let at = 1 + next(body.len() as u64 - 1) as usize;
@@ -473,17 +480,6 @@ impl compact::Names for Numbered {
     fn thread(&mut self, _number: u32) {}
 }
 
-/// Names every call site by its key, so that decoding gives back the
-/// very payload encoded.
-struct ByKey;
-
-impl compact::Names for ByKey {
-    fn site(&mut self, key: u64) -> u64 {
-        key
-    }
-    fn thread(&mut self, _number: u32) {}
-}
-
 /// Every event the writer is handed reads back byte for byte from its
 /// compact form (its time already wall-clock), whatever time it follows;
 /// what the compact form refuses is what the event decoder finds
@@ -500,7 +496,7 @@ fn compact_events_read_back_byte_for_byte() {
         };
         let time = u64::from_le_bytes(payload[..8].try_into().unwrap());
         let mut out = vec![0xAA];
-        if compact::encode(&payload, time, prev, &mut ByKey, &mut out) {
+        if compact::encode(&payload, time, prev, &mut compact::AsIs, &mut out) {
             compact += 1;
             let mut back = vec![0x55];
             assert_eq!(
@@ -551,14 +547,7 @@ fn long_records_and_spans_read_back() {
     buf.str(FieldName::Index(0), &"p".repeat(200));
     buf.end_span();
     buf.str(FieldName::Index(2), &long);
-    let items = vec![Item::Record(
-        Level::Info,
-        kind::EVENT,
-        buf.as_bytes().to_vec(),
-        false,
-    )];
-    let file = binary_file(&items);
-    let entry = Reader::new(&file[..]).next().unwrap().unwrap();
+    let (items, file, entry) = one_event(buf.as_bytes());
     assert_eq!(entry.field("user").as_deref(), Some(long.as_str()));
     assert_eq!(entry.field("peer"), Some("p".repeat(200)));
     for (what, make) in formats() {
@@ -746,7 +735,7 @@ fn write_the_fuzz_seeds_of_this_version() {
         };
         let time = u64::from_le_bytes(payload[..8].try_into().unwrap());
         let mut body = vec![3];
-        if compact::encode(payload, time, 0, &mut ByKey, &mut body) {
+        if compact::encode(payload, time, 0, &mut compact::AsIs, &mut body) {
             std::fs::write(compact.join(format!("body-{n}")), &body).unwrap();
         }
         let mut raw = vec![3];
