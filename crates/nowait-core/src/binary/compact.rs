@@ -29,8 +29,8 @@
 //! at most a small multiple of the input, and nothing recurses.
 
 use crate::event::{
-    TraceContext, ITEM_INLINE, ITEM_SPAN, ITEM_THREAD, ITEM_TRACE, MAX_FIELD_INDEX, T_ARGS, T_BOOL,
-    T_CHAR, T_F64, T_I64, T_RENDERED, T_STR, T_U64,
+    ByteReader, TraceContext, ITEM_INLINE, ITEM_SPAN, ITEM_THREAD, ITEM_TRACE, MAX_FIELD_INDEX,
+    T_ARGS, T_BOOL, T_CHAR, T_F64, T_I64, T_RENDERED, T_STR, T_U64,
 };
 
 /// The site code of an event without a call site (its target follows).
@@ -42,12 +42,9 @@ pub(crate) const SITE_FIRST: u64 = 2;
 
 /// Appends `v` as an unsigned LEB128 varint.
 #[inline]
-pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push(v as u8 | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
+pub(crate) fn put_varint(out: &mut Vec<u8>, v: u64) {
+    let (b, n) = varint_bytes(v);
+    out.extend_from_slice(&b[..n]);
 }
 
 /// `v` as an unsigned LEB128 varint in a stack buffer: the buffer and how
@@ -76,62 +73,10 @@ fn unzigzag(v: u64) -> i64 {
     (v >> 1) as i64 ^ -((v & 1) as i64)
 }
 
-/// A checked cursor over bytes.
-struct In<'a>(&'a [u8]);
-
-impl<'a> In<'a> {
-    #[inline]
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if self.0.len() < n {
-            return None;
-        }
-        let (head, rest) = self.0.split_at(n);
-        self.0 = rest;
-        Some(head)
-    }
-    #[inline]
-    fn u8(&mut self) -> Option<u8> {
-        let (&b, rest) = self.0.split_first()?;
-        self.0 = rest;
-        Some(b)
-    }
-    #[inline]
-    fn u16(&mut self) -> Option<u16> {
-        Some(u16::from_le_bytes(self.take(2)?.try_into().ok()?))
-    }
-    #[inline]
-    fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
-    #[inline]
-    fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-    /// An unsigned LEB128 varint of at most ten bytes that fits 64 bits,
-    /// in its shortest form (so that decoding and encoding again give the
-    /// same bytes).
-    #[inline]
-    fn varint(&mut self) -> Option<u64> {
-        let mut v = 0u64;
-        for i in 0..10 {
-            let b = self.u8()?;
-            let bits = u64::from(b & 0x7F);
-            if i == 9 && bits > 1 {
-                return None;
-            }
-            v |= bits << (7 * i);
-            if b & 0x80 == 0 {
-                if b == 0 && i > 0 {
-                    return None;
-                }
-                return Some(v);
-            }
-        }
-        None
-    }
-    fn varint_usize(&mut self) -> Option<usize> {
-        usize::try_from(self.varint()?).ok()
-    }
+/// A varint read as a length.
+#[inline]
+fn varint_usize(r: &mut ByteReader<'_>) -> Option<usize> {
+    usize::try_from(r.varint()?).ok()
 }
 
 /// What the encoder tells the file's catalog as it meets call sites and
@@ -203,6 +148,8 @@ impl Out<'_> {
     }
     #[inline(always)]
     fn varint(&mut self, mut v: u64) -> Option<()> {
+        // Written byte by byte: the hot path (a copy of a stack buffer
+        // counted 18 % more instructions per record on the writer).
         while v >= 0x80 {
             self.byte(v as u8 | 0x80)?;
             v >>= 7;
@@ -219,7 +166,7 @@ fn encode_inner(
     names: &mut impl Names,
     w: &mut Out<'_>,
 ) -> Option<()> {
-    let mut r = In(payload);
+    let mut r = ByteReader(payload);
     r.u64()?;
     w.varint(zigzag(wall.wrapping_sub(prev) as i64))?;
     let site = r.u64()?;
@@ -249,7 +196,7 @@ fn encode_inner(
         if tag == ITEM_SPAN {
             let key = r.u64()?;
             let len = usize::try_from(r.u32()?).ok()?;
-            let mut fields = In(r.take(len)?);
+            let mut fields = ByteReader(r.take(len)?);
             w.byte(ITEM_SPAN)?;
             w.varint(names.site(key))?;
             // The compact length is known once the fields are written:
@@ -277,7 +224,7 @@ fn encode_inner(
 
 /// One field item (its tag already read).
 #[inline(always)]
-fn encode_field(tag: u8, r: &mut In<'_>, w: &mut Out<'_>) -> Option<()> {
+fn encode_field(tag: u8, r: &mut ByteReader<'_>, w: &mut Out<'_>) -> Option<()> {
     w.byte(tag)?;
     if tag == ITEM_INLINE {
         let len = r.u8()?;
@@ -306,7 +253,7 @@ fn encode_field(tag: u8, r: &mut In<'_>, w: &mut Out<'_>) -> Option<()> {
 
 /// A value other than arguments (its type already read).
 #[inline(always)]
-fn encode_value(t: u8, r: &mut In<'_>, w: &mut Out<'_>) -> Option<()> {
+fn encode_value(t: u8, r: &mut ByteReader<'_>, w: &mut Out<'_>) -> Option<()> {
     w.byte(t)?;
     match t {
         T_STR | T_RENDERED => {
@@ -410,7 +357,7 @@ impl Keys for AsIs {
 }
 
 fn decode_inner(body: &[u8], prev: u64, keys: &impl Keys, w: &mut Grow<'_>) -> Option<u64> {
-    let mut r = In(body);
+    let mut r = ByteReader(body);
     let time = prev.wrapping_add(unzigzag(r.varint()?) as u64);
     let site = r.varint()?;
     w.room(8 + 8 + 2 + 5 + TraceContext::ENCODED_LEN)?;
@@ -441,8 +388,8 @@ fn decode_inner(body: &[u8], prev: u64, keys: &impl Keys, w: &mut Grow<'_>) -> O
     while let Some(tag) = r.u8() {
         if tag == ITEM_SPAN {
             let site = r.varint()?;
-            let len = r.varint_usize()?;
-            let mut fields = In(r.take(len)?);
+            let len = varint_usize(&mut r)?;
+            let mut fields = ByteReader(r.take(len)?);
             w.room(13)?;
             w.byte(ITEM_SPAN)?;
             w.bytes(&keys.site(site).to_le_bytes())?;
@@ -465,7 +412,7 @@ fn decode_inner(body: &[u8], prev: u64, keys: &impl Keys, w: &mut Grow<'_>) -> O
 }
 
 #[inline(always)]
-fn decode_field(tag: u8, r: &mut In<'_>, w: &mut Grow<'_>) -> Option<()> {
+fn decode_field(tag: u8, r: &mut ByteReader<'_>, w: &mut Grow<'_>) -> Option<()> {
     w.room(FIELD_ROOM)?;
     w.byte(tag)?;
     if tag == ITEM_INLINE {
@@ -499,11 +446,11 @@ fn decode_field(tag: u8, r: &mut In<'_>, w: &mut Grow<'_>) -> Option<()> {
 /// A value other than arguments (its type already read), with room for
 /// [`FIELD_ROOM`] bytes made.
 #[inline(always)]
-fn decode_value(t: u8, r: &mut In<'_>, w: &mut Grow<'_>) -> Option<()> {
+fn decode_value(t: u8, r: &mut ByteReader<'_>, w: &mut Grow<'_>) -> Option<()> {
     w.byte(t)?;
     match t {
         T_STR | T_RENDERED => {
-            let len = r.varint_usize()?;
+            let len = varint_usize(r)?;
             let bytes = r.take(len)?;
             w.bytes(&u32::try_from(len).ok()?.to_le_bytes())?;
             w.room(bytes.len())?;
@@ -523,13 +470,13 @@ fn decode_value(t: u8, r: &mut In<'_>, w: &mut Grow<'_>) -> Option<()> {
 /// [`rebase`](super::write::rebase), which walks frames without decoding
 /// them).
 pub(crate) fn time_delta(body: &[u8]) -> Option<i64> {
-    In(body).varint().map(unzigzag)
+    ByteReader(body).varint().map(unzigzag)
 }
 
 /// Reads a varint at the start of `bytes`: its value and length, `None`
 /// if it is not there whole (or not in shortest form).
 pub(crate) fn varint_at(bytes: &[u8]) -> Option<(u64, usize)> {
-    let mut r = In(bytes);
+    let mut r = ByteReader(bytes);
     let v = r.varint()?;
     Some((v, bytes.len() - r.0.len()))
 }

@@ -30,7 +30,7 @@ use super::{
     F_RECORD, F_SITE, F_THREAD, HEADER_LEN, LEVEL_SHIFT, MAGIC, MAX_FRAME, VERSION, VERSION_1,
 };
 use crate::event::catalog::{rewrite_event, Catalog};
-use crate::event::{lookup_callsite, Event, FieldName, Item, SiteKey, Value};
+use crate::event::{lookup_callsite, ByteReader, Event, FieldName, Item, SiteKey, Value};
 use crate::format::Format;
 use crate::level::Level;
 use crate::record::{kind, Notice, Record, SuppressReason, Suppressed};
@@ -904,7 +904,7 @@ fn record(offset: u64, body: &[u8], catalog: &Catalog) -> Option<Entry> {
 
 /// A notice frame's body (see the module docs).
 fn notice(offset: u64, body: &[u8]) -> Option<Entry> {
-    let mut r = Bytes(body);
+    let mut r = ByteReader(body);
     let flags = r.u8()?;
     let level = Level::from_u8(r.u8()?)?;
     let time = r.u64()?;
@@ -917,8 +917,8 @@ fn notice(offset: u64, body: &[u8]) -> Option<Entry> {
             1 => SuppressReason::Sampling,
             _ => return None,
         };
-        let site = r.str16()?;
-        let rule = r.str16()?;
+        let site = str16(&mut r)?;
+        let rule = str16(&mut r)?;
         Some((count, site, reason, rule))
     } else {
         None
@@ -940,33 +940,12 @@ fn notice(offset: u64, body: &[u8]) -> Option<Entry> {
     })
 }
 
-/// A checked cursor over a notice's body.
-struct Bytes<'a>(&'a [u8]);
-
-impl<'a> Bytes<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        if n > self.0.len() {
-            return None;
-        }
-        let (head, rest) = self.0.split_at(n);
-        self.0 = rest;
-        Some(head)
-    }
-    fn u8(&mut self) -> Option<u8> {
-        Some(self.take(1)?[0])
-    }
-    fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
-    fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-    fn str16(&mut self) -> Option<String> {
-        let len = u16::from_le_bytes(self.take(2)?.try_into().ok()?);
-        Some(
-            std::str::from_utf8(self.take(usize::from(len))?)
-                .ok()?
-                .to_owned(),
-        )
-    }
+/// A string of at most 64 KiB after its `u16` length.
+fn str16(r: &mut ByteReader<'_>) -> Option<String> {
+    let len = r.u16()?;
+    Some(
+        std::str::from_utf8(r.take(usize::from(len))?)
+            .ok()?
+            .to_owned(),
+    )
 }

@@ -366,7 +366,8 @@ impl<'a> Iterator for Items<'a> {
 }
 
 /// Reads little-endian fields off the front of a byte slice (the
-/// payloads here; a crash-durable file's catalog in `durable`).
+/// payloads here; a crash-durable file's catalog in `durable`; a binary
+/// log's frames in `binary`).
 #[derive(Clone, Debug)]
 pub(crate) struct Reader<'a>(pub(crate) &'a [u8]);
 
@@ -390,6 +391,28 @@ impl<'a> Reader<'a> {
     }
     pub(crate) fn u64(&mut self) -> Option<u64> {
         Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    /// An unsigned LEB128 varint of at most ten bytes that fits 64 bits,
+    /// in its shortest form (so that decoding and encoding again give the
+    /// same bytes): a binary log's lengths and numbers.
+    #[inline]
+    pub(crate) fn varint(&mut self) -> Option<u64> {
+        let mut v = 0u64;
+        for i in 0..10 {
+            let b = self.u8()?;
+            let bits = u64::from(b & 0x7F);
+            if i == 9 && bits > 1 {
+                return None;
+            }
+            v |= bits << (7 * i);
+            if b & 0x80 == 0 {
+                if b == 0 && i > 0 {
+                    return None;
+                }
+                return Some(v);
+            }
+        }
+        None
     }
 
     #[inline(always)]

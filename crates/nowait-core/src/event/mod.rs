@@ -106,6 +106,7 @@ pub(crate) use callsite::{KeyHasher, SiteCache};
 pub(crate) use decode::assert_decodes;
 pub(crate) use decode::field_name as decode_field_name;
 pub(crate) use decode::offset_in;
+pub(crate) use decode::Reader as ByteReader;
 pub(crate) use thread::ThreadCache;
 
 pub(crate) const ITEM_TRACE: u8 = 0xFC;

@@ -132,71 +132,41 @@ pub(crate) fn wall_nanos() -> u64 {
 }
 
 thread_local! {
-    static CONVERTER: Cell<Converter> = const { Cell::new(Converter::new()) };
+    /// This thread's conversion anchor: raw ticks, wall nanoseconds at
+    /// them, and the ticks of [`REANCHOR_NANOS`]. One per converting
+    /// thread, shared by every sink that thread formats for, so that they
+    /// all show an event at the same instant.
+    static ANCHOR: Cell<Option<(u64, u64, u64)>> = const { Cell::new(None) };
 }
 
-/// Nanoseconds since the Unix epoch for a time field (this thread's
-/// [`Converter`]).
+/// Nanoseconds since the Unix epoch for a time field.
 pub(crate) fn to_unix_nanos(field: u64) -> u64 {
     if field & RAW == 0 {
         return field;
     }
-    CONVERTER
-        .try_with(|c| {
-            let mut conv = c.get();
-            let n = conv.unix_nanos(field);
-            c.set(conv);
-            n
-        })
-        .unwrap_or_else(|_| Converter::new().unix_nanos(field))
-}
-
-/// Turns time fields into wall-clock nanoseconds against an anchor of its
-/// own: one per converting thread, shared by every sink that thread
-/// formats for, so that they all show an event at the same instant.
-#[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Converter {
-    /// Raw ticks, wall nanoseconds at them, and the ticks of
-    /// [`REANCHOR_NANOS`].
-    anchor: Option<(u64, u64, u64)>,
-}
-
-impl Converter {
-    pub(crate) const fn new() -> Converter {
-        Converter { anchor: None }
-    }
-
-    /// Nanoseconds since the Unix epoch for a time field.
-    #[inline]
-    pub(crate) fn unix_nanos(&mut self, field: u64) -> u64 {
-        if field & RAW == 0 {
-            return field;
+    let ticks = field & !RAW;
+    let Some(clock) = CLOCK.get() else {
+        return wall_nanos();
+    };
+    // Re-anchor when the event is more than a second away from the anchor
+    // (in either direction, measured in ticks); events arrive roughly in
+    // order, so this reads the clocks about once a second, not once per
+    // event.
+    let (t0, n0) = match ANCHOR.try_with(Cell::get).ok().flatten() {
+        Some((t0, n0, window)) if ticks.abs_diff(t0) < window => (t0, n0),
+        _ => {
+            let (t0, n0) = (clock.raw(), wall_nanos());
+            // The ticks of the window, from the clock's own scale (a
+            // window a tick wider or narrower only moves a re-anchoring).
+            let window = (REANCHOR_NANOS as f64 / ns_per_tick().max(1e-9)) as u64;
+            let _ = ANCHOR.try_with(|a| a.set(Some((t0, n0, window))));
+            (t0, n0)
         }
-        let ticks = field & !RAW;
-        let Some(clock) = CLOCK.get() else {
-            return wall_nanos();
-        };
-        // Re-anchor when the event is more than a second away from the
-        // anchor (in either direction, measured in ticks); events arrive
-        // roughly in order, so this reads the clocks about once a second,
-        // not once per event.
-        let (t0, n0) = match self.anchor {
-            Some((t0, n0, window)) if ticks.abs_diff(t0) < window => (t0, n0),
-            _ => {
-                let (t0, n0) = (clock.raw(), wall_nanos());
-                // The ticks of the window, from the clock's own scale (a
-                // window a tick wider or narrower only moves a
-                // re-anchoring).
-                let window = (REANCHOR_NANOS as f64 / ns_per_tick().max(1e-9)) as u64;
-                self.anchor = Some((t0, n0, window));
-                (t0, n0)
-            }
-        };
-        if ticks >= t0 {
-            n0 + clock.delta_as_nanos(t0, ticks)
-        } else {
-            n0.saturating_sub(clock.delta_as_nanos(ticks, t0))
-        }
+    };
+    if ticks >= t0 {
+        n0 + clock.delta_as_nanos(t0, ticks)
+    } else {
+        n0.saturating_sub(clock.delta_as_nanos(ticks, t0))
     }
 }
 
