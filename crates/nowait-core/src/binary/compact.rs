@@ -94,7 +94,7 @@ pub(crate) trait Names {
 /// against the previous compact event's time `prev`, naming call sites
 /// and threads through `names`. `false`, with `out` as it was, if the
 /// payload is not exactly what nowait's encoders write.
-#[inline]
+#[cfg(any(test, fuzzing))]
 pub(crate) fn encode(
     payload: &[u8],
     wall: u64,
@@ -103,20 +103,10 @@ pub(crate) fn encode(
     out: &mut Vec<u8>,
 ) -> bool {
     let start = out.len();
-    // The compact form is at most this long: each value that grows (a
-    // varint of ten bytes for eight, of five for four) is nine bytes or
-    // more in the payload, and the header grows by five at most. Writing
-    // into room made first keeps the cursor in a register.
-    let room = payload.len() + payload.len() / 4 + 16;
-    out.resize(start + room, 0);
-    let mut w = Out {
-        b: &mut out[start..],
-        at: 0,
-    };
-    match encode_inner(payload, wall, prev, names, &mut w) {
-        Some(()) => {
-            let at = w.at;
-            out.truncate(start + at);
+    out.resize(start + room_for(payload.len()), 0);
+    match encode_into(payload, wall, prev, names, &mut out[start..]) {
+        Some(n) => {
+            out.truncate(start + n);
             true
         }
         None => {
@@ -124,6 +114,32 @@ pub(crate) fn encode(
             false
         }
     }
+}
+
+/// The most bytes the compact form of a payload of `len` bytes takes:
+/// each value that grows (a varint of ten bytes for eight, of five for
+/// four) is nine bytes or more in the payload, and the head grows by five
+/// at most.
+#[inline]
+pub(crate) const fn room_for(len: usize) -> usize {
+    len + len / 4 + 16
+}
+
+/// [`encode`] into `room` ([`room_for`] the payload's length, or more):
+/// how many bytes of it the compact form takes, or `None` if the payload
+/// is not exactly what nowait's encoders write. Writing into room made
+/// first keeps the cursor in a register.
+#[inline]
+pub(crate) fn encode_into(
+    payload: &[u8],
+    wall: u64,
+    prev: u64,
+    names: &mut impl Names,
+    room: &mut [u8],
+) -> Option<usize> {
+    let mut w = Out { b: room, at: 0 };
+    encode_inner(payload, wall, prev, names, &mut w)?;
+    Some(w.at)
 }
 
 /// A cursor over room made in the output; every write is checked.

@@ -117,6 +117,45 @@ type KeySet<T> = HashSet<T, BuildHasherDefault<KeyHasher>>;
 /// One sink's binary format: what it has described so far.
 #[derive(Debug)]
 pub(crate) struct BinaryFormat {
+    names: Names,
+    /// Room the compact encoder writes a record's event into before it is
+    /// appended: made once, reused for every record.
+    scratch: Vec<u8>,
+    /// The time of the last compact event written: what the next one's
+    /// time is the difference from.
+    prev_time: u64,
+}
+
+impl Default for BinaryFormat {
+    fn default() -> Self {
+        BinaryFormat {
+            names: Names {
+                sites: SiteCache::default(),
+                threads: ThreadCache::default(),
+                site_codes: KeyMap::default(),
+                recent_sites: Box::new([(0, 0); RECENT_SITES]),
+                next_site: SITE_FIRST,
+                seen_threads: KeySet::default(),
+                catalog: Vec::new(),
+                pending: Vec::new(),
+            },
+            scratch: Vec::new(),
+            prev_time: 0,
+        }
+    }
+}
+
+/// Appends a frame: `tag`, the body's length as a varint, the body.
+fn frame(out: &mut Vec<u8>, tag: u8, body: &[u8]) {
+    out.push(tag);
+    put_varint(out, body.len() as u64);
+    out.extend_from_slice(body);
+}
+
+/// The file's catalog: the call sites and threads described so far, and
+/// what the encoder asks of it as it meets them.
+#[derive(Debug)]
+struct Names {
     sites: SiteCache,
     threads: ThreadCache,
     /// Each call site met so far, and its code in events: the number its
@@ -133,48 +172,9 @@ pub(crate) struct BinaryFormat {
     catalog: Vec<u8>,
     /// Entries the record at hand describes for the first time, framed.
     pending: Vec<u8>,
-    /// The time of the last compact event written: what the next one's
-    /// time is the difference from.
-    prev_time: u64,
 }
 
-impl Default for BinaryFormat {
-    fn default() -> Self {
-        BinaryFormat {
-            sites: SiteCache::default(),
-            threads: ThreadCache::default(),
-            site_codes: KeyMap::default(),
-            recent_sites: Box::new([(0, 0); RECENT_SITES]),
-            next_site: SITE_FIRST,
-            seen_threads: KeySet::default(),
-            catalog: Vec::new(),
-            pending: Vec::new(),
-            prev_time: 0,
-        }
-    }
-}
-
-/// Appends a frame: `tag`, the body's length as a varint, the body.
-fn frame(out: &mut Vec<u8>, tag: u8, body: &[u8]) {
-    out.push(tag);
-    put_varint(out, body.len() as u64);
-    out.extend_from_slice(body);
-}
-
-/// What the encoder asks of the format's catalog, as it meets call sites
-/// and threads.
-struct Names<'a> {
-    sites: &'a mut SiteCache,
-    threads: &'a mut ThreadCache,
-    site_codes: &'a mut KeyMap<u64, u64>,
-    recent_sites: &'a mut [(u64, u64); RECENT_SITES],
-    next_site: &'a mut u64,
-    seen_threads: &'a mut KeySet<u32>,
-    catalog: &'a mut Vec<u8>,
-    pending: &'a mut Vec<u8>,
-}
-
-impl compact::Names for Names<'_> {
+impl compact::Names for Names {
     #[inline]
     fn site(&mut self, key: u64) -> u64 {
         // Keys are addresses of statics: the bits above the alignment
@@ -197,13 +197,13 @@ impl compact::Names for Names<'_> {
             let entry = thread_entry(number, info.name.as_deref(), &info.id, &info.id_padded);
             debug_assert_eq!(entry[0], F_THREAD);
             let at = self.pending.len();
-            frame(self.pending, F_THREAD, &entry[ENTRY_HEAD..]);
+            frame(&mut self.pending, F_THREAD, &entry[ENTRY_HEAD..]);
             self.catalog.extend_from_slice(&self.pending[at..]);
         }
     }
 }
 
-impl Names<'_> {
+impl Names {
     /// [`compact::Names::site`] past the recent codes.
     #[inline(never)]
     fn site_code(&mut self, key: u64) -> u64 {
@@ -212,14 +212,14 @@ impl Names<'_> {
         }
         let code = match self.sites.get(key) {
             Some(site) => {
-                let number = *self.next_site;
-                *self.next_site += 1;
+                let number = self.next_site;
+                self.next_site += 1;
                 // The site entry, its key replaced by the number events
                 // name it by.
                 let entry = site_entry(SiteKey::from_raw(number), &site);
                 debug_assert_eq!(entry[0], F_SITE);
                 let at = self.pending.len();
-                frame(self.pending, F_SITE, &entry[ENTRY_HEAD..]);
+                frame(&mut self.pending, F_SITE, &entry[ENTRY_HEAD..]);
                 self.catalog.extend_from_slice(&self.pending[at..]);
                 number
             }
@@ -237,57 +237,59 @@ const ENTRY_HEAD: usize = 5;
 const RECENT_SITES: usize = 64;
 
 impl BinaryFormat {
-    fn names(&mut self) -> Names<'_> {
-        Names {
-            sites: &mut self.sites,
-            threads: &mut self.threads,
-            site_codes: &mut self.site_codes,
-            recent_sites: &mut self.recent_sites,
-            next_site: &mut self.next_site,
-            seen_threads: &mut self.seen_threads,
-            catalog: &mut self.catalog,
-            pending: &mut self.pending,
-        }
-    }
-
     fn record(&mut self, record: &Record<'_>, flags: u8, out: &mut Vec<u8>) {
         let payload = record.payload();
         let level = (record.level() as u8) << LEVEL_SHIFT;
         let at = out.len();
-        out.push(F_RECORD);
-        // The body's length, one byte reserved (more made room for below).
-        out.push(0);
-        let body_at = out.len();
-        let mut compact = false;
+        let mut written = false;
         if record.kind() == kind::EVENT && payload.len() >= 8 {
             let raw = u64::from_le_bytes(payload[..8].try_into().unwrap_or_default());
             // The thread's conversion, which every sink of the writer
             // shares: a binary log shows the instant a text sink beside it
             // prints.
             let wall = crate::record::clock::to_unix_nanos(raw);
-            out.push(flags | FLAG_COMPACT | level);
-            let prev = self.prev_time;
-            if compact::encode(payload, wall, prev, &mut self.names(), out) {
+            let room = compact::room_for(payload.len());
+            if self.scratch.len() < room {
+                self.scratch.resize(room, 0);
+            }
+            let encoded = compact::encode_into(
+                payload,
+                wall,
+                self.prev_time,
+                &mut self.names,
+                &mut self.scratch,
+            );
+            if let Some(n) = encoded {
                 self.prev_time = wall;
-                compact = true;
-            } else {
-                out.truncate(body_at);
+                let body = &self.scratch[..n];
+                // The frame: its tag, the body's length (the head byte and
+                // the compact event), the head byte, the event.
+                out.reserve(n + 12);
+                out.push(F_RECORD);
+                compact::put_varint(out, n as u64 + 1);
+                out.push(flags | FLAG_COMPACT | level);
+                out.extend_from_slice(body);
+                written = true;
             }
         }
-        if !compact {
+        if !written {
+            out.push(F_RECORD);
+            // The body's length, one byte reserved (more made room for below).
+            out.push(0);
+            let body_at = out.len();
             self.raw_record(record, flags | level, out);
-        }
-        let len = out.len() - body_at;
-        if len < 0x80 {
-            out[body_at - 1] = len as u8;
-        } else {
-            let (v, n) = compact::varint_bytes(len as u64);
-            out.splice(body_at - 1..body_at, v[..n].iter().copied());
+            let len = out.len() - body_at;
+            if len < 0x80 {
+                out[body_at - 1] = len as u8;
+            } else {
+                let (v, n) = compact::varint_bytes(len as u64);
+                out.splice(body_at - 1..body_at, v[..n].iter().copied());
+            }
         }
         // Call sites and threads the record named for the first time are
         // described before it.
-        if !self.pending.is_empty() {
-            out.splice(at..at, self.pending.drain(..));
+        if !self.names.pending.is_empty() {
+            out.splice(at..at, self.names.pending.drain(..));
         }
     }
 
@@ -303,7 +305,7 @@ impl BinaryFormat {
             if let Some(event) = Event::parse(payload) {
                 use compact::Names as _;
                 wall = Some(event.time_nanos());
-                let mut names = self.names();
+                let names = &mut self.names;
                 if let Some(site) = event.site() {
                     keys.push((8, names.site(site.get())));
                 }
@@ -412,7 +414,7 @@ impl Format for BinaryFormat {
 
     fn file_start(&mut self, out: &mut Vec<u8>) {
         out.extend_from_slice(&header());
-        out.extend_from_slice(&self.catalog);
+        out.extend_from_slice(&self.names.catalog);
         // The time the next compact event's difference counts from. Bytes
         // already formatted may follow these (a file started in front of
         // a sink's unsent records): the sink rebases it over them.
