@@ -361,6 +361,11 @@ pub(crate) fn listen(f: fn(SiteKey, &Callsite)) {
     let _ = LISTENER.set(f);
 }
 
+/// How many call sites are registered.
+pub(crate) fn registered_len() -> usize {
+    registry().lock().map_or(0, |map| map.len())
+}
+
 /// Every registered call site (for a crash-durable file's catalog).
 pub(crate) fn each_registered(mut f: impl FnMut(SiteKey, &Callsite)) {
     if let Ok(map) = registry().lock() {

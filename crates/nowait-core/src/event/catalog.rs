@@ -53,6 +53,55 @@ fn fresh_key() -> Option<SiteKey> {
     Some(key)
 }
 
+/// This process's call sites and threads by content (an entry's bytes
+/// after its key or number), and their keys and numbers: what catalog
+/// entries are matched against, so that a site or thread read again
+/// (another file of the same program, the same file read twice) maps to
+/// the one registered before instead of registering again.
+static INDEX: std::sync::Mutex<Index> = std::sync::Mutex::new(Index {
+    sites: None,
+    threads: None,
+    seen: (usize::MAX, usize::MAX),
+});
+
+struct Index {
+    sites: Option<HashMap<Vec<u8>, u64>>,
+    threads: Option<HashMap<Vec<u8>, u32>>,
+    /// How many call sites and threads the registries held when the maps
+    /// last matched them.
+    seen: (usize, usize),
+}
+
+impl Index {
+    /// Rebuilds a map from its registry if anything but a catalog
+    /// registered since (a call site of this program met for the first
+    /// time, a new thread): each catalog entry costs a lookup, and only
+    /// a registration the index did not make costs a walk of the registry.
+    fn sync(&mut self) {
+        let sites = crate::event::registered_len();
+        if sites != self.seen.0 || self.sites.is_none() {
+            let mut map = HashMap::new();
+            crate::event::each_registered(|key, site| {
+                map.insert(site_entry(key, site)[SITE_CONTENT..].to_vec(), key.get());
+            });
+            self.sites = Some(map);
+            self.seen.0 = sites;
+        }
+        let threads = crate::event::thread_count();
+        if threads != self.seen.1 || self.threads.is_none() {
+            let mut map = HashMap::new();
+            crate::event::each_thread(|n, name, id, padded| {
+                map.insert(
+                    thread_entry(n, name, id, padded)[THREAD_CONTENT..].to_vec(),
+                    n,
+                );
+            });
+            self.threads = Some(map);
+            self.seen.1 = threads;
+        }
+    }
+}
+
 /// A call-site entry's tag.
 pub(crate) const E_SITE: u8 = 1;
 /// A thread entry's tag.
@@ -165,10 +214,6 @@ pub(crate) struct Catalog {
     pub(crate) sites: HashMap<u64, u64>,
     /// The other process's thread numbers, and the numbers registered here.
     pub(crate) threads: HashMap<u32, u32>,
-    /// Sites by content (what follows the key), and their keys here;
-    /// `None` until the first entry (filled from the registry then).
-    own_sites: Option<HashMap<Vec<u8>, u64>>,
-    own_threads: HashMap<Vec<u8>, u32>,
     /// Entry bytes that may still be registered (and leaked).
     budget: usize,
     /// What the key of a call site no entry describes becomes (a key
@@ -220,19 +265,17 @@ impl Catalog {
     /// An entry that does not parse, or past the budget, is ignored (the
     /// events naming it show an unknown call site or thread).
     pub(crate) fn add(&mut self, tag: u8, body: &[u8]) {
-        let own_sites = self.own_sites.get_or_insert_with(|| {
-            let mut own = HashMap::new();
-            crate::event::each_registered(|key, site| {
-                own.insert(site_entry(key, site)[SITE_CONTENT..].to_vec(), key.get());
-            });
-            crate::event::each_thread(|n, name, id, padded| {
-                self.own_threads.insert(
-                    thread_entry(n, name, id, padded)[THREAD_CONTENT..].to_vec(),
-                    n,
-                );
-            });
-            own
-        });
+        let mut index = INDEX
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        index.sync();
+        let Index {
+            sites: own_sites,
+            threads: own_threads,
+            seen,
+        } = &mut *index;
+        let own_sites = own_sites.get_or_insert_with(HashMap::new);
+        let own_threads = own_threads.get_or_insert_with(HashMap::new);
         let mut b = Reader(body);
         match tag {
             E_SITE => {
@@ -251,11 +294,12 @@ impl Catalog {
                     register_callsite(key, site);
                     self.sites.insert(old, key.get());
                     own_sites.insert(content, key.get());
+                    seen.0 += 1;
                 }
             }
             E_THREAD => {
                 let Some(old) = b.u32() else { return };
-                if let Some(&number) = self.own_threads.get(b.0) {
+                if let Some(&number) = own_threads.get(b.0) {
                     self.threads.insert(old, number);
                     return;
                 }
@@ -267,7 +311,8 @@ impl Catalog {
                     self.budget -= body.len();
                     let number = crate::event::register_foreign_thread(name, id, padded);
                     self.threads.insert(old, number);
-                    self.own_threads.insert(content, number);
+                    own_threads.insert(content, number);
+                    seen.1 += 1;
                 }
             }
             _ => {}
@@ -384,5 +429,48 @@ mod tests {
         assert_eq!(event.thread(), Some(old + 1000));
         assert_eq!(event.trace_context(), Some(cx));
         assert_eq!(event.items().count(), 1);
+    }
+
+    /// An entry's body as [`Catalog::add`] takes it (no tag, no length).
+    fn body(entry: &[u8]) -> &[u8] {
+        // The tag and the u32 length.
+        &entry[5..]
+    }
+
+    #[test]
+    fn catalogs_share_what_the_process_registered_and_see_sites_registered_since() {
+        // A site of another process, read by two catalogs (two files of
+        // the same program): registered once, both map to that key.
+        let site = Callsite::new(Level::Warn, "catalog::shared", "shared site");
+        let entry = site_entry(SiteKey::from_raw(0x1111_0000), &site);
+        let (mut a, mut b) = (Catalog::with_budget(1 << 20), Catalog::with_budget(1 << 20));
+        a.add(E_SITE, body(&entry));
+        let key = a.sites[&0x1111_0000];
+        let before = crate::event::registered_len();
+        b.add(E_SITE, body(&entry));
+        assert_eq!(b.sites[&0x1111_0000], key);
+        assert_eq!(crate::event::registered_len(), before, "registered again");
+
+        // A site this process registers after the index was built (a call
+        // site met for the first time) is matched, not registered again.
+        static LATER: u8 = 0;
+        let later = || Callsite::new(Level::Info, "catalog::later", "registered later");
+        register_callsite(SiteKey::of(&LATER), later());
+        let entry = site_entry(SiteKey::from_raw(0x2222_0000), &later());
+        let mut c = Catalog::with_budget(1 << 20);
+        c.add(E_SITE, body(&entry));
+        assert_eq!(c.sites[&0x2222_0000], SiteKey::of(&LATER).get());
+
+        // The same for threads.
+        let entry = thread_entry(
+            77,
+            Some("catalog-worker"),
+            "ThreadId(9001)",
+            "ThreadId(9001)",
+        );
+        let (mut d, mut e) = (Catalog::with_budget(1 << 20), Catalog::with_budget(1 << 20));
+        d.add(E_THREAD, body(&entry));
+        e.add(E_THREAD, body(&entry));
+        assert_eq!(d.threads[&77], e.threads[&77]);
     }
 }

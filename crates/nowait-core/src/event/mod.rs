@@ -92,13 +92,14 @@ pub use trace::TraceContext;
 pub(crate) use callsite::register_callsite;
 pub(crate) use encode::{with_event_buf, EventBuf, LOCATION_FILE, LOCATION_LINE};
 
-pub(crate) use callsite::{each_registered, listen as listen_callsites};
+pub(crate) use callsite::{each_registered, listen as listen_callsites, registered_len};
 pub(crate) use direct::Cursor;
 pub(crate) use direct::{header_size, size};
 use encode::HEADER;
 pub(crate) use thread::current as thread_number;
 pub(crate) use thread::{
-    each as each_thread, listen as listen_threads, register_foreign as register_foreign_thread,
+    each as each_thread, len as thread_count, listen as listen_threads,
+    register_foreign as register_foreign_thread,
 };
 
 pub(crate) use callsite::{KeyHasher, SiteCache};

@@ -110,6 +110,11 @@ pub(crate) fn register_foreign(name: Option<&str>, id: &str, id_padded: &str) ->
     number
 }
 
+/// How many threads are registered.
+pub(crate) fn len() -> usize {
+    registry().lock().map_or(0, |map| map.len())
+}
+
 /// Every registered thread (for a crash-durable file's catalog).
 pub(crate) fn each(mut f: impl FnMut(u32, Option<&str>, &str, &str)) {
     if let Ok(map) = registry().lock() {
