@@ -40,11 +40,15 @@ pub(crate) const SITE_UNKNOWN: u64 = 1;
 /// The first number the writer gives a described call site.
 pub(crate) const SITE_FIRST: u64 = 2;
 
-/// Appends `v` as an unsigned LEB128 varint.
+/// Appends `v` as an unsigned LEB128 varint (byte by byte: a stack
+/// buffer copied whole stalls on its byte stores).
 #[inline]
-pub(crate) fn put_varint(out: &mut Vec<u8>, v: u64) {
-    let (b, n) = varint_bytes(v);
-    out.extend_from_slice(&b[..n]);
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push(v as u8 | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
 }
 
 /// `v` as an unsigned LEB128 varint in a stack buffer: the buffer and how

@@ -131,43 +131,86 @@ pub(crate) fn wall_nanos() -> u64 {
         & !RAW
 }
 
+/// A converting thread's anchor: a (ticks, wall nanoseconds) pair read
+/// together, the ticks of [`REANCHOR_NANOS`] (how far from it an event may
+/// be converted), and the clock's scale as nanoseconds per 2^32 ticks.
+#[derive(Clone, Copy)]
+struct Anchor {
+    ticks: u64,
+    nanos: u64,
+    window: u64,
+    scale: u64,
+}
+
+impl Anchor {
+    /// Read now, from `clock`.
+    fn now(clock: &quanta::Clock) -> Anchor {
+        let (ticks, nanos) = (clock.raw(), wall_nanos());
+        // The clock's own conversion of 2^32 ticks: 32 fractional bits
+        // of nanoseconds per tick (a 1 GHz clock: 2^32).
+        let scale = clock.delta_as_nanos(0, 1 << 32);
+        // The ticks of the window: a tick wider or narrower only moves a
+        // re-anchoring.
+        let window = ((u128::from(REANCHOR_NANOS) << 32) / u128::from(scale.max(1))) as u64;
+        Anchor {
+            ticks,
+            nanos,
+            window,
+            scale,
+        }
+    }
+
+    /// `ticks` in wall nanoseconds (saturating, however far from the
+    /// anchor).
+    #[inline]
+    fn convert(self, ticks: u64) -> u64 {
+        let ns = |delta: u64| {
+            let ns = (u128::from(delta) * u128::from(self.scale)) >> 32;
+            u64::try_from(ns).unwrap_or(u64::MAX)
+        };
+        if ticks >= self.ticks {
+            self.nanos.saturating_add(ns(ticks - self.ticks))
+        } else {
+            self.nanos.saturating_sub(ns(self.ticks - ticks))
+        }
+    }
+}
+
 thread_local! {
-    /// This thread's conversion anchor: raw ticks, wall nanoseconds at
-    /// them, and the ticks of [`REANCHOR_NANOS`]. One per converting
-    /// thread, shared by every sink that thread formats for, so that they
-    /// all show an event at the same instant.
-    static ANCHOR: Cell<Option<(u64, u64, u64)>> = const { Cell::new(None) };
+    /// This thread's conversion anchor. One per converting thread, shared
+    /// by every sink that thread formats for, so that they all show an
+    /// event at the same instant.
+    static ANCHOR: Cell<Option<Anchor>> = const { Cell::new(None) };
 }
 
 /// Nanoseconds since the Unix epoch for a time field.
+#[inline]
 pub(crate) fn to_unix_nanos(field: u64) -> u64 {
     if field & RAW == 0 {
         return field;
     }
     let ticks = field & !RAW;
+    // Events arrive roughly in order: one within a second of the anchor
+    // (in either direction) converts against it, so the clocks are read
+    // about once a second, not once per event.
+    if let Ok(Some(anchor)) = ANCHOR.try_with(Cell::get) {
+        if ticks.abs_diff(anchor.ticks) < anchor.window {
+            return anchor.convert(ticks);
+        }
+    }
+    reanchor(ticks)
+}
+
+/// [`to_unix_nanos`] for ticks outside the anchor's window: anchors anew.
+#[cold]
+#[inline(never)]
+fn reanchor(ticks: u64) -> u64 {
     let Some(clock) = CLOCK.get() else {
         return wall_nanos();
     };
-    // Re-anchor when the event is more than a second away from the anchor
-    // (in either direction, measured in ticks); events arrive roughly in
-    // order, so this reads the clocks about once a second, not once per
-    // event.
-    let (t0, n0) = match ANCHOR.try_with(Cell::get).ok().flatten() {
-        Some((t0, n0, window)) if ticks.abs_diff(t0) < window => (t0, n0),
-        _ => {
-            let (t0, n0) = (clock.raw(), wall_nanos());
-            // The ticks of the window, from the clock's own scale (a
-            // window a tick wider or narrower only moves a re-anchoring).
-            let window = (REANCHOR_NANOS as f64 / ns_per_tick().max(1e-9)) as u64;
-            let _ = ANCHOR.try_with(|a| a.set(Some((t0, n0, window))));
-            (t0, n0)
-        }
-    };
-    if ticks >= t0 {
-        n0 + clock.delta_as_nanos(t0, ticks)
-    } else {
-        n0.saturating_sub(clock.delta_as_nanos(ticks, t0))
-    }
+    let anchor = Anchor::now(clock);
+    let _ = ANCHOR.try_with(|a| a.set(Some(anchor)));
+    anchor.convert(ticks)
 }
 
 #[cfg(test)]
@@ -189,5 +232,40 @@ mod tests {
             "{before} {n} {after}"
         );
         assert_eq!(to_unix_nanos(12345), 12345);
+    }
+
+    #[test]
+    #[cfg_attr(miri, ignore = "quanta reads the TSC, which Miri does not support")]
+    fn the_anchor_converts_as_the_clock_does_and_saturates() {
+        init();
+        let clock = CLOCK.get().expect("calibrated");
+        let a = Anchor::now(clock);
+        assert!(a.window > 0);
+        for d in [
+            0,
+            1,
+            999,
+            1 << 20,
+            a.window - 1,
+            a.window,
+            10 * a.window,
+            1 << 40,
+        ] {
+            // The scale keeps 32 fractional bits: at most one nanosecond
+            // off per 2^32 ticks, plus each side's rounding.
+            let slack = 2 + (d >> 32);
+            let after = a.nanos + clock.delta_as_nanos(a.ticks, a.ticks + d);
+            assert!(
+                a.convert(a.ticks + d).abs_diff(after) <= slack,
+                "{d} ticks after"
+            );
+            if let Some(t) = a.ticks.checked_sub(d) {
+                let before = a.nanos.saturating_sub(clock.delta_as_nanos(t, a.ticks));
+                assert!(a.convert(t).abs_diff(before) <= slack, "{d} ticks before");
+            }
+        }
+        // Far from the anchor: a saturated time, never a panic.
+        let _ = a.convert(u64::MAX >> 1);
+        let _ = a.convert(0);
     }
 }
