@@ -487,7 +487,7 @@ fn decode_value(t: u8, r: &mut ByteReader<'_>, w: &mut Grow<'_>) -> Option<()> {
 }
 
 /// The time difference a compact event's body starts with (for
-/// [`rebase`](super::write::rebase), which walks frames without decoding
+/// a new file's anchor, counted back over frames without decoding
 /// them).
 pub(crate) fn time_delta(body: &[u8]) -> Option<i64> {
     ByteReader(body).varint().map(unzigzag)

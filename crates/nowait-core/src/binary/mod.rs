@@ -94,7 +94,6 @@ mod read;
 mod write;
 
 pub use read::{Entry, ReadError, ReadErrorKind, Reader, Stop};
-pub(crate) use write::rebase;
 pub use write::Binary;
 
 /// The first eight bytes of a file (and of every header frame).

@@ -15,7 +15,7 @@ use std::hash::BuildHasherDefault;
 use super::compact::{self, put_varint, SITE_FIRST, SITE_UNKNOWN};
 use super::{
     header, FLAG_COMPACT, FLAG_KEPT, FLAG_KIND, FLAG_SUPPRESSED, FLAG_TIME, F_ANCHOR, F_NOTICE,
-    F_RECORD, F_SITE, F_THREAD, HEADER_LEN, LEVEL_SHIFT, MAGIC, VERSION,
+    F_RECORD, F_SITE, F_THREAD, LEVEL_SHIFT, MAGIC,
 };
 use crate::event::catalog::{site_entry, thread_entry};
 use crate::event::{offset_in, Event, Item, KeyHasher, SiteCache, SiteKey, ThreadCache};
@@ -412,53 +412,43 @@ impl Format for BinaryFormat {
         Self::notice_frame(notice, FLAG_KEPT, out);
     }
 
-    fn file_start(&mut self, out: &mut Vec<u8>) {
+    fn file_start(&mut self, out: &mut Vec<u8>, unsent: &[u8]) {
         out.extend_from_slice(&header());
         out.extend_from_slice(&self.names.catalog);
-        // The time the next compact event's difference counts from. Bytes
-        // already formatted may follow these (a file started in front of
-        // a sink's unsent records): the sink rebases it over them.
-        frame(out, F_ANCHOR, &self.prev_time.to_le_bytes());
+        // The time the first compact event after these counts from: the
+        // format's time now, less the differences of the records it
+        // formatted before that the file gets after this (their times
+        // were counted from the old file's events).
+        let anchor = self.prev_time.wrapping_sub(time_since(unsent));
+        frame(out, F_ANCHOR, &anchor.to_le_bytes());
     }
 }
 
-/// Makes the anchor that ends `prologue` (what [`BinaryFormat`] starts a
-/// file with) right for the bytes a sink puts after it: `unsent`, records
-/// it formatted before the file changed, whose compact times differ from
-/// times the old file holds. The anchor holds the format's time now, after
-/// all of them; the time before them is that less their differences. Any
-/// other prologue (another format's, or none) is left as it is.
-pub(crate) fn rebase(prologue: &mut [u8], unsent: &[u8]) {
-    let n = prologue.len();
-    if n < HEADER_LEN + 10
-        || prologue[..8] != MAGIC
-        || prologue[8..12] != VERSION.to_le_bytes()
-        || prologue[n - 10..n - 8] != [F_ANCHOR, 8]
-    {
-        return;
-    }
+/// The sum of the time differences of the compact events in `unsent`
+/// (whole frames this format wrote), up to the first header (what follows
+/// a header counts from its own anchor); 0 for bytes that are not such
+/// frames.
+fn time_since(unsent: &[u8]) -> u64 {
     let mut sum = 0u64;
     let mut rest = unsent;
     while let Some(&tag) = rest.first() {
         if tag == MAGIC[0] {
-            // Another file's start: what follows is timed from its own
-            // anchor, and nothing before it was formatted after ours.
             break;
         }
         let Some((len, used)) = compact::varint_at(&rest[1..]) else {
-            return;
+            return 0;
         };
         let Some(body) = usize::try_from(len)
             .ok()
             .and_then(|len| rest.get(1 + used..(1 + used).checked_add(len)?))
         else {
-            return;
+            return 0;
         };
         if tag == F_RECORD {
             if let Some((&head, event)) = body.split_first() {
                 if head & FLAG_COMPACT != 0 {
                     let Some(d) = compact::time_delta(event) else {
-                        return;
+                        return 0;
                     };
                     sum = sum.wrapping_add(d as u64);
                 }
@@ -466,7 +456,5 @@ pub(crate) fn rebase(prologue: &mut [u8], unsent: &[u8]) {
         }
         rest = &rest[1 + used + body.len()..];
     }
-    let at = n - 8;
-    let now = u64::from_le_bytes(prologue[at..].try_into().unwrap_or_default());
-    prologue[at..].copy_from_slice(&now.wrapping_sub(sum).to_le_bytes());
+    sum
 }

@@ -205,8 +205,12 @@ pub trait Format: Send + 'static {
 
     /// Appends what each file the sink writes starts with: called when the
     /// sink opens, and before the first byte of each later file (a
-    /// rotation, a reopen). The default appends nothing; the binary
-    /// format writes its header and catalog here.
+    /// rotation, a reopen). `unsent` is what this format already formatted
+    /// that the new file gets right after `out` (records formatted before
+    /// a rotation and written after it), for a format whose output depends
+    /// on what came before it (the binary format's time differences). The
+    /// default appends nothing; the binary format writes its header and
+    /// catalog here.
     ///
     /// # Examples
     ///
@@ -214,11 +218,11 @@ pub trait Format: Send + 'static {
     /// use nowait_core::format::{Format, Plain};
     ///
     /// let mut out = Vec::new();
-    /// Plain.file_start(&mut out);
+    /// Plain.file_start(&mut out, &[]);
     /// assert!(out.is_empty());
     /// ```
-    fn file_start(&mut self, out: &mut Vec<u8>) {
-        let _ = out;
+    fn file_start(&mut self, out: &mut Vec<u8>, unsent: &[u8]) {
+        let _ = (out, unsent);
     }
 }
 

@@ -273,12 +273,15 @@ impl SinkState {
     fn start_file(&mut self) {
         let mut prologue = Vec::new();
         let format = &mut self.format;
-        if catch_unwind(AssertUnwindSafe(|| format.file_start(&mut prologue))).is_err()
+        let unsent = &self.buf[self.sent..];
+        if catch_unwind(AssertUnwindSafe(|| {
+            format.file_start(&mut prologue, unsent)
+        }))
+        .is_err()
             || prologue.is_empty()
         {
             return;
         }
-        crate::binary::rebase(&mut prologue, &self.buf[self.sent..]);
         let n = prologue.len() as u64;
         self.buf.splice(self.sent..self.sent, prologue);
         for end in &mut self.ends {
