@@ -88,13 +88,14 @@ for rep in range(a.reps):
             print(f"run {rep + 1}/{a.reps}: quill", file=sys.stderr, flush=True)
             quill_runs.append(run_quill(rep))
 
-KEYS = ("records_per_s", "bytes_per_record", "render_records_per_s", "writer_cpu_ns_per_record")
+KEYS = ("records_per_s", "bytes_per_record", "render_records_per_s", "writer_cpu_ns_per_record",
+        "writer_busy")
 rows = []
 for case in CASES:
     r = runs[case]
     row = dict(zip(("front", "workload", "sink", "threads", "compress"), case))
     for k in KEYS:
-        row[k] = statistics.median(x[k] for x in r)
+        row[k] = statistics.median(x.get(k, float("nan")) for x in r)
     row["runs"] = r
     rows.append(row)
 by = {tuple(r[k] for k in ("front", "workload", "sink", "threads", "compress")): r for r in rows}
@@ -125,15 +126,20 @@ with open(a.out, "w") as f:
 lines = [f"Medians of {a.reps} interleaved runs; {a.records} records per run (quill's workload: "
          f"{QUILL_RECORDS}), FullPolicy::Block (nothing dropped). `app`: a request line with "
          f"three fields and two formatted values; `quill`: quill's throughput message. "
-         f"Writer CPU: the process's CPU time less the producer threads', per record. "
+         f"Writer CPU: the process's CPU time less the producer threads', per record; writer "
+         f"busy: the writer thread's time on a CPU over the wall time (1: the writer limits "
+         f"the rate). "
          f"Commit {commit}, {rustc}, {os.cpu_count()} CPUs.", "",
-         "| front | workload | sink | threads | compression | records/s | vs text | writer CPU ns/record | vs text | bytes/record | vs text | render records/s (`nowait cat`) |",
-         "| --- | --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+         "| front | workload | sink | threads | compression | records/s | runs: min–max | vs text | writer CPU ns/record | vs text | writer busy | bytes/record | vs text | render records/s (`nowait cat`) |",
+         "| --- | --- | --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
 for r in rows:
     render = f"{r['render_records_per_s']:,.0f}" if r["render_records_per_s"] else ""
     lines.append(f"| {r['front']} | {r['workload']} | {r['sink']} | {r['threads']} | {r['compress']} "
-                 f"| {r['records_per_s']:,.0f} | {r['vs_text']:.3f} "
+                 f"| {r['records_per_s']:,.0f} "
+                 f"| {min(x['records_per_s'] for x in r['runs']) / 1e6:.1f}M–"
+                 f"{max(x['records_per_s'] for x in r['runs']) / 1e6:.1f}M | {r['vs_text']:.3f} "
                  f"| {r['writer_cpu_ns_per_record']:.0f} | {r['writer_cpu_vs_text']:.3f} "
+                 f"| {r['writer_busy']:.2f} "
                  f"| {r['bytes_per_record']:.1f} | {r['bytes_vs_text']:.3f} | {render} |")
 if quill:
     nb = by[("macro", "quill", "binary", 1, "none")]

@@ -21,7 +21,10 @@
 //!
 //! Also reported: the writer thread's CPU time per record (the process's
 //! CPU time less the producer threads', from `/proc`), so that text and
-//! binary compare in what they cost the machine, not only in wall time.
+//! binary compare in what they cost the machine, not only in wall time;
+//! and how busy the writer thread was while the records went through
+//! (`writer_busy`: its time on a CPU, from its `schedstat`, over the wall
+//! time): near 1 when the writer is what limits the rate.
 //!
 //! One run is one configuration; `benches/binary_ab.py` runs them
 //! interleaved and takes medians. Each run prints one JSON object (and
@@ -113,6 +116,29 @@ fn cpu_secs(stat: &str) -> f64 {
         (Some(u), Some(s)) => (u + s) / 100.0,
         _ => f64::NAN,
     }
+}
+
+/// The writer thread's time on a CPU so far, in nanoseconds (the first
+/// field of its `/proc/self/task/TID/schedstat`, found by its name): to
+/// the nanosecond, where `cpu_secs` counts 10 ms ticks. 0 before the
+/// thread exists, NaN without `/proc`.
+fn writer_run_ns() -> f64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
+        return f64::NAN;
+    };
+    for task in tasks.flatten() {
+        let path = task.path();
+        let named = std::fs::read_to_string(path.join("comm"));
+        if named.is_ok_and(|c| c.trim() == "nowait-writer") {
+            let stat = std::fs::read_to_string(path.join("schedstat")).unwrap_or_default();
+            return stat
+                .split_whitespace()
+                .next()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(f64::NAN);
+        }
+    }
+    0.0
 }
 
 /// One record of the chosen workload through the chosen front end.
@@ -217,6 +243,7 @@ fn main() {
     }
     let per = a.records / a.threads;
     let cpu_before = cpu_secs("/proc/self/stat");
+    let run_before = writer_run_ns();
     let start = Instant::now();
     let producers_cpu: f64 = std::thread::scope(|s| {
         let handles: Vec<_> = (0..a.threads)
@@ -235,6 +262,9 @@ fn main() {
             .collect();
         handles.into_iter().map(|h| h.join().unwrap()).sum()
     });
+    // The writer's time on a CPU up to the last record taken (read before
+    // the guard's drop ends the thread), over the wall time to there.
+    let writer_busy = (writer_run_ns() - run_before) / start.elapsed().as_nanos() as f64;
     drop(guard);
     let written = start.elapsed();
     // The main thread only waits; what is left is the writer thread's.
@@ -275,6 +305,7 @@ fn main() {
             "{{\"sink\":\"{}\",\"front\":\"{}\",\"workload\":\"{}\",",
             "\"compress\":\"{}\",\"records\":{},\"threads\":{},",
             "\"producers_cpu_secs\":{:.3},\"writer_cpu_secs\":{:.3},\"writer_cpu_ns_per_record\":{:.1},",
+            "\"writer_busy\":{:.3},",
             "\"write_secs\":{:.6},\"records_per_s\":{:.1},",
             "\"bytes_on_disk\":{},\"bytes_per_record\":{:.2},\"render_records_per_s\":{:.1}}}"
         ),
@@ -287,6 +318,7 @@ fn main() {
         producers_cpu,
         writer_cpu,
         writer_cpu * 1e9 / records as f64,
+        writer_busy,
         written.as_secs_f64(),
         records as f64 / written.as_secs_f64(),
         on_disk,
