@@ -113,6 +113,18 @@ pub(crate) struct Spec {
     ty: u8,
 }
 
+impl Spec {
+    /// `{}`: nothing but the value's `Display`.
+    fn is_plain(&self) -> bool {
+        self.width == 0
+            && !self.plus
+            && !self.zero
+            && !self.alternate
+            && self.precision.is_none()
+            && self.ty == 0
+    }
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) enum Piece {
     Lit(String),
@@ -264,6 +276,23 @@ fn parse_spec(s: &str) -> Option<Spec> {
 }
 
 fn render_arg(v: Value<'_>, spec: &Spec, out: &mut String, tmp: &mut String) {
+    // `{}` of an integer or a string, the usual argument: straight into
+    // `out`, nothing to pad.
+    if spec.is_plain() {
+        match v {
+            Value::U64(n) => return crate::text::digits::push_u64_str(n, out),
+            Value::I64(n) => {
+                if n < 0 {
+                    out.push('-');
+                }
+                return crate::text::digits::push_u64_str(n.unsigned_abs(), out);
+            }
+            Value::Str(s) | Value::Rendered(s) => {
+                return out.push_str(&String::from_utf8_lossy(s));
+            }
+            _ => {}
+        }
+    }
     tmp.clear();
     let mut numeric = true;
     // The body, without padding. `std::fmt` does the number formatting; the
@@ -456,10 +485,29 @@ mod tests {
             ("{:.2}", Value::Str(b"abcdef"), format!("{:.2}", "abcdef")),
             ("{:5}|", Value::Str(b"ab"), format!("{:5}|", "ab")),
             ("{{{}}}", Value::U64(1), format!("{{{}}}", 1)),
+            ("{:#}", Value::U64(7), format!("{:#}", 7u64)),
+            ("{}", Value::Rendered(b"r\xC3"), "r\u{FFFD}".to_owned()),
         ];
         for (format, value, want) in cases {
             assert_eq!(render(format, &[value]), want, "format {format:?}");
         }
+        // `{}` of integers and strings takes a path of its own.
+        let mut ints: Vec<i128> = vec![0, 1, -1, i64::MIN.into(), i64::MAX.into()];
+        ints.extend([u64::MAX - 1, u64::MAX].map(i128::from));
+        for k in 0..20 {
+            let p = 10i128.pow(k);
+            ints.extend([p - 1, p, p + 1, -p, -(p - 1)]);
+        }
+        for n in ints {
+            if let Ok(u) = u64::try_from(n) {
+                assert_eq!(render("<{}>", &[Value::U64(u)]), format!("<{u}>"));
+            }
+            if let Ok(i) = i64::try_from(n) {
+                assert_eq!(render("<{}>", &[Value::I64(i)]), format!("<{i}>"));
+            }
+        }
+        let s = "é\u{1F600}\\n\"";
+        assert_eq!(render("{}", &[Value::Str(s.as_bytes())]), s);
     }
 
     #[test]

@@ -17,9 +17,9 @@
 
 use std::sync::Arc;
 
-use super::digits::push_u64;
 use super::escape::escape_into;
 use crate::event::{Callsite, Event, Value};
+use crate::text::digits::push_u64;
 use crate::text::float;
 
 /// An event's parts resolved against the call-site registry.

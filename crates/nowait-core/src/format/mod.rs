@@ -20,7 +20,6 @@
 //!   (`site_cache`). Tests that span every format, and the generators
 //!   other modules' tests use, are in `tests`.
 
-mod digits;
 mod escape;
 mod fields;
 mod fixed;
@@ -37,7 +36,7 @@ mod tests;
 mod text;
 mod timestamp;
 
-pub(crate) use digits::push_u64;
+pub(crate) use crate::text::digits::push_u64;
 pub use escape::escape_into;
 #[cfg(any(test, fuzzing))]
 pub(crate) use escape::unescaped_at;

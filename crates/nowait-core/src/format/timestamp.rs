@@ -13,8 +13,8 @@
 //!   thread-local that is restored when the closure returns, so calls
 //!   nest).
 
-use super::digits::eight_digits;
 use super::options::Timer;
+use crate::text::digits::eight_digits;
 use crate::text::time;
 
 /// Per-sink timestamp writer: per-second cache of the date and time of day

@@ -24,6 +24,22 @@ pub(crate) fn push_u64(n: u64, out: &mut Vec<u8>) {
     out.truncate(at + 8 - skip as usize);
 }
 
+/// [`push_u64`] for a `String`.
+#[inline]
+pub(crate) fn push_u64_str(n: u64, out: &mut String) {
+    if n >= 100_000_000 {
+        let mut digits = Vec::with_capacity(20);
+        push_u64_long(n, &mut digits);
+        out.push_str(std::str::from_utf8(&digits).unwrap_or_default());
+        return;
+    }
+    let digits = eight_digits(n as u32);
+    let skip = (digits.trailing_zeros() / 8).min(7) as usize;
+    let bytes = ((digits | ASCII_ZEROS) >> (8 * skip)).to_le_bytes();
+    // ASCII digits: always UTF-8.
+    out.push_str(std::str::from_utf8(&bytes[..8 - skip]).unwrap_or_default());
+}
+
 #[inline(never)]
 fn push_u64_long(n: u64, out: &mut Vec<u8>) {
     push_u64(n / 100_000_000, out);
@@ -40,7 +56,7 @@ const ASCII_ZEROS: u64 = 0x3030_3030_3030_3030;
 /// (`x * 10486 >> 20` is `x / 100` for `x < 10^4`, `x * 103 >> 10` is
 /// `x / 10` for `x < 100`).
 #[inline]
-pub(super) fn eight_digits(n: u32) -> u64 {
+pub(crate) fn eight_digits(n: u32) -> u64 {
     let x = u64::from(n / 10_000) | u64::from(n % 10_000) << 32;
     let hundreds = ((x * 10_486) >> 20) & 0x0000_007F_0000_007F;
     let x = hundreds | (x - hundreds * 100) << 16;
@@ -67,6 +83,9 @@ mod tests {
             let mut out = b"x".to_vec();
             push_u64(n, &mut out);
             assert_eq!(out, format!("x{n}").as_bytes());
+            let mut s = "x".to_owned();
+            push_u64_str(n, &mut s);
+            assert_eq!(s, format!("x{n}"));
         }
     }
 }
