@@ -7,7 +7,9 @@ by case in every repetition (A B A B ..., so drift on the machine hits every
 case alike), and reports medians:
 
 * records/s until the last record is on disk, through the macros and
-  through the `tracing` layer, with 1 and 2 producer threads;
+  through the `tracing` layer, with 1 and 2 producer threads, each run
+  timed after --warmup records logged untimed in the same process (quill's
+  benchmark, beside, warms its backend by spinning it);
 * the writer thread's CPU time per record (process CPU less the producers');
 * bytes on disk per record, plain and with a rolling sink compressing its
   rotated files with zstd;
@@ -39,6 +41,8 @@ CASES += [("macro", "quill", k, 1, "none") for k in ("text", "binary")]
 ap = argparse.ArgumentParser()
 ap.add_argument("--reps", type=int, default=5)
 ap.add_argument("--records", type=int, default=2_000_000)
+ap.add_argument("--warmup", type=int, default=1_000_000,
+                help="records each run logs untimed first (the CPUs come up to speed)")
 ap.add_argument("--quill", default=None, help="quill's backend_throughput binary, run beside")
 ap.add_argument("--dir", default=None, help="where the files go (default: the temp dir)")
 ap.add_argument("--out", default=os.path.join(root, "benches", "results", "binary-ab.json"))
@@ -74,6 +78,7 @@ for rep in range(a.reps):
         n = QUILL_RECORDS if workload == "quill" else a.records
         cmd = bench + ["--", "--sink", sink, "--threads", str(threads), "--compress", compress,
                        "--front", front, "--workload", workload, "--records", str(n),
+                       "--warmup", str(a.warmup),
                        "--out", out]
         if workload == "quill":
             cmd += ["--writer-cpu", "0"]
@@ -114,7 +119,7 @@ commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root,
                         capture_output=True, text=True).stdout.strip()
 rustc = subprocess.run(["rustc", "-V"], capture_output=True, text=True).stdout.strip()
 doc = {"bench": "binary_sink: lossless records/s, writer CPU and bytes per record, text file vs binary log",
-       "records": a.records, "quill_records": QUILL_RECORDS, "reps": a.reps,
+       "records": a.records, "warmup": a.warmup, "quill_records": QUILL_RECORDS, "reps": a.reps,
        "order": "interleaved " + ", ".join(" ".join(map(str, c)) for c in CASES)
                 + (", quill" if a.quill else ""),
        "commit": commit, "rustc": rustc, "cpus": os.cpu_count(), "machine": os.uname().machine,
@@ -124,7 +129,8 @@ with open(a.out, "w") as f:
     json.dump(doc, f, indent=1)
 
 lines = [f"Medians of {a.reps} interleaved runs; {a.records} records per run (quill's workload: "
-         f"{QUILL_RECORDS}), FullPolicy::Block (nothing dropped). `app`: a request line with "
+         f"{QUILL_RECORDS}), timed after {a.warmup} untimed ones in the same process "
+         f"(the CPUs come up to speed), FullPolicy::Block (nothing dropped). `app`: a request line with "
          f"three fields and two formatted values; `quill`: quill's throughput message. "
          f"Writer CPU: the process's CPU time less the producer threads', per record; writer "
          f"busy: the writer thread's time on a CPU over the wall time (1: the writer limits "

@@ -26,6 +26,14 @@
 //! (`writer_busy`: its time on a CPU, from its `schedstat`, over the wall
 //! time): near 1 when the writer is what limits the rate.
 //!
+//! Each run first logs `--warmup` records (default 1,000,000) untimed and
+//! waits until they are written: from idle, this machine's CPUs take
+//! about 150 ms to come up to speed, and a cold run spends most of a
+//! short measurement there (its first 1.5M records go about 1.5x slower
+//! than the rest; spinning both CPUs for 0.4 s first removes that). The
+//! records/s and the CPU times are of the timed records; the file, its
+//! bytes per record and the render hold both.
+//!
 //! One run is one configuration; `benches/binary_ab.py` runs them
 //! interleaved and takes medians. Each run prints one JSON object (and
 //! writes it to `--out`).
@@ -33,7 +41,7 @@
 //! Run one: `cargo bench -p nowait-benches --features zstd --bench
 //! binary_sink -- --sink binary [--threads 2] [--records 2000000]
 //! [--compress zstd] [--front macro|layer] [--workload app|quill]
-//! [--writer-cpu 0] [--dir /tmp] [--out FILE]`.
+//! [--warmup 1000000] [--writer-cpu 0] [--dir /tmp] [--out FILE]`.
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -50,6 +58,7 @@ struct Args {
     compress: String,
     records: u64,
     threads: u64,
+    warmup: u64,
     writer_cpu: Option<usize>,
     dir: Option<String>,
     out: Option<String>,
@@ -71,6 +80,7 @@ fn args() -> Args {
         compress: value("--compress").unwrap_or_else(|| "none".into()),
         records: number("--records", 2_000_000),
         threads: number("--threads", 1).max(1),
+        warmup: number("--warmup", 1_000_000),
         writer_cpu: value("--writer-cpu").map(|v| v.parse().expect("a CPU number")),
         dir: value("--dir"),
         out: value("--out"),
@@ -139,6 +149,28 @@ fn writer_run_ns() -> f64 {
         }
     }
     0.0
+}
+
+/// Logs `per` records from each of `threads` new threads, numbered from
+/// `from`: their CPU time in seconds.
+fn produce(threads: u64, per: u64, from: u64, layer: bool, quill: bool) -> f64 {
+    std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads)
+            .map(|t| {
+                s.spawn(move || {
+                    let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ (t + 1) ^ (from << 16);
+                    for i in from..from + per {
+                        state ^= state << 13;
+                        state ^= state >> 7;
+                        state ^= state << 17;
+                        record(layer, quill, state, i);
+                    }
+                    cpu_secs("/proc/thread-self/stat")
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).sum()
+    })
 }
 
 /// One record of the chosen workload through the chosen front end.
@@ -241,27 +273,22 @@ fn main() {
     } else {
         nowait::set_global(logger.clone()).unwrap();
     }
+    // Warm-up, untimed: this host's CPUs take about 150 ms to come up to
+    // speed from idle (a cold run's first 1.5M records go 1.5x slower
+    // than the rest; spinning both CPUs first removes that), and a server
+    // under load is not cold. Then the ring is emptied, and the timed run
+    // starts from a written file.
+    let warm_per = a.warmup / a.threads;
+    if warm_per > 0 {
+        produce(a.threads, warm_per, 0, layer, quill);
+        logger.flush().expect("the warm-up is written");
+    }
+    let warm = warm_per * a.threads;
     let per = a.records / a.threads;
     let cpu_before = cpu_secs("/proc/self/stat");
     let run_before = writer_run_ns();
     let start = Instant::now();
-    let producers_cpu: f64 = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..a.threads)
-            .map(|t| {
-                s.spawn(move || {
-                    let mut state = 0x9e37_79b9_7f4a_7c15u64 ^ (t + 1);
-                    for i in 0..per {
-                        state ^= state << 13;
-                        state ^= state >> 7;
-                        state ^= state << 17;
-                        record(layer, quill, state, i);
-                    }
-                    cpu_secs("/proc/thread-self/stat")
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap()).sum()
-    });
+    let producers_cpu = produce(a.threads, per, warm_per, layer, quill);
     // The writer's time on a CPU up to the last record taken (read before
     // the guard's drop ends the thread), over the wall time to there.
     let writer_busy = (writer_run_ns() - run_before) / start.elapsed().as_nanos() as f64;
@@ -277,7 +304,8 @@ fn main() {
     let stats = logger.stats();
     let records = per * a.threads;
     assert_eq!(stats.dropped(), 0, "not lossless: {stats:?}");
-    assert_eq!(stats.sinks[0].records_written, records, "{stats:?}");
+    assert_eq!(stats.sinks[0].records_written, warm + records, "{stats:?}");
+    // The file holds the warm-up's records too.
     let on_disk = bytes_in(&dir);
 
     // Rendering the binary file back to text, as `nowait cat` does.
@@ -298,12 +326,12 @@ fn main() {
             rendered += u64::from(!entry.is_notice());
         }
         render_per_s = rendered as f64 / start.elapsed().as_secs_f64();
-        assert_eq!(rendered, records);
+        assert_eq!(rendered, warm + records);
     }
     let json = format!(
         concat!(
             "{{\"sink\":\"{}\",\"front\":\"{}\",\"workload\":\"{}\",",
-            "\"compress\":\"{}\",\"records\":{},\"threads\":{},",
+            "\"compress\":\"{}\",\"records\":{},\"warmup\":{},\"threads\":{},",
             "\"producers_cpu_secs\":{:.3},\"writer_cpu_secs\":{:.3},\"writer_cpu_ns_per_record\":{:.1},",
             "\"writer_busy\":{:.3},",
             "\"write_secs\":{:.6},\"records_per_s\":{:.1},",
@@ -314,6 +342,7 @@ fn main() {
         a.workload,
         a.compress,
         records,
+        warm,
         a.threads,
         producers_cpu,
         writer_cpu,
@@ -322,7 +351,7 @@ fn main() {
         written.as_secs_f64(),
         records as f64 / written.as_secs_f64(),
         on_disk,
-        on_disk as f64 / records as f64,
+        on_disk as f64 / (warm + records) as f64,
         render_per_s,
     );
     println!("{json}");
