@@ -305,24 +305,32 @@ fn a_rolling_set_reads_in_order_across_rotations_and_archives() {
                 logger.flush().unwrap();
             }
         }
-        // Compression runs on the sink's housekeeping thread: wait for
-        // an archive, and for no compression to be under way.
-        let deadline = Instant::now() + Duration::from_secs(30);
-        let mut names: Vec<PathBuf> = loop {
-            let names: Vec<PathBuf> = std::fs::read_dir(&logs)
+        logger.flush().unwrap();
+        // Compression runs on the sink's housekeeping thread: wait until
+        // every rotated file is an archive (one plain file left, the
+        // current one) and no compression is under way, so that no file
+        // listed here is compressed away before the tool reads it.
+        let list = || -> Vec<PathBuf> {
+            std::fs::read_dir(&logs)
                 .unwrap()
                 .map(|e| e.unwrap().path())
-                .collect();
-            let ext =
-                |p: &PathBuf, e: &[&str]| p.extension().is_some_and(|x| e.iter().any(|e| x == *e));
+                .collect()
+        };
+        let ext =
+            |p: &PathBuf, e: &[&str]| p.extension().is_some_and(|x| e.iter().any(|e| x == *e));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let names = list();
             let busy = names.iter().any(|p| ext(p, &["tmp"]));
             let done = names.iter().any(|p| ext(p, &["gz", "zst"]));
-            if (done && !busy) || Instant::now() > deadline {
-                break names;
+            let plain = names.iter().filter(|p| ext(p, &["nwb"])).count();
+            if (done && !busy && plain == 1) || Instant::now() > deadline {
+                break;
             }
             std::thread::sleep(Duration::from_millis(50));
-        };
+        }
         drop(guard);
+        let mut names = list();
         let archives = names
             .iter()
             .filter(|p| p.extension().is_some_and(|e| e == "gz" || e == "zst"))
