@@ -22,7 +22,7 @@
 //!         | 5 u8 | 6 varint | 7 n:u8 cvalue{n}   (no arguments inside arguments)
 //! ```
 //!
-//! [`encode`] refuses (returns `false`, leaving `out` as it was) any
+//! [`encode_into`] refuses (returns `None`; what it wrote is not used) any
 //! payload that is not exactly what nowait's encoders write, so that the
 //! writer stores those as they are; [`decode`] is total over untrusted
 //! bytes: every length is checked against the bytes there, the output is
@@ -129,9 +129,10 @@ pub(crate) const fn room_for(len: usize) -> usize {
     len + len / 4 + 16
 }
 
-/// [`encode`] into `room` ([`room_for`] the payload's length, or more):
-/// how many bytes of it the compact form takes, or `None` if the payload
-/// is not exactly what nowait's encoders write. Writing into room made
+/// Encodes the event `payload` as `encode` does, into `room` ([`room_for`]
+/// the payload's length, or more): how many bytes of it the compact form
+/// takes, or `None` if the payload is not exactly what nowait's encoders
+/// write. Writing into room made
 /// first keeps the cursor in a register.
 #[inline]
 pub(crate) fn encode_into(

@@ -233,7 +233,10 @@ impl Names {
 /// Bytes before an entry's body as the catalog builds it (tag, u32 length).
 const ENTRY_HEAD: usize = 5;
 
-/// Slots of [`BinaryFormat::recent_sites`].
+/// The most scratch room [`BinaryFormat`] keeps between records.
+const SCRATCH_KEPT: usize = 64 * 1024;
+
+/// Slots of [`Names::recent_sites`].
 const RECENT_SITES: usize = 64;
 
 impl BinaryFormat {
@@ -270,6 +273,11 @@ impl BinaryFormat {
                 out.push(flags | FLAG_COMPACT | level);
                 out.extend_from_slice(body);
                 written = true;
+            }
+            // Room made for a record far larger than usual is given back,
+            // not kept for the sink's life.
+            if self.scratch.len() > SCRATCH_KEPT {
+                self.scratch = Vec::new();
             }
         }
         if !written {
@@ -457,4 +465,45 @@ fn time_since(unsent: &[u8]) -> u64 {
         rest = &rest[1 + used + body.len()..];
     }
     sum
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::event::{EventBuf, FieldName};
+    use crate::format::Format;
+    use crate::Level;
+
+    /// One INFO event with a string field of `len` bytes, as a sink
+    /// formats it.
+    fn format_event(format: &mut BinaryFormat, len: usize, out: &mut Vec<u8>) {
+        let mut buf = EventBuf::new();
+        buf.begin_inline(5, "app");
+        buf.str(FieldName::Inline("s"), &"x".repeat(len));
+        format.format(&Record::new(Level::Info, kind::EVENT, buf.as_bytes()), out);
+    }
+
+    #[test]
+    fn scratch_room_for_a_large_record_is_given_back() {
+        let mut format = BinaryFormat::default();
+        let mut out = Vec::new();
+        format.file_start(&mut out, &[]);
+        format_event(&mut format, 100, &mut out);
+        let usual = format.scratch.capacity();
+        assert!(usual > 0 && usual <= SCRATCH_KEPT);
+        format_event(&mut format, 4 * SCRATCH_KEPT, &mut out);
+        assert!(format.scratch.capacity() <= SCRATCH_KEPT);
+        // Both were written compact, the large one whole.
+        format_event(&mut format, 100, &mut out);
+        let entries: Vec<_> = super::super::Reader::new(&out[..])
+            .map(|e| e.expect("reads"))
+            .filter(|e| !e.is_notice())
+            .collect();
+        assert_eq!(entries.len(), 3);
+        let lens: Vec<_> = entries
+            .iter()
+            .map(|e| e.field("s").map(|s| s.len()))
+            .collect();
+        assert_eq!(lens, [Some(100), Some(4 * SCRATCH_KEPT), Some(100)]);
+    }
 }
