@@ -28,16 +28,22 @@ pub(crate) fn push_u64(n: u64, out: &mut Vec<u8>) {
 #[inline]
 pub(crate) fn push_u64_str(n: u64, out: &mut String) {
     if n >= 100_000_000 {
-        let mut digits = Vec::with_capacity(20);
-        push_u64_long(n, &mut digits);
-        out.push_str(std::str::from_utf8(&digits).unwrap_or_default());
-        return;
+        return push_u64_str_long(n, out);
     }
     let digits = eight_digits(n as u32);
     let skip = (digits.trailing_zeros() / 8).min(7) as usize;
     let bytes = ((digits | ASCII_ZEROS) >> (8 * skip)).to_le_bytes();
     // ASCII digits: always UTF-8.
     out.push_str(std::str::from_utf8(&bytes[..8 - skip]).unwrap_or_default());
+}
+
+/// [`push_u64_long`] for a `String`: the high digits, then the low eight,
+/// with no buffer on the heap.
+#[inline(never)]
+fn push_u64_str_long(n: u64, out: &mut String) {
+    push_u64_str(n / 100_000_000, out);
+    let low = (eight_digits((n % 100_000_000) as u32) | ASCII_ZEROS).to_le_bytes();
+    out.push_str(std::str::from_utf8(&low).unwrap_or_default());
 }
 
 #[inline(never)]
