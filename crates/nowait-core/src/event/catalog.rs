@@ -64,9 +64,12 @@ static INDEX: std::sync::Mutex<Index> = std::sync::Mutex::new(Index {
     seen: (usize::MAX, usize::MAX),
 });
 
+/// Keys or numbers by an entry's content.
+type ByContent<V> = HashMap<Vec<u8>, V>;
+
 struct Index {
-    sites: Option<HashMap<Vec<u8>, u64>>,
-    threads: Option<HashMap<Vec<u8>, u32>>,
+    sites: Option<ByContent<u64>>,
+    threads: Option<ByContent<u32>>,
     /// How many call sites and threads the registries held when the maps
     /// last matched them.
     seen: (usize, usize),
@@ -77,7 +80,15 @@ impl Index {
     /// registered since (a call site of this program met for the first
     /// time, a new thread): each catalog entry costs a lookup, and only
     /// a registration the index did not make costs a walk of the registry.
-    fn sync(&mut self) {
+    /// Returns the two maps, and the counts to bump for what the caller
+    /// registers.
+    fn sync(
+        &mut self,
+    ) -> (
+        &mut ByContent<u64>,
+        &mut ByContent<u32>,
+        &mut (usize, usize),
+    ) {
         let sites = crate::event::registered_len();
         if sites != self.seen.0 || self.sites.is_none() {
             let mut map = HashMap::new();
@@ -99,6 +110,16 @@ impl Index {
             self.threads = Some(map);
             self.seen.1 = threads;
         }
+        let Index {
+            sites,
+            threads,
+            seen,
+        } = self;
+        (
+            sites.get_or_insert_with(HashMap::new),
+            threads.get_or_insert_with(HashMap::new),
+            seen,
+        )
     }
 }
 
@@ -268,14 +289,7 @@ impl Catalog {
         let mut index = INDEX
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        index.sync();
-        let Index {
-            sites: own_sites,
-            threads: own_threads,
-            seen,
-        } = &mut *index;
-        let own_sites = own_sites.get_or_insert_with(HashMap::new);
-        let own_threads = own_threads.get_or_insert_with(HashMap::new);
+        let (own_sites, own_threads, seen) = index.sync();
         let mut b = Reader(body);
         match tag {
             E_SITE => {
